@@ -1,0 +1,297 @@
+"""Runs a plan against the cloud.
+
+Each step starts as soon as every step before it is done (not in waves by
+type), with at most ``parallel`` steps in flight. A step's delete is retried
+with exponential backoff while the cloud answers "in use" (409), 429, 5xx or
+a connection error; then the step polls, backing off, until the resource is
+gone or reaches an error state. A 404 on delete counts as done, so a run
+that died half-way can be run again and finishes the job. A failed step
+fails nothing else but the steps that must come after it, which are skipped.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from keystoneauth1 import exceptions as ks_exc
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.kinds.base import GONE, ResourceKind
+from osc_cascade.planner import Plan
+from osc_cascade.resource import KEEP, Step
+
+DONE = 'done'
+FAILED = 'failed'
+SKIPPED = 'skipped'
+KEPT = 'kept'
+
+
+class Clock:
+    """Wall clock; tests pass a fake one so that nothing really sleeps."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+@dataclasses.dataclass(frozen=True)
+class RetryPolicy:
+    #: attempts of one API call before the step fails
+    max_attempts: int = 8
+    #: first backoff; doubles each time up to ``max_delay``
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    #: status polling starts fast and backs off to this
+    poll_min: float = 0.5
+    poll_max: float = 10.0
+
+    def delay(self, attempt: int) -> float:
+        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+
+
+@dataclasses.dataclass
+class StepResult:
+    step: Step
+    outcome: str
+    seconds: float = 0.0
+    attempts: int = 0
+    error: str = ''
+
+
+class StepFailed(Exception):
+    pass
+
+
+@dataclasses.dataclass
+class Event:
+    """What the executor reports: ``started``, ``retry``, ``waiting`` or a
+    final outcome (``done``, ``failed``, ``skipped``, ``kept``)."""
+
+    kind: str
+    step: Step
+    message: str = ''
+    result: StepResult | None = None
+
+
+class RunResult:
+    def __init__(self, results: Mapping[str, StepResult]):
+        self.results = dict(results)
+
+    @classmethod
+    def merge(cls, runs: list[RunResult]) -> RunResult:
+        """One result per resource over several rounds: the last word on
+        each (a delete that failed in round 1 and was done in round 2 is
+        done)."""
+        merged: dict[str, StepResult] = {}
+        for run in runs:
+            merged.update(run.results)
+        return cls(merged)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.outcome in (DONE, KEPT) for r in self.results.values())
+
+    def by_outcome(self, outcome: str) -> list[StepResult]:
+        return [r for r in self.results.values() if r.outcome == outcome]
+
+    def summary(self) -> list[tuple[str, int, int, int]]:
+        """Per kind: (kind, done, failed, skipped), break actions counted
+        under the kind they act on."""
+        table: dict[str, list[int]] = {}
+        for r in self.results.values():
+            row = table.setdefault(r.step.target.kind, [0, 0, 0])
+            if r.outcome == DONE:
+                row[0] += 1
+            elif r.outcome == FAILED:
+                row[1] += 1
+            else:
+                row[2] += 1
+        return [(k, *v) for k, v in sorted(table.items())]
+
+
+def _status_code(exc: Exception) -> int | None:
+    return getattr(exc, 'status_code', None) or getattr(exc, 'http_status',
+                                                         None)
+
+
+def is_transient(exc: Exception) -> bool:
+    """Worth retrying whatever the kind: throttling, server-side errors and
+    connections that failed or timed out."""
+    if isinstance(exc, (ks_exc.ConnectFailure, ks_exc.ConnectTimeout,
+                        ks_exc.RetriableConnectionFailure)):
+        return True
+    code = _status_code(exc)
+    return code is not None and (code == 429 or code >= 500)
+
+
+def is_gone(exc: Exception) -> bool:
+    return isinstance(exc, (sdk_exc.NotFoundException, ks_exc.NotFound))
+
+
+class Executor:
+    def __init__(self, conn: Any, kinds: Mapping[str, ResourceKind], *,
+                 parallel: int = 10, timeout: float = 600.0,
+                 retry: RetryPolicy | None = None,
+                 clock: Clock | None = None,
+                 on_event: Callable[[Event], None] | None = None):
+        if parallel < 1:
+            raise ValueError('parallel must be at least 1')
+        self.conn = conn
+        self.kinds = kinds
+        self.parallel = parallel
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.clock = clock or Clock()
+        self._on_event = on_event or (lambda event: None)
+        self._event_lock = threading.Lock()
+
+    def emit(self, event: Event) -> None:
+        with self._event_lock:
+            self._on_event(event)
+
+    def run(self, plan: Plan) -> RunResult:
+        preds = plan.predecessors()
+        succs = plan.successors()
+        waiting = {s: len(p) for s, p in preds.items()}
+        results: dict[str, StepResult] = {}
+        order = {s: i for i, s in enumerate(plan.order())}
+
+        def finish(step_id: str, result: StepResult,
+                   ready: list[str]) -> None:
+            results[step_id] = result
+            self.emit(Event(result.outcome, result.step, result.error,
+                            result))
+            for nxt in succs[step_id]:
+                if result.outcome in (FAILED, SKIPPED, KEPT):
+                    if nxt not in results:
+                        finish(nxt, StepResult(
+                            plan.steps[nxt], SKIPPED,
+                            error=f'after {result.step.describe()}, '
+                                  f'which was {result.outcome}'), ready)
+                    continue
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0 and nxt not in results:
+                    ready.append(nxt)
+
+        ready = [s for s, n in waiting.items() if n == 0]
+        with concurrent.futures.ThreadPoolExecutor(
+                max_workers=self.parallel,
+                thread_name_prefix='cascade') as pool:
+            running: dict[concurrent.futures.Future, str] = {}
+            while ready or running:
+                ready.sort(key=order.__getitem__)
+                while ready:
+                    step_id = ready.pop(0)
+                    if step_id in results:
+                        continue
+                    step = plan.steps[step_id]
+                    if step.action == KEEP:
+                        finish(step_id, StepResult(
+                            step, KEPT, error=step.params.get('reason', '')),
+                            ready)
+                        continue
+                    running[pool.submit(self.run_step, step)] = step_id
+                if not running:
+                    continue
+                done, _ = concurrent.futures.wait(
+                    running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for fut in done:
+                    finish(running.pop(fut), fut.result(), ready)
+        return RunResult(results)
+
+    # -- one step ----------------------------------------------------------
+
+    def run_step(self, step: Step) -> StepResult:
+        kind = self.kinds[step.target.kind]
+        started = self.clock.now()
+        deadline = started + self.timeout
+        self.emit(Event('started', step))
+        attempts = 0
+        try:
+            if step.is_delete:
+                attempts = self._call(kind, step, deadline,
+                                      lambda: kind.delete(self.conn,
+                                                          step.target))
+                if attempts and not kind.synchronous_delete:
+                    self._wait_gone(kind, step, deadline)
+            else:
+                attempts = self._call(kind, step, deadline,
+                                      lambda: kind.apply(self.conn, step))
+        except StepFailed as exc:
+            return StepResult(step, FAILED, self.clock.now() - started,
+                              attempts, str(exc))
+        except Exception as exc:  # noqa: BLE001 - reported, never lost
+            return StepResult(step, FAILED, self.clock.now() - started,
+                              attempts, _one_line(exc))
+        return StepResult(step, DONE, self.clock.now() - started, attempts)
+
+    def _call(self, kind: ResourceKind, step: Step, deadline: float,
+              call: Callable[[], None]) -> int:
+        """Make the call, retrying what may pass; returns the number of
+        attempts, or 0 when the resource was already gone."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                call()
+                return attempt
+            except Exception as exc:
+                if is_gone(exc):
+                    return 0
+                if not (is_transient(exc) or kind.is_in_use(exc)):
+                    raise StepFailed(_one_line(exc)) from exc
+                if attempt >= self.retry.max_attempts:
+                    raise StepFailed(
+                        f'gave up after {attempt} attempts: '
+                        f'{_one_line(exc)}') from exc
+                delay = self.retry.delay(attempt)
+                if self.clock.now() + delay > deadline:
+                    raise StepFailed(
+                        f'timed out after {self.timeout:g}s: '
+                        f'{_one_line(exc)}') from exc
+                self.emit(Event('retry', step,
+                                f'attempt {attempt} failed '
+                                f'({_one_line(exc)}); retrying in '
+                                f'{delay:g}s'))
+                self.clock.sleep(delay)
+
+    def _wait_gone(self, kind: ResourceKind, step: Step,
+                   deadline: float) -> None:
+        delay = self.retry.poll_min
+        transient_failures = 0
+        while True:
+            try:
+                status = kind.status(self.conn, step.target)
+            except Exception as exc:
+                if is_gone(exc):
+                    return
+                if not is_transient(exc):
+                    raise StepFailed(_one_line(exc)) from exc
+                transient_failures += 1
+                if transient_failures >= self.retry.max_attempts:
+                    raise StepFailed(
+                        f'status checks kept failing: {_one_line(exc)}'
+                    ) from exc
+                status = 'unknown'
+            if status is GONE:
+                return
+            if status in kind.error_statuses:
+                raise StepFailed(f'delete failed: status is {status}')
+            if self.clock.now() + delay > deadline:
+                raise StepFailed(f'timed out after {self.timeout:g}s '
+                                 f'waiting for the delete (status '
+                                 f'{status})')
+            self.clock.sleep(delay)
+            delay = min(self.retry.poll_max, delay * 2)
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return ' '.join(text.split())

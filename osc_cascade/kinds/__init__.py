@@ -1,0 +1,26 @@
+"""The registry of resource kinds the cascade knows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osc_cascade.kinds import block_storage, compute, identity, image, network
+from osc_cascade.kinds.base import ResourceKind
+
+KIND_CLASSES: tuple[type[ResourceKind], ...] = (
+    *compute.KINDS,
+    *block_storage.KINDS,
+    *network.KINDS,
+    *image.KINDS,
+    *identity.KINDS,
+)
+
+#: kinds that discovery lists for a project (the project kind is added by
+#: the cascade itself)
+PROJECT_KIND = identity.Project.name
+
+
+def build(**options: Any) -> dict[str, ResourceKind]:
+    """Instantiate every kind; options such as ``delete_shared_images``
+    go to the kinds that take them."""
+    return {cls.name: cls(**options) for cls in KIND_CLASSES}

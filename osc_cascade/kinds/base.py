@@ -1,0 +1,89 @@
+"""The contract every resource kind fulfils.
+
+A kind is one small class: how to list a project's resources of that kind
+(``list``), which ordering edges and break actions it adds (``relations``),
+how to delete one (``delete``), how to tell whether the delete has finished
+(``status``), and how to carry out its break actions (``apply``).
+``list``/``delete``/``status``/``apply`` talk to the cloud through an
+openstacksdk ``Connection``; ``primary_step``/``relations`` are pure and
+feed the planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import resource
+from osc_cascade.planner import Edge, Inventory
+from osc_cascade.resource import ResourceRef, Step
+
+GONE = None
+
+
+class ResourceKind:
+    #: unique name, ``<service>.<resource>``: ``network.port``
+    name: ClassVar[str]
+    #: catalog service type the kind needs
+    service_type: ClassVar[str]
+    #: statuses that mean the delete failed in the service
+    error_statuses: ClassVar[frozenset[str]] = frozenset()
+    #: a delete that returns is final (no status polling needed)
+    synchronous_delete: ClassVar[bool] = False
+
+    def __init__(self, **options: Any):
+        #: the command's options that change what a kind does
+        self.options = options
+
+    def list(self, conn: Any, project_id: str) -> Iterable[ResourceRef]:
+        raise NotImplementedError
+
+    def primary_step(self, ref: ResourceRef) -> Step | None:
+        """The plan step of the resource itself; None if it goes with
+        its owner (a DHCP port goes with its network)."""
+        return resource.delete(ref)
+
+    def relations(self, ref: ResourceRef,
+                  inventory: Inventory) -> Iterable[Edge]:
+        return ()
+
+    def delete(self, conn: Any, ref: ResourceRef) -> None:
+        raise NotImplementedError
+
+    def status(self, conn: Any, ref: ResourceRef) -> str | None:
+        """The resource's status, or GONE once it no longer exists."""
+        raise NotImplementedError
+
+    def apply(self, conn: Any, step: Step) -> None:
+        raise NotImplementedError(f'{self.name} has no action '
+                                  f'{step.action}')
+
+    def is_in_use(self, exc: Exception) -> bool:
+        """Whether a failed delete may succeed later (a dependency is
+        still being deleted). 409 is the common answer; kinds add theirs."""
+        return isinstance(exc, sdk_exc.ConflictException)
+
+    # helpers for subclasses ------------------------------------------------
+
+    def ref(self, obj: Any, *, project_id: str | None = None,
+            **attrs: Any) -> ResourceRef:
+        return ResourceRef(
+            kind=self.name, id=obj.id, name=getattr(obj, 'name', '') or '',
+            project_id=project_id if project_id is not None else (
+                getattr(obj, 'project_id', '') or ''),
+            attrs={k: v for k, v in attrs.items() if v not in (None, [], {})})
+
+
+def delete_of(kind: str, id_: str) -> Step:
+    """The delete step of a resource known only by kind and id (edges may
+    name resources that the inventory does not hold: the planner drops
+    such edges)."""
+    return resource.delete(ResourceRef(kind=kind, id=id_))
+
+
+def owned(refs: Iterable[ResourceRef], project_id: str) -> list[ResourceRef]:
+    """Second check of ownership, client-side: a list call's project filter
+    that a service ignores must never let another project's resource in."""
+    return [r for r in refs if r.project_id == project_id]

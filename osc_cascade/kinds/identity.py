@@ -1,0 +1,57 @@
+"""Keystone: application credentials bound to the project, and the projects
+themselves (children before their parent, each after all it owns)."""
+
+from __future__ import annotations
+
+from osc_cascade.kinds.base import ResourceKind, delete_of
+from osc_cascade.planner import Edge
+
+
+class ApplicationCredential(ResourceKind):
+    name = 'identity.application_credential'
+    service_type = 'identity'
+    synchronous_delete = True
+
+    def list(self, conn, project_id):
+        # Application credentials belong to users; Keystone leaves those
+        # bound to a deleted project behind. The users who can hold one are
+        # those with a role on the project.
+        users = {a.user['id'] for a in conn.identity.role_assignments(
+            scope_project_id=project_id, effective=True) if a.user}
+        refs = []
+        for user_id in sorted(users):
+            for cred in conn.identity.application_credentials(user=user_id):
+                if cred.project_id == project_id:
+                    refs.append(self.ref(cred, user_id=user_id))
+        return refs
+
+    def delete(self, conn, ref):
+        conn.identity.delete_application_credential(
+            ref.attrs['user_id'], ref.id, ignore_missing=False)
+
+
+class Project(ResourceKind):
+    """A project of the cascade; its own ``project_id`` is itself.
+
+    Not discovered like the others: the cascade adds the projects it was
+    asked to delete (and their subtree, when asked) to the inventory.
+    """
+
+    name = 'identity.project'
+    service_type = 'identity'
+    synchronous_delete = True
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        for other in inventory:
+            if other.project_id == ref.id and other.key != ref.key:
+                yield Edge(delete_of(other.kind, other.id), me)
+        parent = inventory.get(self.name, ref.attrs.get('parent_id'))
+        if parent is not None:
+            yield Edge(me, delete_of(self.name, parent.id))
+
+    def delete(self, conn, ref):
+        conn.identity.delete_project(ref.id, ignore_missing=False)
+
+
+KINDS = (ApplicationCredential, Project)

@@ -1,0 +1,61 @@
+"""Glance: images owned by the project."""
+
+from __future__ import annotations
+
+from osc_cascade import resource
+from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.planner import Edge
+from osc_cascade.resource import Step
+
+
+class Image(ResourceKind):
+    name = 'image.image'
+    service_type = 'image'
+    synchronous_delete = True
+
+    def list(self, conn, project_id):
+        refs = []
+        for image in conn.image.images(owner=project_id, visibility='all'):
+            shared_with = []
+            if image.visibility == 'shared':
+                # 'shared' only means "may have members": ask who
+                shared_with = sorted(m.member_id for m in conn.image.members(
+                    image.id))
+            refs.append(self.ref(image, project_id=image.owner_id or '',
+                                 visibility=image.visibility,
+                                 protected=bool(image.is_protected) or None,
+                                 shared_with=shared_with))
+        return owned(refs, project_id)
+
+    def reason_to_keep(self, ref):
+        """Images others may depend on are deleted only when asked."""
+        if self.options.get('delete_shared_images'):
+            return None
+        visibility = ref.attrs.get('visibility')
+        if visibility in ('public', 'community'):
+            return f'{visibility} image'
+        if ref.attrs.get('shared_with'):
+            return 'shared with ' + ', '.join(ref.attrs['shared_with'])
+        if ref.attrs.get('protected'):
+            return 'protected image'
+        return None
+
+    def primary_step(self, ref):
+        reason = self.reason_to_keep(ref)
+        return resource.keep(ref, reason) if reason else resource.delete(ref)
+
+    def relations(self, ref, inventory):
+        if ref.attrs.get('protected') and not self.reason_to_keep(ref):
+            yield Edge(Step('unprotect_image', ref), delete_of(self.name,
+                                                               ref.id))
+
+    def delete(self, conn, ref):
+        conn.image.delete_image(ref.id, ignore_missing=False)
+
+    def apply(self, conn, step):
+        if step.action != 'unprotect_image':
+            return super().apply(conn, step)
+        conn.image.update_image(step.target.id, is_protected=False)
+
+
+KINDS = (Image,)

@@ -1,0 +1,309 @@
+"""The dependency-ordered deletion planner (pure: no I/O).
+
+A plan is a DAG whose nodes are steps (delete a resource, keep it, or a break
+action that undoes a reference) and whose edges say "this step must be done
+before that one". Resource kinds contribute the edges; the planner collects
+them, cuts cycles with the break actions the kinds offer, and refuses a cycle
+that nothing can cut, naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from osc_cascade import resource
+from osc_cascade.resource import ResourceRef, Step
+
+PLAN_FORMAT_VERSION = 1
+
+
+class PlanError(Exception):
+    """The resources found cannot be put in a safe deletion order."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Edge:
+    """``first`` must be done before ``then`` can succeed.
+
+    ``breaker``, when given, is a break action that removes the reference
+    behind the edge: doing it before ``then`` makes ``first`` unnecessary,
+    which is how the planner cuts a cycle.
+    """
+
+    first: Step
+    then: Step
+    breaker: Step | None = None
+
+
+class Inventory:
+    """The resources found, indexed for the kinds' relation lookups."""
+
+    def __init__(self, refs: Iterable[ResourceRef]):
+        self._refs: dict[str, ResourceRef] = {}
+        self._by_kind: dict[str, list[ResourceRef]] = {}
+        for ref in refs:
+            if ref.key in self._refs:
+                continue
+            self._refs[ref.key] = ref
+            self._by_kind.setdefault(ref.kind, []).append(ref)
+
+    def __iter__(self):
+        return iter(self._refs.values())
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def get(self, kind: str, id_: str | None) -> ResourceRef | None:
+        if not id_:
+            return None
+        return self._refs.get(f'{kind}:{id_}')
+
+    def of_kind(self, kind: str) -> list[ResourceRef]:
+        return self._by_kind.get(kind, [])
+
+    def where(self, kind: str, **attrs: Any) -> list[ResourceRef]:
+        return [r for r in self.of_kind(kind)
+                if all(r.attrs.get(k) == v for k, v in attrs.items())]
+
+
+class KindRules(Protocol):
+    """What the planner needs of a resource kind (see kinds.base)."""
+
+    def primary_step(self, ref: ResourceRef) -> Step | None: ...
+
+    def relations(self, ref: ResourceRef,
+                  inventory: Inventory) -> Iterable[Edge]: ...
+
+
+@dataclasses.dataclass
+class Plan:
+    projects: list[dict[str, str]]
+    steps: dict[str, Step]
+    edges: set[tuple[str, str]]
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    # -- graph queries -----------------------------------------------------
+
+    def predecessors(self) -> dict[str, set[str]]:
+        preds: dict[str, set[str]] = {s: set() for s in self.steps}
+        for first, then in self.edges:
+            preds[then].add(first)
+        return preds
+
+    def successors(self) -> dict[str, set[str]]:
+        succs: dict[str, set[str]] = {s: set() for s in self.steps}
+        for first, then in self.edges:
+            succs[first].add(then)
+        return succs
+
+    def order(self) -> list[str]:
+        """A deterministic topological order (Kahn's algorithm)."""
+        preds = {s: len(p) for s, p in self.predecessors().items()}
+        succs = self.successors()
+        ready = sorted((s for s, n in preds.items() if n == 0),
+                       key=self._sort_key)
+        out: list[str] = []
+        while ready:
+            step_id = ready.pop(0)
+            out.append(step_id)
+            for nxt in succs[step_id]:
+                preds[nxt] -= 1
+                if preds[nxt] == 0:
+                    ready.append(nxt)
+            ready.sort(key=self._sort_key)
+        if len(out) != len(self.steps):
+            raise PlanError('plan has a cycle')  # guarded by build_plan
+        return out
+
+    def stages(self) -> dict[str, int]:
+        """Each step's depth: 1 + the longest chain of steps before it."""
+        preds = self.predecessors()
+        depth: dict[str, int] = {}
+        for step_id in self.order():
+            depth[step_id] = 1 + max((depth[p] for p in preds[step_id]),
+                                     default=0)
+        return depth
+
+    def _sort_key(self, step_id: str) -> tuple[str, str, str]:
+        step = self.steps[step_id]
+        return (step.target.kind, step.target.name, step_id)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Steps per resource kind and action, for prompts and summaries."""
+        out: dict[str, dict[str, int]] = {}
+        for step in self.steps.values():
+            per_kind = out.setdefault(step.target.kind, {})
+            per_kind[step.action] = per_kind.get(step.action, 0) + 1
+        return out
+
+    def kept(self) -> list[Step]:
+        return [s for s in self.steps.values() if s.action == resource.KEEP]
+
+    # -- rendering ---------------------------------------------------------
+
+    def rows(self) -> tuple[list[str], list[tuple[Any, ...]]]:
+        columns = ['Stage', 'Action', 'Kind', 'ID', 'Name', 'Project',
+                   'After']
+        stages = self.stages()
+        preds = self.predecessors()
+        rows = []
+        for step_id in self.order():
+            step = self.steps[step_id]
+            after = sorted(preds[step_id])
+            rows.append((stages[step_id], step.action, step.target.kind,
+                         step.target.id, step.target.name,
+                         step.target.project_id,
+                         after))
+        return columns, rows
+
+    def to_dot(self) -> str:
+        lines = ['digraph cascade {', '  rankdir=LR;',
+                 '  node [shape=box, fontsize=10];']
+        for step_id in self.order():
+            step = self.steps[step_id]
+            style = {'delete': '', 'keep': ', style=dashed'}.get(
+                step.action, ', shape=ellipse, style=filled, '
+                'fillcolor=lightyellow')
+            label = step.describe().replace('"', "'")
+            lines.append(f'  "{step_id}" [label="{label}"{style}];')
+        for first, then in sorted(self.edges):
+            lines.append(f'  "{first}" -> "{then}";')
+        lines.append('}')
+        return '\n'.join(lines) + '\n'
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            'format': PLAN_FORMAT_VERSION,
+            'projects': self.projects,
+            'steps': [self.steps[s].to_dict() for s in self.order()],
+            'edges': sorted([list(e) for e in self.edges]),
+            'notes': self.notes,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        if data.get('format') != PLAN_FORMAT_VERSION:
+            raise PlanError(
+                f'unsupported plan file format {data.get("format")!r} '
+                f'(expected {PLAN_FORMAT_VERSION})')
+        steps = {}
+        for raw in data['steps']:
+            step = Step.from_dict(raw)
+            steps[step.id] = step
+        edges = {(a, b) for a, b in data['edges']}
+        unknown = {s for e in edges for s in e} - steps.keys()
+        if unknown:
+            raise PlanError(f'plan file has edges to unknown steps: '
+                            f'{", ".join(sorted(unknown))}')
+        plan = cls(projects=list(data['projects']), steps=steps, edges=edges,
+                   notes=list(data.get('notes', [])))
+        _check_acyclic(plan)
+        return plan
+
+
+def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
+               projects: list[dict[str, str]]) -> Plan:
+    """Turn what discovery found into an ordered, acyclic plan.
+
+    Every resource must be owned by one of ``projects``: discovery filters
+    by owner, and this is the second line of that defence.
+    """
+    project_ids = {p['id'] for p in projects}
+    foreign = [r for r in inventory if r.project_id not in project_ids]
+    if foreign:
+        raise PlanError('refusing to plan resources owned by another '
+                        'project: ' + ', '.join(r.label() for r in foreign))
+
+    steps: dict[str, Step] = {}
+    for ref in inventory:
+        step = rules[ref.kind].primary_step(ref)
+        if step is not None:
+            steps[step.id] = step
+
+    edges: set[tuple[str, str]] = set()
+    breakers: dict[tuple[str, str], Step] = {}
+    for ref in inventory:
+        for edge in rules[ref.kind].relations(ref, inventory):
+            for step in (edge.first, edge.then):
+                if step.is_break_action:
+                    steps.setdefault(step.id, step)
+            if edge.first.id not in steps or edge.then.id not in steps:
+                continue  # one side goes with its owner: nothing to order
+            if edge.first.id == edge.then.id:
+                continue
+            pair = (edge.first.id, edge.then.id)
+            edges.add(pair)
+            if edge.breaker is not None:
+                breakers[pair] = edge.breaker
+
+    plan = Plan(projects=projects, steps=steps, edges=edges)
+    _cut_cycles(plan, breakers)
+    return plan
+
+
+def _cut_cycles(plan: Plan, breakers: dict[tuple[str, str], Step]) -> None:
+    while True:
+        cycle = find_cycle(plan.steps, plan.edges)
+        if cycle is None:
+            return
+        cycle_edges = list(zip(cycle, cycle[1:] + cycle[:1]))
+        breakable = sorted(e for e in cycle_edges if e in breakers)
+        if not breakable:
+            raise PlanError(
+                'dependency cycle that no break action can cut: '
+                + ' -> '.join(plan.steps[s].describe()
+                              for s in cycle + cycle[:1]))
+        first, then = breakable[0]
+        breaker = breakers.pop((first, then))
+        plan.edges.discard((first, then))
+        plan.steps.setdefault(breaker.id, breaker)
+        plan.edges.add((breaker.id, then))
+
+
+def _check_acyclic(plan: Plan) -> None:
+    cycle = find_cycle(plan.steps, plan.edges)
+    if cycle is not None:
+        raise PlanError('plan has a dependency cycle: ' + ' -> '.join(
+            cycle + cycle[:1]))
+
+
+def find_cycle(nodes: Iterable[str],
+               edges: Iterable[tuple[str, str]]) -> list[str] | None:
+    """One cycle of the graph as a list of nodes, or None if it is a DAG.
+
+    Iterative depth-first search (a recursive one overflows on the long
+    chains a project with thousands of resources produces).
+    """
+    succs: dict[str, list[str]] = {n: [] for n in nodes}
+    for first, then in edges:
+        succs[first].append(then)
+    for n in succs:
+        succs[n].sort()
+    white, grey, black = 0, 1, 2
+    colour = dict.fromkeys(succs, white)
+    for root in sorted(succs):
+        if colour[root] != white:
+            continue
+        stack = [(root, iter(succs[root]))]
+        path = [root]
+        colour[root] = grey
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                path.pop()
+                colour[node] = black
+            elif colour[child] == grey:
+                return path[path.index(child):]
+            elif colour[child] == white:
+                colour[child] = grey
+                stack.append((child, iter(succs[child])))
+                path.append(child)
+    return None

@@ -1,0 +1,75 @@
+"""Progress on stderr: a live bar on a terminal, plain log lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from osc_cascade import executor
+
+
+class Progress:
+    """Receives executor events; knows the total from the plan sizes."""
+
+    def __init__(self, stream: TextIO | None = None, *,
+                 tty: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.total = 0
+        self.finished = 0
+        self.failed = 0
+        self.running: dict[str, str] = {}
+
+    def add_total(self, steps: int) -> None:
+        self.total += steps
+
+    def __call__(self, event: executor.Event) -> None:
+        step = event.step
+        if event.kind == 'started':
+            self.running[step.id] = step.describe()
+        elif event.kind in ('retry', 'waiting'):
+            if not self.tty:
+                self._line(f'retry: {step.describe()}: {event.message}')
+        else:
+            self.running.pop(step.id, None)
+            self.finished += 1
+            if event.kind == executor.FAILED:
+                self.failed += 1
+            if not self.tty or event.kind == executor.FAILED:
+                self._line(self._final_line(event))
+        if self.tty:
+            self._bar()
+
+    def _final_line(self, event: executor.Event) -> str:
+        result = event.result
+        text = f'{event.kind}: {event.step.describe()}'
+        if result is not None and result.outcome == executor.DONE:
+            text += f' ({result.seconds:.1f}s)'
+        if event.message:
+            text += f': {event.message}'
+        return f'[{self.finished}/{self.total}] {text}'
+
+    def _line(self, text: str) -> None:
+        if self.tty:
+            self.stream.write('\r\033[K')
+        self.stream.write(text + '\n')
+        self.stream.flush()
+
+    def _bar(self) -> None:
+        width = 30
+        done = int(width * self.finished / self.total) if self.total else 0
+        current = next(iter(self.running.values()), '')
+        text = (f'[{"#" * done}{"." * (width - done)}] '
+                f'{self.finished}/{self.total}'
+                + (f', {self.failed} failed' if self.failed else '')
+                + (f' | {current}' if current else ''))
+        self.stream.write('\r\033[K' + text[:150])
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write('\r\033[K')
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        self._line(text)

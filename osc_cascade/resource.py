@@ -1,0 +1,105 @@
+"""What the planner works on: references to cloud resources and plan steps.
+
+Everything here is plain data that round-trips through JSON, so that a plan
+can be saved with ``--plan-file`` and executed later exactly as shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceRef:
+    """One resource found in the cloud.
+
+    ``kind`` names the resource kind (``network.port``), ``project_id`` is the
+    owner as the service reported it, and ``attrs`` holds only the attributes
+    that ordering or deletion needs (a port's device owner, a backup's parent).
+    """
+
+    kind: str
+    id: str
+    name: str = ''
+    project_id: str = ''
+    attrs: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+
+    @property
+    def key(self) -> str:
+        return f'{self.kind}:{self.id}'
+
+    def label(self) -> str:
+        return f'{self.kind} {self.name} ({self.id})' if self.name else (
+            f'{self.kind} {self.id}')
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResourceRef:
+        return cls(**data)
+
+
+DELETE = 'delete'
+KEEP = 'keep'
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """A node of the plan: delete a resource, keep it, or a break action.
+
+    A break action (``action`` is e.g. ``remove_router_interface``) undoes a
+    reference so that a delete can succeed; it acts on ``target`` with
+    ``params``. A ``keep`` step records a resource that is listed in the plan
+    but deliberately not deleted, with the reason in ``params['reason']``.
+    """
+
+    action: str
+    target: ResourceRef
+    params: dict[str, Any] = dataclasses.field(default_factory=dict,
+                                               hash=False)
+
+    @property
+    def id(self) -> str:
+        if self.action in (DELETE, KEEP):
+            return f'{self.action}:{self.target.key}'
+        suffix = ','.join(f'{k}={v}' for k, v in sorted(self.params.items()))
+        return f'{self.action}:{self.target.key}' + (
+            f'[{suffix}]' if suffix else '')
+
+    @property
+    def is_delete(self) -> bool:
+        return self.action == DELETE
+
+    @property
+    def is_break_action(self) -> bool:
+        return self.action not in (DELETE, KEEP)
+
+    def describe(self) -> str:
+        if self.action == DELETE:
+            return f'delete {self.target.label()}'
+        if self.action == KEEP:
+            return (f'keep {self.target.label()}: '
+                    f'{self.params.get("reason", "")}')
+        detail = ', '.join(f'{k}={v}' for k, v in sorted(self.params.items()))
+        return f'{self.action} on {self.target.label()}' + (
+            f' ({detail})' if detail else '')
+
+    def to_dict(self) -> dict[str, Any]:
+        return {'action': self.action, 'target': self.target.to_dict(),
+                'params': dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Step:
+        return cls(action=data['action'],
+                   target=ResourceRef.from_dict(data['target']),
+                   params=dict(data.get('params') or {}))
+
+
+def delete(ref: ResourceRef) -> Step:
+    return Step(DELETE, ref)
+
+
+def keep(ref: ResourceRef, reason: str) -> Step:
+    return Step(KEEP, ref, {'reason': reason})
