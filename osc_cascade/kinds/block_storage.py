@@ -89,19 +89,30 @@ class Backup(_CinderKind):
     error_statuses = frozenset({'error_deleting', 'error'})
 
     def list(self, conn, project_id):
-        return owned((self.ref(b, parent_id=b.parent_id,
-                               volume_id=b.volume_id, status=b.status)
-                      for b in conn.block_storage.backups(
-                          details=True, all_projects=True,
-                          project_id=project_id)), project_id)
+        return owned((self.ref(
+            b, volume_id=b.volume_id, status=b.status,
+            incremental=bool(b.is_incremental) or None,
+            taken_at=b.data_timestamp or b.created_at)
+            for b in conn.block_storage.backups(
+                details=True, all_projects=True, project_id=project_id)),
+            project_id)
 
     def relations(self, ref, inventory):
-        # Incrementals before the backup they build on: as admin, Cinder
+        # Incrementals before the backups they build on: as admin, Cinder
         # accepts deleting a full backup that still has incrementals and
-        # leaves them orphaned, so the order is ours to enforce.
-        if ref.attrs.get('parent_id'):
+        # leaves them orphaned, so the order is ours to enforce. The API
+        # does not say which backup is an incremental's parent; Cinder
+        # takes the volume's latest backup, so deleting a volume's backups
+        # newest first is always safe.
+        chain = sorted(inventory.where(self.name,
+                                       volume_id=ref.attrs.get('volume_id')),
+                       key=lambda b: (b.attrs.get('taken_at') or '', b.id))
+        if not any(b.attrs.get('incremental') for b in chain):
+            return
+        position = chain.index(ref)
+        if position > 0:
             yield Edge(delete_of(self.name, ref.id),
-                       delete_of(self.name, ref.attrs['parent_id']))
+                       delete_of(self.name, chain[position - 1].id))
 
     def delete(self, conn, ref):
         conn.block_storage.delete_backup(ref.id, ignore_missing=False)

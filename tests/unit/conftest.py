@@ -1,0 +1,50 @@
+import io
+import os
+import sys
+
+import pytest
+
+from tests.unit import scenarios
+from tests.unit.fakecloud import FakeCloud
+
+
+@pytest.fixture(autouse=True)
+def _no_os_environment(monkeypatch, tmp_path):
+    """No OS_* variable or clouds.yaml of the developer leaks in."""
+    for key in list(os.environ):
+        if key.startswith('OS_'):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(tmp_path / 'none.yaml'))
+
+
+@pytest.fixture
+def cloud():
+    with FakeCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def external(cloud):
+    return scenarios.external_network(cloud)[0]
+
+
+class ShellResult:
+    def __init__(self, code, stdout, stderr):
+        self.code, self.stdout, self.stderr = code, stdout, stderr
+
+
+@pytest.fixture
+def osc(monkeypatch):
+    """Run the real `openstack` shell in-process, as a user would."""
+    from openstackclient import shell
+
+    def run(*argv, stdin=''):
+        out, err = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(sys, 'stdin', io.StringIO(stdin))
+        monkeypatch.setattr(sys, 'stdout', out)
+        monkeypatch.setattr(sys, 'stderr', err)
+        app = shell.OpenStackShell()
+        app.stdout, app.stderr = out, err
+        code = app.run(list(FakeCloud.cli_auth_args()) + list(argv))
+        return ShellResult(code, out.getvalue(), err.getvalue())
+    return run
