@@ -60,10 +60,17 @@ def neutron_error(kind: str, message: str, status: int = 409) -> Conflict:
 
 
 class FakeCloud:
-    """Use as ``with FakeCloud() as cloud: conn = cloud.connection()``."""
+    """Use as ``with FakeCloud() as cloud: conn = cloud.connection()``.
 
-    def __init__(self, services=tuple(ENDPOINTS), *, delete_polls: int = 1):
-        self.services = services
+    Another service is added by a subclass: an entry in ``endpoints`` and a
+    method ``_<service_type>(method, path, query, body)`` that returns
+    ``(status, payload)`` (see ``_network``).
+    """
+
+    endpoints = ENDPOINTS
+
+    def __init__(self, services=None, *, delete_polls: int = 1):
+        self.services = tuple(services or self.endpoints)
         #: GETs a resource with an asynchronous delete answers before 404
         self.delete_polls = delete_polls
         self.db: dict[str, dict[str, dict]] = {}
@@ -85,7 +92,7 @@ class FakeCloud:
         self.mocker.register_uri(requests_mock.ANY, requests_mock.ANY,
                                  status_code=599, text='unexpected request')
         for service in self.services:
-            base = ENDPOINTS[service]
+            base = self.endpoints[service]
             self.mocker.register_uri(
                 requests_mock.ANY, re.compile(re.escape(base) + r'(/.*)?$'),
                 content=self._dispatch(service, base))
@@ -105,7 +112,7 @@ class FakeCloud:
         tok.add_role(name='admin')
         for service in self.services:
             svc = tok.add_service(service)
-            svc.add_endpoint(interface='public', url=ENDPOINTS[service],
+            svc.add_endpoint(interface='public', url=self.endpoints[service],
                              region='RegionOne')
         return tok
 
