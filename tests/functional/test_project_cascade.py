@@ -1,0 +1,134 @@
+"""`openstack project delete --cascade` against the real minicloud."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.functional import topology
+from tests.functional.conftest import (
+    ADMIN_CLOUD, openstack_bin, run_openstack, unique, wait_for)
+
+pytestmark = pytest.mark.functional
+
+
+@pytest.fixture(scope='module')
+def twins(admin):
+    """Project A and its twin B (same names), B sharing a network with A,
+    and an admin-owned public image."""
+    b = topology.build(admin, unique('twin-b'))
+    a_project = topology.make_project(admin, unique('twin-a'))
+    shared = b.conn.network.create_network(name='shared-by-b')
+    b.conn.network.create_subnet(network_id=shared.id, ip_version=4,
+                                 cidr='10.20.0.0/24')
+    b.conn.network.create_rbac_policy(
+        object_type='network', object_id=shared.id,
+        action='access_as_shared', target_project_id=a_project.id)
+    a = topology.build(admin, a_project.name, project=a_project,
+                       shared_network_from=shared.id)
+    public_image = topology.public_image(admin)
+    return {'a': a, 'b': b, 'shared': shared.id,
+            'public_image': public_image.id}
+
+
+def test_dry_run_lists_exactly_what_the_run_deletes(admin, twins, cli):
+    a, b = twins['a'], twins['b']
+    a_id, b_id = a.project.id, b.project.id
+    owned_a = topology.owned(admin, a_id)
+    owned_b = topology.owned(admin, b_id)
+    assert len(owned_a) >= 20, owned_a
+
+    dry = cli('project', 'delete', '--cascade', '--dry-run', a_id,
+              '-f', 'json')
+    assert dry.code == 0, dry.stderr
+    planned = {(r['Kind'], r['ID']) for r in dry.json()
+               if r['Action'] == 'delete'
+               and r['Kind'] not in ('identity.project',
+                                     'identity.application_credential')}
+    assert planned == owned_a
+    assert admin.identity.get_project(a_id).is_enabled  # dry run: untouched
+
+    run = cli('project', 'delete', '--cascade', '--yes', a_id)
+    assert run.code == 0, run.stdout + run.stderr
+    assert topology.owned(admin, a_id) == set()
+    with pytest.raises(Exception):
+        admin.identity.get_project(a_id)
+    # the twin, the network it shares and the public image are untouched
+    assert topology.owned(admin, b_id) == owned_b
+    assert admin.network.get_network(twins['shared'])
+    assert admin.image.get_image(twins['public_image'])
+
+
+def test_killed_run_finishes_when_run_again(admin, cli):
+    built = topology.build(admin, unique('killed'))
+    pid = built.project.id
+    proc = subprocess.Popen(
+        [openstack_bin(), '--os-cloud', ADMIN_CLOUD, 'project', 'delete',
+         '--cascade', '--yes', '--parallel', '2', pid],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL)
+    try:
+        # kill it once it has started deleting (some resource is gone)
+        before = topology.owned(admin, pid)
+        wait_for(lambda: topology.owned(admin, pid) < before, timeout=300,
+                 interval=0.5, what='the first deletions')
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    assert topology.owned(admin, pid), 'killed too late to prove anything'
+
+    again = cli('project', 'delete', '--cascade', '--yes', pid)
+    assert again.code == 0, again.stdout + again.stderr
+    assert topology.owned(admin, pid) == set()
+    with pytest.raises(Exception):
+        admin.identity.get_project(pid)
+
+
+def test_unknown_project(cli):
+    result = cli('project', 'delete', '--cascade', '--yes', unique('nope'))
+    assert result.code != 0
+    assert 'No project with a name or ID' in result.stderr
+
+
+def test_ambiguous_name_across_domains(admin, cli):
+    name = unique('twin-name')
+    other = admin.identity.create_domain(name=unique('dom'))
+    first = admin.identity.create_project(name=name, domain_id='default')
+    second = admin.identity.create_project(name=name, domain_id=other.id)
+    try:
+        result = cli('project', 'delete', '--cascade', '--dry-run', name)
+        assert result.code != 0
+        assert 'More than one project is named' in result.stderr
+        assert first.id in result.stderr and second.id in result.stderr
+        assert '--domain' in result.stderr
+        narrowed = cli('project', 'delete', '--cascade', '--dry-run', name,
+                       '--domain', other.name, '-f', 'json')
+        assert narrowed.code == 0, narrowed.stderr
+        assert {r['ID'] for r in narrowed.json()} == {second.id}
+    finally:
+        for project in (first, second):
+            admin.identity.delete_project(project)
+        admin.identity.update_domain(other, is_enabled=False)
+        admin.identity.delete_domain(other)
+
+
+def test_non_admin_user_is_refused_and_nothing_changes(admin, cli):
+    project = topology.make_project(admin, unique('guarded'))
+    conn = topology.scoped(admin, project)
+    net = conn.network.create_network(name='keep-me')
+    try:
+        started = time.monotonic()
+        result = run_openstack('project', 'delete', '--cascade', '--yes',
+                               project.id, cloud='minicloud-demo')
+        assert result.code != 0
+        assert '403' in result.stderr or 'admin' in result.stderr
+        assert time.monotonic() - started < 120
+        assert admin.network.get_network(net.id)
+        assert admin.identity.get_project(project.id).is_enabled
+    finally:
+        admin.network.delete_network(net.id)
+        admin.identity.delete_project(project)

@@ -1,0 +1,184 @@
+"""Builds realistic projects on the minicloud with openstacksdk, and lists
+what a project owns in every service independently of the plugin."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tests.functional.conftest import wait_for
+
+FLAVOR = 'm1.tiny'
+
+
+@dataclasses.dataclass
+class Built:
+    project: object
+    conn: object
+    ids: dict
+
+
+def make_project(admin, name, domain_id='default'):
+    project = admin.identity.create_project(name=name, domain_id=domain_id)
+    role = admin.identity.find_role('admin')
+    me = admin.identity.get_user(admin.current_user_id)
+    admin.identity.assign_project_role_to_user(project, me, role)
+    return project
+
+
+def scoped(admin, project):
+    return admin.connect_as_project(project)
+
+
+def public_network(admin):
+    return next(n for n in admin.network.networks(is_router_external=True))
+
+
+def public_image(admin):
+    return next(i for i in admin.image.images(visibility='public'))
+
+
+def wait_status(get, wanted, what, timeout=240):
+    def check():
+        obj = get()
+        if obj.status.lower() in ('error', 'error_deleting'):
+            raise AssertionError(f'{what} went to {obj.status}')
+        return obj if obj.status.lower() == wanted else None
+    return wait_for(check, timeout=timeout, interval=1, what=what)
+
+
+def build(admin, name, *, project=None, shared_network_from=None):
+    """Project `name` (or the given one) with the topology of the issue."""
+    project = project or make_project(admin, name)
+    conn = scoped(admin, project)
+    ids = {'project': project.id}
+    public = public_network(admin)
+    flavor = conn.compute.find_flavor(FLAVOR, ignore_missing=False)
+    image = public_image(admin)
+
+    net = conn.network.create_network(name='net')
+    subnet = conn.network.create_subnet(network_id=net.id, name='subnet',
+                                        ip_version=4, cidr='10.10.0.0/24')
+    router = conn.network.create_router(
+        name='router', external_gateway_info={'network_id': public.id})
+    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    web = conn.network.create_security_group(name='web')
+    db = conn.network.create_security_group(name='db')
+    for group, remote in ((web, db), (db, web)):  # a cycle of references
+        conn.network.create_security_group_rule(
+            security_group_id=group.id, direction='ingress',
+            remote_group_id=remote.id, ethertype='IPv4')
+    port = conn.network.create_port(network_id=net.id, name='user-port',
+                                    security_group_ids=[web.id])
+    ids.update(net=net.id, subnet=subnet.id, router=router.id, port=port.id,
+               web_sg=web.id, db_sg=db.id)
+    if shared_network_from is not None:
+        ids['port_on_shared'] = conn.network.create_port(
+            network_id=shared_network_from, name='on-shared').id
+
+    private_image = conn.image.create_image(
+        name='private-image', data=b'\0' * 1024, disk_format='raw',
+        container_format='bare', visibility='private')
+    ids['image'] = private_image.id
+
+    vm = conn.compute.create_server(
+        name='vm-port', flavor_id=flavor.id, image_id=image.id,
+        networks=[{'port': port.id}])
+    boot = conn.block_storage.create_volume(name='boot', size=1)
+    wait_status(lambda: conn.block_storage.get_volume(boot.id), 'available',
+                'boot volume')
+    conn.block_storage.set_volume_bootable_status(boot, True)
+    vm_bfv = conn.compute.create_server(
+        name='vm-bfv', flavor_id=flavor.id, networks='none',
+        block_device_mapping=[{
+            'boot_index': 0, 'uuid': boot.id, 'source_type': 'volume',
+            'destination_type': 'volume', 'delete_on_termination': False}])
+    data = conn.block_storage.create_volume(name='data', size=1)
+    wait_status(lambda: conn.block_storage.get_volume(data.id), 'available',
+                'data volume')
+    for server in (vm, vm_bfv):
+        conn.compute.wait_for_server(server, wait=240)
+    conn.compute.create_volume_attachment(vm, volume_id=data.id)
+    wait_status(lambda: conn.block_storage.get_volume(data.id), 'in-use',
+                'attachment')
+    snap = conn.block_storage.create_snapshot(volume_id=data.id,
+                                              name='data-snap', force=True)
+    wait_status(lambda: conn.block_storage.get_snapshot(snap.id),
+                'available', 'snapshot')
+    from_snap = conn.block_storage.create_volume(
+        name='from-snap', size=1, snapshot_id=snap.id)
+    wait_status(lambda: conn.block_storage.get_volume(from_snap.id),
+                'available', 'volume from snapshot')
+    full = conn.block_storage.create_backup(volume_id=from_snap.id,
+                                            name='full')
+    wait_status(lambda: conn.block_storage.get_backup(full.id), 'available',
+                'full backup')
+    incr = conn.block_storage.create_backup(volume_id=from_snap.id,
+                                            name='incr', is_incremental=True)
+    wait_status(lambda: conn.block_storage.get_backup(incr.id), 'available',
+                'incremental backup')
+
+    vm_port = next(conn.network.ports(device_id=vm.id))
+    fip = conn.network.create_ip(floating_network_id=public.id,
+                                 port_id=vm_port.id)
+    spare_fip = conn.network.create_ip(floating_network_id=public.id)
+    ids.update(vm=vm.id, vm_bfv=vm_bfv.id, boot=boot.id, data=data.id,
+               snapshot=snap.id, from_snap=from_snap.id, full=full.id,
+               incremental=incr.id, fip=fip.id, spare_fip=spare_fip.id)
+    return Built(project, conn, ids)
+
+
+# Ports that go with their owner: the plugin never deletes them directly.
+_OWNED_PORTS = ('network:router_interface', 'network:router_gateway',
+                'network:dhcp', 'network:floatingip')
+
+
+def owned(admin, project_id):
+    """Every resource of the project in every service, by admin listings
+    with the owner re-checked, as {(kind, id)}."""
+    found = set()
+
+    def add(kind, items, owner=lambda o: o.project_id):
+        found.update((kind, o.id) for o in items if owner(o) == project_id)
+
+    add('compute.server', admin.compute.servers(all_projects=True,
+                                                project_id=project_id))
+    add('block_storage.volume', admin.block_storage.volumes(
+        all_projects=True, project_id=project_id))
+    add('block_storage.snapshot', admin.block_storage.snapshots(
+        all_projects=True, project_id=project_id))
+    add('block_storage.backup', admin.block_storage.backups(
+        all_projects=True, project_id=project_id))
+    add('network.floating_ip', admin.network.ips(project_id=project_id))
+    add('network.router', admin.network.routers(project_id=project_id))
+    add('network.port', (p for p in admin.network.ports(
+        project_id=project_id) if p.device_owner not in _OWNED_PORTS))
+    add('network.subnet', admin.network.subnets(project_id=project_id))
+    add('network.network', admin.network.networks(project_id=project_id))
+    add('network.security_group', admin.network.security_groups(
+        project_id=project_id))
+    add('network.rbac_policy', admin.network.rbac_policies(
+        project_id=project_id))
+    add('image.image', admin.image.images(owner=project_id,
+                                          visibility='all'),
+        owner=lambda i: i.owner_id)
+    return found
+
+
+def main(argv=None):
+    """Fill a new project on a cloud: `python -m tests.functional.topology
+    --cloud CLOUD NAME` (used by tools/try-cascade)."""
+    import argparse
+
+    import openstack
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument('--cloud', required=True)
+    parser.add_argument('name')
+    args = parser.parse_args(argv)
+    built = build(openstack.connect(cloud=args.cloud), args.name)
+    print(f'project {args.name} ({built.project.id}): '
+          f'{len(built.ids)} resources created')
+
+
+if __name__ == '__main__':
+    main()
