@@ -239,7 +239,7 @@ def without_projects(plan: Plan) -> Plan:
              if s.target.kind != kinds_mod.PROJECT_KIND}
     edges = {e for e in plan.edges if e[0] in steps and e[1] in steps}
     return Plan(projects=plan.projects, steps=steps, edges=edges,
-                notes=plan.notes)
+                notes=plan.notes, soft_edges=plan.soft_edges & edges)
 
 
 def _projects(targets: Iterable[ResourceRef]) -> list[dict[str, str]]:

@@ -165,20 +165,29 @@ class Executor:
 
         def finish(step_id: str, result: StepResult,
                    ready: list[str]) -> None:
-            results[step_id] = result
-            self.emit(Event(result.outcome, result.step, result.error,
-                            result))
-            for nxt in succs[step_id]:
-                if result.outcome in (FAILED, SKIPPED, KEPT):
-                    if nxt not in results:
-                        finish(nxt, StepResult(
-                            plan.steps[nxt], SKIPPED,
-                            error=f'after {result.step.describe()}, '
-                                  f'which was {result.outcome}'), ready)
-                    continue
-                waiting[nxt] -= 1
-                if waiting[nxt] == 0 and nxt not in results:
-                    ready.append(nxt)
+            # a work list, not recursion: a failure at the head of a chain
+            # of thousands of steps skips them all
+            todo = [(step_id, result)]
+            while todo:
+                step_id, result = todo.pop()
+                results[step_id] = result
+                self.emit(Event(result.outcome, result.step, result.error,
+                                result))
+                for nxt in sorted(succs[step_id], key=order.__getitem__,
+                                  reverse=True):
+                    blocked = result.outcome in (FAILED, SKIPPED, KEPT)
+                    if blocked and (step_id, nxt) not in plan.soft_edges:
+                        if nxt not in results:
+                            # recorded now so that no other path queues it
+                            results[nxt] = StepResult(
+                                plan.steps[nxt], SKIPPED,
+                                error=f'after {result.step.describe()}, '
+                                      f'which was {result.outcome}')
+                            todo.append((nxt, results[nxt]))
+                        continue
+                    waiting[nxt] -= 1
+                    if waiting[nxt] == 0 and nxt not in results:
+                        ready.append(nxt)
 
         ready = [s for s, n in waiting.items() if n == 0]
         with concurrent.futures.ThreadPoolExecutor(
@@ -209,12 +218,16 @@ class Executor:
     # -- one step ----------------------------------------------------------
 
     def run_step(self, step: Step) -> StepResult:
-        kind = self.kinds[step.target.kind]
         started = self.clock.now()
         deadline = started + self.timeout
         self.emit(Event('started', step))
         attempts = 0
         try:
+            # inside the try: a step of an unknown kind (a plan file from
+            # another version) fails alone instead of crashing the run
+            kind = self.kinds.get(step.target.kind)
+            if kind is None:
+                raise StepFailed(f'no resource kind {step.target.kind}')
             if step.is_delete:
                 attempts = self._call(kind, step, deadline,
                                       lambda: kind.delete(self.conn,

@@ -10,6 +10,7 @@ that nothing can cut, naming it.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
@@ -31,11 +32,17 @@ class Edge:
     ``breaker``, when given, is a break action that removes the reference
     behind the edge: doing it before ``then`` makes ``first`` unnecessary,
     which is how the planner cuts a cycle.
+
+    ``required=False`` makes the edge an order only: ``then`` waits for
+    ``first`` to finish but runs even if ``first`` failed (a resource a
+    stack created goes with its stack, and is deleted directly only if the
+    stack delete fails).
     """
 
     first: Step
     then: Step
     breaker: Step | None = None
+    required: bool = True
 
 
 class Inventory:
@@ -84,6 +91,9 @@ class Plan:
     steps: dict[str, Step]
     edges: set[tuple[str, str]]
     notes: list[str] = dataclasses.field(default_factory=list)
+    #: the edges (a subset of ``edges``) whose second step runs even if the
+    #: first one failed
+    soft_edges: set[tuple[str, str]] = dataclasses.field(default_factory=set)
 
     # -- graph queries -----------------------------------------------------
 
@@ -103,17 +113,18 @@ class Plan:
         """A deterministic topological order (Kahn's algorithm)."""
         preds = {s: len(p) for s, p in self.predecessors().items()}
         succs = self.successors()
-        ready = sorted((s for s, n in preds.items() if n == 0),
-                       key=self._sort_key)
+        # a heap: re-sorting a list of ready steps each time is quadratic,
+        # seconds for a project with thousands of independent resources
+        ready = [(self._sort_key(s), s) for s, n in preds.items() if n == 0]
+        heapq.heapify(ready)
         out: list[str] = []
         while ready:
-            step_id = ready.pop(0)
+            _key, step_id = heapq.heappop(ready)
             out.append(step_id)
             for nxt in succs[step_id]:
                 preds[nxt] -= 1
                 if preds[nxt] == 0:
-                    ready.append(nxt)
-            ready.sort(key=self._sort_key)
+                    heapq.heappush(ready, (self._sort_key(nxt), nxt))
         if len(out) != len(self.steps):
             raise PlanError('plan has a cycle')  # guarded by build_plan
         return out
@@ -180,6 +191,7 @@ class Plan:
             'projects': self.projects,
             'steps': [self.steps[s].to_dict() for s in self.order()],
             'edges': sorted([list(e) for e in self.edges]),
+            'soft_edges': sorted([list(e) for e in self.soft_edges]),
             'notes': self.notes,
         }
 
@@ -192,17 +204,34 @@ class Plan:
             raise PlanError(
                 f'unsupported plan file format {data.get("format")!r} '
                 f'(expected {PLAN_FORMAT_VERSION})')
-        steps = {}
-        for raw in data['steps']:
-            step = Step.from_dict(raw)
-            steps[step.id] = step
-        edges = {(a, b) for a, b in data['edges']}
-        unknown = {s for e in edges for s in e} - steps.keys()
+        try:
+            steps = {}
+            for raw in data['steps']:
+                step = Step.from_dict(raw)
+                steps[step.id] = step
+            edges = {(a, b) for a, b in data['edges']}
+            soft_edges = {(a, b) for a, b in data.get('soft_edges', [])}
+            projects = [{'id': p['id'], 'name': p.get('name', '')}
+                        for p in data['projects']]
+            notes = list(data.get('notes', []))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # a clear refusal, not a bare KeyError from deep inside
+            raise PlanError(f'malformed plan file: {type(exc).__name__}: '
+                            f'{exc}') from exc
+        unknown = {s for e in edges | soft_edges for s in e} - steps.keys()
         if unknown:
             raise PlanError(f'plan file has edges to unknown steps: '
                             f'{", ".join(sorted(unknown))}')
-        plan = cls(projects=list(data['projects']), steps=steps, edges=edges,
-                   notes=list(data.get('notes', [])))
+        # the owner check of build_plan, again: a file can be edited
+        project_ids = {p['id'] for p in projects}
+        foreign = [s for s in steps.values()
+                   if s.target.project_id not in project_ids]
+        if foreign:
+            raise PlanError('plan file has steps on resources owned by '
+                            'another project: ' + ', '.join(
+                                s.target.label() for s in foreign))
+        plan = cls(projects=projects, steps=steps, edges=edges, notes=notes,
+                   soft_edges=soft_edges & edges)
         _check_acyclic(plan)
         return plan
 
@@ -227,7 +256,10 @@ def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
             steps[step.id] = step
 
     edges: set[tuple[str, str]] = set()
-    breakers: dict[tuple[str, str], Step] = {}
+    hard_edges: set[tuple[str, str]] = set()
+    # every reference behind an edge needs its own breaker: a group with
+    # two rules naming another group is cut only when both rules go
+    breakers: dict[tuple[str, str], dict[str, Step]] = {}
     for ref in inventory:
         for edge in rules[ref.kind].relations(ref, inventory):
             for step in (edge.first, edge.then):
@@ -239,15 +271,20 @@ def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
                 continue
             pair = (edge.first.id, edge.then.id)
             edges.add(pair)
+            if edge.required:
+                hard_edges.add(pair)
             if edge.breaker is not None:
-                breakers[pair] = edge.breaker
+                breakers.setdefault(pair, {})[edge.breaker.id] = edge.breaker
 
-    plan = Plan(projects=projects, steps=steps, edges=edges)
+    # an order asked for both ways is required if any kind requires it
+    plan = Plan(projects=projects, steps=steps, edges=edges,
+                soft_edges=edges - hard_edges)
     _cut_cycles(plan, breakers)
     return plan
 
 
-def _cut_cycles(plan: Plan, breakers: dict[tuple[str, str], Step]) -> None:
+def _cut_cycles(plan: Plan,
+                breakers: dict[tuple[str, str], dict[str, Step]]) -> None:
     while True:
         cycle = find_cycle(plan.steps, plan.edges)
         if cycle is None:
@@ -260,10 +297,11 @@ def _cut_cycles(plan: Plan, breakers: dict[tuple[str, str], Step]) -> None:
                 + ' -> '.join(plan.steps[s].describe()
                               for s in cycle + cycle[:1]))
         first, then = breakable[0]
-        breaker = breakers.pop((first, then))
         plan.edges.discard((first, then))
-        plan.steps.setdefault(breaker.id, breaker)
-        plan.edges.add((breaker.id, then))
+        plan.soft_edges.discard((first, then))
+        for breaker in breakers.pop((first, then)).values():
+            plan.steps.setdefault(breaker.id, breaker)
+            plan.edges.add((breaker.id, then))
 
 
 def _check_acyclic(plan: Plan) -> None:
