@@ -14,15 +14,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from osc_cascade.errors import CascadeError
-from osc_cascade.executor import Clock, RetryPolicy, is_transient
+from osc_cascade.executor import Clock, RetryPolicy, is_transient, status_code
 from osc_cascade.kinds import PROJECT_KIND
 from osc_cascade.kinds.base import ResourceKind
 from osc_cascade.resource import ResourceRef
-
-
-def _status(exc: Exception) -> Any:
-    return getattr(exc, 'status_code', None) or getattr(exc, 'http_status',
-                                                        None)
 
 
 class Discovery:
@@ -84,7 +79,7 @@ class Discovery:
 def describe_list_error(kind: ResourceKind, project_id: str,
                         exc: Exception) -> str:
     what = f'listing {kind.name} of project {project_id}'
-    code = _status(exc)
+    code = status_code(exc)
     detail = ' '.join(str(exc).split())
     if code == 403:
         return (f'{what} was refused (HTTP 403): the cascade needs the '

@@ -116,7 +116,8 @@ class RunResult:
         return [(k, *v) for k, v in sorted(table.items())]
 
 
-def _status_code(exc: Exception) -> int | None:
+def status_code(exc: Exception) -> int | None:
+    """The HTTP status of an SDK or keystoneauth error, if it has one."""
     return getattr(exc, 'status_code', None) or getattr(exc, 'http_status',
                                                          None)
 
@@ -127,7 +128,7 @@ def is_transient(exc: Exception) -> bool:
     if isinstance(exc, (ks_exc.ConnectFailure, ks_exc.ConnectTimeout,
                         ks_exc.RetriableConnectionFailure)):
         return True
-    code = _status_code(exc)
+    code = status_code(exc)
     return code is not None and (code == 429 or code >= 500)
 
 
