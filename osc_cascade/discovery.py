@@ -47,8 +47,9 @@ class Discovery:
                          f'skipped {", ".join(sorted(names))}')
         return usable, notes
 
-    def run(self, project_ids: Iterable[str]
+    def run(self, project_ids: Iterable[str | None]
             ) -> tuple[list[ResourceRef], list[str]]:
+        """What the projects own; a None project stands for all."""
         kinds, notes = self.available_kinds()
         jobs = [(kind, pid) for pid in project_ids for kind in kinds]
         refs: list[ResourceRef] = []
@@ -61,7 +62,7 @@ class Discovery:
                 refs.extend(fut.result())
         return refs, notes
 
-    def _list(self, kind: ResourceKind, project_id: str
+    def _list(self, kind: ResourceKind, project_id: str | None
               ) -> list[ResourceRef]:
         attempt = 0
         while True:
@@ -76,9 +77,10 @@ class Discovery:
                     kind, project_id, exc)) from exc
 
 
-def describe_list_error(kind: ResourceKind, project_id: str,
+def describe_list_error(kind: ResourceKind, project_id: str | None,
                         exc: Exception) -> str:
-    what = f'listing {kind.name} of project {project_id}'
+    what = f'listing {kind.name} of ' + (
+        f'project {project_id}' if project_id else 'all projects')
     code = status_code(exc)
     detail = ' '.join(str(exc).split())
     if code == 403:

@@ -37,7 +37,11 @@ class ResourceKind:
         #: the command's options that change what a kind does
         self.options = options
 
-    def list(self, conn: Any, project_id: str) -> Iterable[ResourceRef]:
+    def list(self, conn: Any,
+             project_id: str | None) -> Iterable[ResourceRef]:
+        """The project's resources of this kind, or every project's when
+        ``project_id`` is None (the orphan search: a None filter is left
+        out of the query)."""
         raise NotImplementedError
 
     def primary_step(self, ref: ResourceRef) -> Step | None:
@@ -83,7 +87,10 @@ def delete_of(kind: str, id_: str) -> Step:
     return resource.delete(ResourceRef(kind=kind, id=id_))
 
 
-def owned(refs: Iterable[ResourceRef], project_id: str) -> list[ResourceRef]:
+def owned(refs: Iterable[ResourceRef],
+          project_id: str | None) -> list[ResourceRef]:
     """Second check of ownership, client-side: a list call's project filter
-    that a service ignores must never let another project's resource in."""
-    return [r for r in refs if r.project_id == project_id]
+    that a service ignores must never let another project's resource in.
+    With no project (every project's resources) all are kept."""
+    return [r for r in refs if project_id is None
+            or r.project_id == project_id]

@@ -15,13 +15,17 @@ class ApplicationCredential(ResourceKind):
     def list(self, conn, project_id):
         # Application credentials belong to users; Keystone leaves those
         # bound to a deleted project behind. The users who can hold one are
-        # those with a role on the project.
-        users = {a.user['id'] for a in conn.identity.role_assignments(
-            scope_project_id=project_id, effective=True) if a.user}
+        # those with a role on the project; once the project is gone, only
+        # asking every user finds them.
+        if project_id is None:
+            users = {u.id for u in conn.identity.users()}
+        else:
+            users = {a.user['id'] for a in conn.identity.role_assignments(
+                scope_project_id=project_id, effective=True) if a.user}
         refs = []
         for user_id in sorted(users):
             for cred in conn.identity.application_credentials(user=user_id):
-                if cred.project_id == project_id:
+                if project_id is None or cred.project_id == project_id:
                     refs.append(self.ref(cred, user_id=user_id))
         return refs
 

@@ -17,6 +17,20 @@ def _no_os_environment(monkeypatch, tmp_path):
     monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(tmp_path / 'none.yaml'))
 
 
+@pytest.fixture(autouse=True)
+def virtual_time(monkeypatch):
+    """The executor's and discovery's default clock never really sleeps
+    (tests that check delays pass their own FakeClock)."""
+    from osc_cascade import executor
+    from tests.unit.fakes import FakeClock
+
+    clock = FakeClock()
+    monkeypatch.setattr(executor.Clock, 'now', lambda self: clock.now())
+    monkeypatch.setattr(executor.Clock, 'sleep',
+                        lambda self, seconds: clock.sleep(seconds))
+    return clock
+
+
 @pytest.fixture
 def cloud():
     with FakeCloud() as c:
@@ -33,14 +47,22 @@ class ShellResult:
         self.code, self.stdout, self.stderr = code, stdout, stderr
 
 
+class _TerminalInput(io.StringIO):
+    """Standard input that says it is a terminal (for prompts)."""
+
+    def isatty(self):
+        return True
+
+
 @pytest.fixture
 def osc(monkeypatch):
     """Run the real `openstack` shell in-process, as a user would."""
     from openstackclient import shell
 
-    def run(*argv, stdin=''):
+    def run(*argv, stdin='', tty=False):
         out, err = io.StringIO(), io.StringIO()
-        monkeypatch.setattr(sys, 'stdin', io.StringIO(stdin))
+        monkeypatch.setattr(sys, 'stdin',
+                            (_TerminalInput if tty else io.StringIO)(stdin))
         monkeypatch.setattr(sys, 'stdout', out)
         monkeypatch.setattr(sys, 'stderr', err)
         app = shell.OpenStackShell()

@@ -263,6 +263,8 @@ class FakeCloud:
                      if _matches(p, query, {'name', 'domain_id',
                                             'parent_id'})]
             return 200, {'projects': items, 'links': {}}
+        if path == '/users':
+            return 200, {'users': self.all('users'), 'links': {}}
         if path == '/domains':
             items = [d for d in self.all('domains')
                      if _matches(d, query, {'name'})]

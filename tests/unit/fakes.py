@@ -1,0 +1,209 @@
+"""Small fakes for the pure parts: a clock that never sleeps and a resource
+kind whose behaviour a test scripts."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+import requests
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import resource
+from osc_cascade.executor import Clock
+from osc_cascade.kinds.base import GONE, ResourceKind, delete_of
+from osc_cascade.planner import Edge, Plan
+from osc_cascade.resource import ResourceRef, Step
+
+PROJECT = 'p1'
+KIND = 'test.thing'
+
+
+class FakeClock(Clock):
+    """Time advances only when something sleeps; every sleep is recorded."""
+
+    def __init__(self, start: float = 1000.0):
+        self.start = start
+        self.time = start
+        self.sleeps: list[float] = []
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        with self._lock:
+            return self.time
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.sleeps.append(seconds)
+            self.time += seconds
+
+
+def ref(id_: str, kind: str = KIND, project_id: str = PROJECT, name: str = '',
+        **attrs) -> ResourceRef:
+    return ResourceRef(kind=kind, id=id_, name=name or id_,
+                       project_id=project_id, attrs=attrs)
+
+
+class FakeKind(ResourceKind):
+    """A kind driven by its refs' attributes (for the planner) and by
+    scripts (for the executor).
+
+    Planner: ``before=[ids]`` adds edges "me before them", ``breakable=
+    [ids]`` the same with a ``cut_reference`` breaker, ``actions=[names]``
+    break actions that must run before the delete, ``keep='why'`` a keep
+    step, ``owned=True`` no step at all.
+
+    Executor: ``script[id]`` is a list of what successive delete (or apply)
+    calls do: an exception to raise, or None to succeed; ``statuses[id]``
+    the successive answers of ``status`` (an exception is raised), GONE
+    when the list runs out.
+    """
+
+    error_statuses = frozenset({'error_deleting'})
+
+    def __init__(self, name: str = KIND, *, synchronous: bool = True,
+                 script: dict | None = None, statuses: dict | None = None,
+                 on_call=None, in_use=(sdk_exc.ConflictException,)):
+        super().__init__()
+        self.name = name
+        self.service_type = 'test'
+        self.synchronous_delete = synchronous
+        self.script = {k: list(v) for k, v in (script or {}).items()}
+        self.statuses = {k: list(v) for k, v in (statuses or {}).items()}
+        self.on_call = on_call
+        self.in_use = in_use
+        self.calls: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    # -- planner side ------------------------------------------------------
+
+    def primary_step(self, ref_: ResourceRef) -> Step | None:
+        if ref_.attrs.get('owned'):
+            return None
+        if ref_.attrs.get('keep'):
+            return resource.keep(ref_, ref_.attrs['keep'])
+        return resource.delete(ref_)
+
+    def relations(self, ref_, inventory) -> Iterable[Edge]:
+        me = delete_of(ref_.kind, ref_.id)
+        for other in ref_.attrs.get('before', []):
+            kind, _, id_ = other.rpartition(':')
+            yield Edge(me, delete_of(kind or ref_.kind, id_))
+        for other in ref_.attrs.get('breakable', []):
+            yield Edge(me, delete_of(ref_.kind, other),
+                       breaker=Step('cut_reference', ref_, {'to': other}))
+        for action in ref_.attrs.get('actions', []):
+            yield Edge(Step(action, ref_), me)
+
+    # -- executor side -----------------------------------------------------
+
+    def _next(self, table: dict, key: str, default):
+        with self._lock:
+            queue = table.get(key)
+            return queue.pop(0) if queue else default
+
+    def _do(self, what: str, key: str) -> None:
+        with self._lock:
+            self.calls.append((what, key))
+        if self.on_call is not None:
+            self.on_call(what, key)
+        outcome = self._next(self.script, key, None)
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+    def delete(self, conn, ref_):
+        self._do('delete', ref_.id)
+
+    def apply(self, conn, step):
+        self._do(step.action, step.target.id)
+
+    def status(self, conn, ref_):
+        answer = self._next(self.statuses, ref_.id, GONE)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def is_in_use(self, exc):
+        return isinstance(exc, self.in_use)
+
+    def deleted(self) -> list[str]:
+        return [k for what, k in self.calls if what == 'delete']
+
+
+def chain_plan(ids: list[str], kind: str = KIND) -> Plan:
+    """A plan whose steps are deletes of ``ids``, each after the one
+    before it."""
+    steps = {}
+    for id_ in ids:
+        step = resource.delete(ref(id_, kind))
+        steps[step.id] = step
+    keys = list(steps)
+    return Plan([{'id': PROJECT, 'name': 'p'}], steps,
+                set(zip(keys, keys[1:])))
+
+
+def make_plan(nodes: Iterable[str | Step], edges: Iterable[tuple[str, str]]
+              = (), kind: str = KIND) -> Plan:
+    """A plan of delete steps (or given steps) named by id; edges name the
+    ids of resources (or full step ids)."""
+    steps: dict[str, Step] = {}
+    for node in nodes:
+        step = node if isinstance(node, Step) else resource.delete(
+            ref(node, kind))
+        steps[step.id] = step
+
+    def sid(name: str) -> str:
+        return name if name in steps else f'delete:{kind}:{name}'
+
+    return Plan([{'id': PROJECT, 'name': 'p'}], steps,
+                {(sid(a), sid(b)) for a, b in edges})
+
+
+def response(status: int) -> requests.Response:
+    resp = requests.Response()
+    resp.status_code = status
+    return resp
+
+
+def sdk_error(cls, status: int, message: str) -> Exception:
+    """An SDK exception as the SDK builds it: from a response."""
+    return cls(message=message, response=response(status))
+
+
+def conflict(message: str = 'in use') -> Exception:
+    return sdk_error(sdk_exc.ConflictException, 409, message)
+
+
+def http_error(status: int, message: str = 'boom') -> Exception:
+    return sdk_error(sdk_exc.HttpException, status, message)
+
+
+def not_found() -> Exception:
+    return sdk_error(sdk_exc.NotFoundException, 404, 'not found')
+
+
+def ignoring_filters(cloud_cls):
+    """A FakeCloud subclass whose list calls ignore every query filter, as
+    a service with a broken or missing filter would: only the kinds'
+    client-side owner check stands between another project's resources
+    and the plan."""
+
+    def ignore(handler):
+        def wrapped(self, method, path, query, body):
+            if method == 'GET':
+                query = {}
+            return handler(self, method, path, query, body)
+        return wrapped
+
+    return type('FilterIgnoring' + cloud_cls.__name__, (cloud_cls,), {
+        name: ignore(getattr(cloud_cls, name))
+        for name in ('_compute', '_block_storage', '_network', '_image')})
+
+
+def patch_wall_clock(monkeypatch) -> FakeClock:
+    """Make the real Clock (what the command uses) a fake one: retries
+    and polls of a whole command then take no time."""
+    clock = FakeClock()
+    monkeypatch.setattr(Clock, 'now', lambda self: clock.now())
+    monkeypatch.setattr(Clock, 'sleep', lambda self, s: clock.sleep(s))
+    return clock
