@@ -27,7 +27,7 @@ from osc_cascade.discovery import Discovery
 from osc_cascade.errors import CascadeError
 from osc_cascade.executor import Clock, Event, Executor, RetryPolicy, RunResult
 from osc_cascade.planner import Inventory, Plan, build_plan
-from osc_cascade.resource import ResourceRef
+from osc_cascade.resource import ResourceRef, Step
 
 
 @dataclasses.dataclass
@@ -121,6 +121,8 @@ class ProjectCascade:
         self.clock = clock or Clock()
         self.retry = retry
         self.on_event = on_event
+        #: the rounds of the last execute(), one RunResult each
+        self.runs: list[RunResult] = []
         self.discovery = Discovery(conn, self.kinds, clock=self.clock,
                                    parallel=max(1, self.options.parallel))
 
@@ -193,14 +195,17 @@ class ProjectCascade:
                     s.describe() for s in kept)
                 + '. Pass --delete-shared-images to delete them too.')
         self.drain(targets)
-        runs = [self._run(without_projects(plan))]
+        # kept on the cascade, so that a report has them when the
+        # verification raises
+        self.runs = runs = []
+        runs.append(self._run(without_projects(plan)))
         for _round in range(self.options.verify_rounds):
-            leftover = without_projects(self.plan(targets))
+            leftover = still_to_do(self.plan(targets))
             if not leftover.steps:
                 break
             runs.append(self._run(leftover))
         else:
-            leftover = without_projects(self.plan(targets))
+            leftover = still_to_do(self.plan(targets))
             if leftover.steps:
                 raise CascadeError(_leftover_message(leftover, runs))
         children = [t for t in targets if t.attrs.get('parent_id') in
@@ -235,8 +240,18 @@ class ProjectCascade:
 
 def without_projects(plan: Plan) -> Plan:
     """The plan minus the project deletions, which wait for verification."""
-    steps = {k: s for k, s in plan.steps.items()
-             if s.target.kind != kinds_mod.PROJECT_KIND}
+    return _subplan(plan, lambda s: s.target.kind != kinds_mod.PROJECT_KIND)
+
+
+def still_to_do(plan: Plan) -> Plan:
+    """What a verification round must still do: the plan without the
+    projects and without what is only reported (the first round did)."""
+    return _subplan(plan, lambda s: s.target.kind != kinds_mod.PROJECT_KIND
+                    and not s.is_report_only)
+
+
+def _subplan(plan: Plan, wanted: Callable[[Step], bool]) -> Plan:
+    steps = {k: s for k, s in plan.steps.items() if wanted(s)}
     edges = {e for e in plan.edges if e[0] in steps and e[1] in steps}
     return Plan(projects=plan.projects, steps=steps, edges=edges,
                 notes=plan.notes, soft_edges=plan.soft_edges & edges)

@@ -35,16 +35,22 @@ class Discovery:
         service that is not."""
         usable, notes = [], []
         missing: dict[str, list[str]] = {}
+        unreachable: dict[str, list[str]] = {}
         for kind in self.kinds.values():
             if kind.name == PROJECT_KIND:
                 continue
-            if self.conn.has_service(kind.service_type):
-                usable.append(kind)
-            else:
+            if not self.conn.has_service(kind.service_type):
                 missing.setdefault(kind.service_type, []).append(kind.name)
+            elif kind.unreachable:
+                unreachable.setdefault(kind.unreachable, []).append(
+                    kind.name)
+            else:
+                usable.append(kind)
         for service, names in sorted(missing.items()):
             notes.append(f'service {service} is not in the catalog: '
                          f'skipped {", ".join(sorted(names))}')
+        for reason, names in sorted(unreachable.items()):
+            notes.append(f'not listed: {", ".join(sorted(names))}: {reason}')
         return usable, notes
 
     def run(self, project_ids: Iterable[str | None]
@@ -84,8 +90,8 @@ def describe_list_error(kind: ResourceKind, project_id: str | None,
     code = status_code(exc)
     detail = ' '.join(str(exc).split())
     if code == 403:
-        return (f'{what} was refused (HTTP 403): the cascade needs the '
-                f'admin role in the {kind.service_type} service. {detail}')
+        hint = kind.forbidden_hint.format(service_type=kind.service_type)
+        return f'{what} was refused (HTTP 403): {hint}. {detail}'
     if code == 401:
         return f'{what} was not authorised (HTTP 401): {detail}'
     return f'{what} failed, so nothing was deleted: {detail}'

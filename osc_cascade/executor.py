@@ -63,10 +63,15 @@ class StepResult:
     seconds: float = 0.0
     attempts: int = 0
     error: str = ''
+    #: the clock's reading when the step started (None: it never ran)
+    started: float | None = None
 
 
 class StepFailed(Exception):
-    pass
+    def __init__(self, message: str, attempts: int = 0):
+        super().__init__(message)
+        #: the calls made before giving up (0: not known here)
+        self.attempts = attempts
 
 
 @dataclasses.dataclass
@@ -239,12 +244,14 @@ class Executor:
                 attempts = self._call(kind, step, deadline,
                                       lambda: kind.apply(self.conn, step))
         except StepFailed as exc:
+            # _call raised before returning its count: the count is on exc
             return StepResult(step, FAILED, self.clock.now() - started,
-                              attempts, str(exc))
+                              exc.attempts or attempts, str(exc), started)
         except Exception as exc:  # noqa: BLE001 - reported, never lost
             return StepResult(step, FAILED, self.clock.now() - started,
-                              attempts, _one_line(exc))
-        return StepResult(step, DONE, self.clock.now() - started, attempts)
+                              attempts, _one_line(exc), started)
+        return StepResult(step, DONE, self.clock.now() - started, attempts,
+                          started=started)
 
     def _call(self, kind: ResourceKind, step: Step, deadline: float,
               call: Callable[[], None]) -> int:
@@ -260,16 +267,16 @@ class Executor:
                 if is_gone(exc):
                     return 0
                 if not (is_transient(exc) or kind.is_in_use(exc)):
-                    raise StepFailed(_one_line(exc)) from exc
+                    raise StepFailed(_one_line(exc), attempt) from exc
                 if attempt >= self.retry.max_attempts:
                     raise StepFailed(
                         f'gave up after {attempt} attempts: '
-                        f'{_one_line(exc)}') from exc
+                        f'{_one_line(exc)}', attempt) from exc
                 delay = self.retry.delay(attempt)
                 if self.clock.now() + delay > deadline:
                     raise StepFailed(
                         f'timed out after {self.timeout:g}s: '
-                        f'{_one_line(exc)}') from exc
+                        f'{_one_line(exc)}', attempt) from exc
                 self.emit(Event('retry', step,
                                 f'attempt {attempt} failed '
                                 f'({_one_line(exc)}); retrying in '

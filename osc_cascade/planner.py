@@ -151,7 +151,9 @@ class Plan:
         return out
 
     def kept(self) -> list[Step]:
-        return [s for s in self.steps.values() if s.action == resource.KEEP]
+        """The keep steps that keep their project alive."""
+        return [s for s in self.steps.values()
+                if s.action == resource.KEEP and not s.is_report_only]
 
     # -- rendering ---------------------------------------------------------
 
@@ -265,11 +267,18 @@ def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
             for step in (edge.first, edge.then):
                 if step.is_break_action:
                     steps.setdefault(step.id, step)
-            if edge.first.id not in steps or edge.then.id not in steps:
+            first = edge.first.id
+            kept = steps.get(f'{resource.KEEP}:{edge.first.target.key}')
+            if (first not in steps and edge.first.is_delete
+                    and kept is not None and not kept.is_report_only):
+                # a kept resource is never deleted: what waits for its
+                # delete (its project) waits for the keep step, and stays
+                first = kept.id
+            if first not in steps or edge.then.id not in steps:
                 continue  # one side goes with its owner: nothing to order
-            if edge.first.id == edge.then.id:
+            if first == edge.then.id:
                 continue
-            pair = (edge.first.id, edge.then.id)
+            pair = (first, edge.then.id)
             edges.add(pair)
             if edge.required:
                 hard_edges.add(pair)

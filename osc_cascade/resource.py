@@ -76,6 +76,12 @@ class Step:
     def is_break_action(self) -> bool:
         return self.action not in (DELETE, KEEP)
 
+    @property
+    def is_report_only(self) -> bool:
+        """A keep step for something that is not the project's own (a
+        user's keypair): it is shown, and keeps nothing alive."""
+        return self.action == KEEP and self.params.get('blocking') is False
+
     def describe(self) -> str:
         if self.action == DELETE:
             return f'delete {self.target.label()}'
@@ -101,5 +107,8 @@ def delete(ref: ResourceRef) -> Step:
     return Step(DELETE, ref)
 
 
-def keep(ref: ResourceRef, reason: str) -> Step:
-    return Step(KEEP, ref, {'reason': reason})
+def keep(ref: ResourceRef, reason: str, *, blocking: bool = True) -> Step:
+    params: dict[str, Any] = {'reason': reason}
+    if not blocking:
+        params['blocking'] = False
+    return Step(KEEP, ref, params)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from osc_cascade.kinds import block_storage, compute, identity, image, network
+from osc_cascade.kinds import (
+    block_storage, compute, container_infra, dns, identity, image,
+    key_manager, load_balancer, network, object_store, orchestration, quota,
+    shared_file_system)
 from osc_cascade.kinds.base import ResourceKind
 
 KIND_CLASSES: tuple[type[ResourceKind], ...] = (
@@ -12,6 +15,14 @@ KIND_CLASSES: tuple[type[ResourceKind], ...] = (
     *block_storage.KINDS,
     *network.KINDS,
     *image.KINDS,
+    *orchestration.KINDS,
+    *load_balancer.KINDS,
+    *object_store.KINDS,
+    *dns.KINDS,
+    *key_manager.KINDS,
+    *shared_file_system.KINDS,
+    *container_infra.KINDS,
+    *quota.KINDS,
     *identity.KINDS,
 )
 

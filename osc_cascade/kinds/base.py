@@ -11,8 +11,8 @@ feed the planner.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, TypeVar
 
 from openstack import exceptions as sdk_exc
 
@@ -21,6 +21,8 @@ from osc_cascade.planner import Edge, Inventory
 from osc_cascade.resource import ResourceRef, Step
 
 GONE = None
+
+T = TypeVar('T')
 
 
 class ResourceKind:
@@ -32,6 +34,12 @@ class ResourceKind:
     error_statuses: ClassVar[frozenset[str]] = frozenset()
     #: a delete that returns is final (no status polling needed)
     synchronous_delete: ClassVar[bool] = False
+    #: why the cascade cannot list this kind at all, when it cannot: a
+    #: note says so instead (a silent skip would hide what stays behind)
+    unreachable: ClassVar[str] = ''
+    #: what a 403 on listing means the caller lacks
+    forbidden_hint: ClassVar[str] = ('the cascade needs the admin role in '
+                                     'the {service_type} service')
 
     def __init__(self, **options: Any):
         #: the command's options that change what a kind does
@@ -78,6 +86,24 @@ class ResourceKind:
             project_id=project_id if project_id is not None else (
                 getattr(obj, 'project_id', '') or ''),
             attrs={k: v for k, v in attrs.items() if v not in (None, [], {})})
+
+
+def request(proxy: Any, method: str, path: str, **kwargs: Any) -> Any:
+    """A call the SDK's resources do not cover (a filter they refuse, a
+    header they cannot send), through the service's SDK adapter; an error
+    answer raises the SDK's exception (NotFoundException, ...)."""
+    response = proxy.request(path, method, **kwargs)
+    sdk_exc.raise_from_response(response)
+    return response
+
+
+def unless_absent(items: Callable[[], Iterable[T]]) -> list[T]:
+    """What an optional API lists, or nothing where the cloud lacks it
+    (404): a cloud without an extension or a quota API holds none."""
+    try:
+        return list(items())
+    except sdk_exc.NotFoundException:
+        return []
 
 
 def delete_of(kind: str, id_: str) -> Step:

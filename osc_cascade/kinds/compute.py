@@ -1,9 +1,14 @@
-"""Nova: servers and server groups."""
+"""Nova: servers, server groups, and the keypairs of the project's users
+(reported, never deleted)."""
 
 from __future__ import annotations
 
-from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade import resource
+from osc_cascade.kinds.base import (
+    GONE, ResourceKind, delete_of, owned, unless_absent)
+from osc_cascade.kinds.identity import users_of
 from osc_cascade.planner import Edge
+from osc_cascade.resource import ResourceRef
 
 
 class Server(ResourceKind):
@@ -25,8 +30,9 @@ class Server(ResourceKind):
 
     def delete(self, conn, ref):
         if ref.attrs.get('status') == 'SOFT_DELETED':
-            # a plain delete of a soft-deleted server is a no-op in nova
-            conn.compute.force_delete_server(ref.id)
+            # a plain delete of a soft-deleted server is a no-op in nova;
+            # the SDK has no force_delete_server, force is a flag
+            conn.compute.delete_server(ref.id, force=True)
         else:
             conn.compute.delete_server(ref.id)
 
@@ -60,4 +66,30 @@ class ServerGroup(ResourceKind):
         conn.compute.delete_server_group(ref.id)
 
 
-KINDS = (Server, ServerGroup)
+class Keypair(ResourceKind):
+    """A keypair of a user with a role on the project. Keypairs belong to
+    users, not projects (the user may need it elsewhere), so the cascade
+    only reports them: a keep step that does not keep the project."""
+
+    name = 'compute.keypair'
+    service_type = 'compute'
+
+    def list(self, conn, project_id):
+        if project_id is None:
+            return []  # no project owns a keypair: never an orphan
+        return [ResourceRef(kind=self.name, id=f'{user_id}/{k.name}',
+                            name=k.name, project_id=project_id,
+                            attrs={'user_id': user_id})
+                for user_id in sorted(users_of(conn, project_id))
+                for k in unless_absent(
+                    lambda: conn.compute.keypairs(user_id=user_id))]
+
+    def primary_step(self, ref):
+        user = ref.attrs['user_id']
+        return resource.keep(
+            ref, f'belongs to user {user}, not to the project; delete it '
+                 f'with `openstack keypair delete --user {user} {ref.name}` '
+                 f'if it is no longer needed', blocking=False)
+
+
+KINDS = (Server, ServerGroup, Keypair)

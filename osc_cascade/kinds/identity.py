@@ -3,8 +3,17 @@ themselves (children before their parent, each after all it owns)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from osc_cascade.kinds.base import ResourceKind, delete_of
 from osc_cascade.planner import Edge
+
+
+def users_of(conn: Any, project_id: str) -> set[str]:
+    """The users with a role on the project, directly or through a
+    group: those who can hold what a user owns for it."""
+    return {a.user['id'] for a in conn.identity.role_assignments(
+        scope_project_id=project_id, effective=True) if a.user}
 
 
 class ApplicationCredential(ResourceKind):
@@ -17,11 +26,8 @@ class ApplicationCredential(ResourceKind):
         # bound to a deleted project behind. The users who can hold one are
         # those with a role on the project; once the project is gone, only
         # asking every user finds them.
-        if project_id is None:
-            users = {u.id for u in conn.identity.users()}
-        else:
-            users = {a.user['id'] for a in conn.identity.role_assignments(
-                scope_project_id=project_id, effective=True) if a.user}
+        users = ({u.id for u in conn.identity.users()} if project_id is None
+                 else users_of(conn, project_id))
         refs = []
         for user_id in sorted(users):
             for cred in conn.identity.application_credentials(user=user_id):

@@ -1,11 +1,12 @@
-"""Glance: images owned by the project."""
+"""Glance: images owned by the project, and its memberships of other
+projects' images."""
 
 from __future__ import annotations
 
 from osc_cascade import resource
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.planner import Edge
-from osc_cascade.resource import Step
+from osc_cascade.resource import ResourceRef, Step
 
 
 class Image(ResourceKind):
@@ -58,4 +59,33 @@ class Image(ResourceKind):
         conn.image.update_image(step.target.id, is_protected=False)
 
 
-KINDS = (Image,)
+class ImageMember(ResourceKind):
+    """The project's membership of another project's image: removing it
+    takes the image out of the project's view and leaves the image."""
+
+    name = 'image.member'
+    service_type = 'image'
+    synchronous_delete = True
+
+    def list(self, conn, project_id):
+        # Glance cannot filter images by member: every shared image is
+        # asked who its members are (an admin sees them all).
+        refs = []
+        for image in conn.image.images(visibility='shared',
+                                       member_status='all'):
+            if image.visibility != 'shared' or (
+                    project_id and image.owner_id == project_id):
+                continue  # the project's own images are the image kind's
+            refs.extend(ResourceRef(
+                kind=self.name, id=f'{image.id}/{m.member_id}',
+                name=image.name or '', project_id=m.member_id,
+                attrs={'image_id': image.id})
+                for m in conn.image.members(image.id))
+        return owned(refs, project_id)
+
+    def delete(self, conn, ref):
+        conn.image.remove_member(ref.project_id, ref.attrs['image_id'],
+                                 ignore_missing=False)
+
+
+KINDS = (Image, ImageMember)

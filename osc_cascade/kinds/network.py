@@ -10,7 +10,10 @@ the project's ``default`` security group goes last.
 
 from __future__ import annotations
 
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from typing import ClassVar
+
+from osc_cascade.kinds.base import (
+    ResourceKind, delete_of, owned, unless_absent)
 from osc_cascade.kinds.compute import Server
 from osc_cascade.planner import Edge
 from osc_cascade.resource import Step
@@ -208,13 +211,17 @@ class SecurityGroup(_NeutronKind):
     sdk_delete = 'delete_security_group'
 
     def list(self, conn, project_id):
+        # No project filter: Neutron answers a list filtered by project
+        # by first creating that project's ``default`` group when it has
+        # none, so every verification round would find a new one and the
+        # project could never be deleted. The owner is checked here.
         return owned((self.ref(
             g, remote_rules=sorted(
                 [r['id'], r['remote_group_id']]
                 for r in g.security_group_rules or []
                 if r.get('remote_group_id')
                 and r['remote_group_id'] != g.id))
-            for g in conn.network.security_groups(project_id=project_id)),
+            for g in conn.network.security_groups()),
             project_id)
 
     def relations(self, ref, inventory):
@@ -259,5 +266,241 @@ class RBACPolicy(_NeutronKind):
                        delete_of(kind, ref.attrs.get('object_id')))
 
 
+# -- the rest: what Neutron extensions add -----------------------------------
+#
+# Each exists only where its extension is loaded. VPN objects go from the
+# site connections inwards (connections, then the services, endpoint groups
+# and policies they use), and a VPN service before its router's interfaces,
+# gateway and the router (vpnaas refuses them while it needs them); subnets
+# before the subnet pool they came from, pools before their address scope,
+# QoS policies after the ports, networks and floating IPs using them, port
+# forwardings before their floating IP and internal port.
+
+
+def interfaces_on(subnet_id, inventory):
+    """The break actions that remove router interfaces on a subnet."""
+    for port in inventory.where(Port.name):
+        router = inventory.get(Router.name, port.attrs.get('device_id'))
+        if router is not None and subnet_id in port.attrs.get(
+                'subnet_ids', []):
+            for iface, step in router_interface_steps(router, inventory):
+                if iface.id == port.id:
+                    yield step
+
+
+class _ExtensionKind(_NeutronKind):
+    #: the alias of the Neutron extension that adds the resource
+    extension: ClassVar[str]
+    #: the SDK proxy's list method, e.g. ``qos_policies``
+    sdk_list: ClassVar[str]
+
+    def list(self, conn, project_id):
+        if self.extension not in {e.alias for e in unless_absent(
+                conn.network.extensions)}:
+            return []
+        query = {'project_id': project_id} if project_id else {}
+        return owned(self.refs(conn, getattr(conn.network, self.sdk_list)(
+            **query), project_id), project_id)
+
+    def refs(self, conn, items, project_id):
+        return [self.ref(item) for item in items]
+
+
+class VPNSiteConnection(_ExtensionKind):
+    name = 'network.vpn_ipsec_site_connection'
+    extension = 'vpnaas'
+    sdk_list = 'vpn_ipsec_site_connections'
+    sdk_delete = 'delete_vpn_ipsec_site_connection'
+
+    def refs(self, conn, items, project_id):
+        return [self.ref(c, uses=sorted([kind, id_] for kind, id_ in (
+            (VPNService.name, c.vpnservice_id),
+            (VPNIKEPolicy.name, c.ikepolicy_id),
+            (VPNIPsecPolicy.name, c.ipsecpolicy_id),
+            (VPNEndpointGroup.name, c.local_ep_group_id),
+            (VPNEndpointGroup.name, c.peer_ep_group_id)) if id_))
+            for c in items]
+
+    def relations(self, ref, inventory):
+        for kind, id_ in ref.attrs.get('uses', []):
+            yield Edge(delete_of(self.name, ref.id), delete_of(kind, id_))
+
+
+class VPNService(_ExtensionKind):
+    name = 'network.vpn_service'
+    extension = 'vpnaas'
+    sdk_list = 'vpn_services'
+    sdk_delete = 'delete_vpn_service'
+
+    def refs(self, conn, items, project_id):
+        return [self.ref(v, router_id=v.router_id, subnet_id=v.subnet_id)
+                for v in items]
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        router = inventory.get(Router.name, ref.attrs.get('router_id'))
+        if router is not None:
+            for _port, step in router_interface_steps(router, inventory):
+                yield Edge(me, step)
+            if router.attrs.get('gateway_network_id'):
+                yield Edge(me, clear_gateway_step(router))
+            yield Edge(me, delete_of(Router.name, router.id))
+        yield Edge(me, delete_of(Subnet.name, ref.attrs.get('subnet_id')))
+
+
+class VPNEndpointGroup(_ExtensionKind):
+    name = 'network.vpn_endpoint_group'
+    extension = 'vpnaas'
+    sdk_list = 'vpn_endpoint_groups'
+    sdk_delete = 'delete_vpn_endpoint_group'
+
+    def refs(self, conn, items, project_id):
+        return [self.ref(g, subnet_ids=sorted(g.endpoints or [])
+                         if g.type == 'subnet' else []) for g in items]
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        for subnet_id in ref.attrs.get('subnet_ids', []):
+            for step in interfaces_on(subnet_id, inventory):
+                yield Edge(me, step)
+            yield Edge(me, delete_of(Subnet.name, subnet_id))
+
+
+class VPNIKEPolicy(_ExtensionKind):
+    name = 'network.vpn_ike_policy'
+    extension = 'vpnaas'
+    sdk_list = 'vpn_ike_policies'
+    sdk_delete = 'delete_vpn_ike_policy'
+
+
+class VPNIPsecPolicy(_ExtensionKind):
+    name = 'network.vpn_ipsec_policy'
+    extension = 'vpnaas'
+    sdk_list = 'vpn_ipsec_policies'
+    sdk_delete = 'delete_vpn_ipsec_policy'
+
+
+class QoSPolicy(_ExtensionKind):
+    name = 'network.qos_policy'
+    extension = 'qos'
+    sdk_list = 'qos_policies'
+    sdk_delete = 'delete_qos_policy'
+
+    def refs(self, conn, items, project_id):
+        policies = list(items)
+        if not policies or project_id is None:
+            return [self.ref(p) for p in policies]
+        # who uses them: the project's ports, networks and floating IPs
+        # (another project's use makes the delete fail, as it must)
+        users: dict[str, list[list[str]]] = {}
+        net = conn.network
+        for kind, found in ((Port.name, net.ports(project_id=project_id)),
+                            (Network.name,
+                             net.networks(project_id=project_id)),
+                            (FloatingIP.name, net.ips(project_id=project_id))):
+            for item in found:
+                if item.qos_policy_id:
+                    users.setdefault(item.qos_policy_id, []).append(
+                        [kind, item.id])
+        return [self.ref(p, used_by=sorted(users.get(p.id, [])))
+                for p in policies]
+
+    def relations(self, ref, inventory):
+        for kind, id_ in ref.attrs.get('used_by', []):
+            yield Edge(delete_of(kind, id_), delete_of(self.name, ref.id))
+
+
+class SubnetPool(_ExtensionKind):
+    name = 'network.subnet_pool'
+    extension = 'subnet_allocation'
+    sdk_list = 'subnet_pools'
+    sdk_delete = 'delete_subnet_pool'
+
+    def refs(self, conn, items, project_id):
+        # every project's subnets from it: another's blocks the delete
+        return [self.ref(p, address_scope_id=p.address_scope_id,
+                         subnet_ids=sorted(s.id for s in conn.network.subnets(
+                             subnet_pool_id=p.id)))
+                for p in items]
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        for subnet_id in ref.attrs.get('subnet_ids', []):
+            yield Edge(delete_of(Subnet.name, subnet_id), me)
+        yield Edge(me, delete_of(AddressScope.name,
+                                 ref.attrs.get('address_scope_id')))
+
+
+class AddressScope(_ExtensionKind):
+    name = 'network.address_scope'
+    extension = 'address-scope'
+    sdk_list = 'address_scopes'
+    sdk_delete = 'delete_address_scope'
+
+
+class PortForwarding(_ExtensionKind):
+    """A floating IP's port forwarding (owned by the floating IP's
+    project, which the API does not repeat on it)."""
+
+    name = 'network.port_forwarding'
+    extension = 'floating-ip-port-forwarding'
+    sdk_list = 'ips'
+
+    def refs(self, conn, items, project_id):
+        return [self.ref(pf, project_id=fip.project_id,
+                         floating_ip_id=fip.id,
+                         internal_port_id=pf.internal_port_id)
+                for fip in items
+                for pf in conn.network.port_forwardings(fip.id)]
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        yield Edge(me, delete_of(FloatingIP.name,
+                                 ref.attrs['floating_ip_id']))
+        yield Edge(me, delete_of(Port.name, ref.attrs.get(
+            'internal_port_id')))
+
+    def delete(self, conn, ref):
+        conn.network.delete_port_forwarding(
+            ref.id, ref.attrs['floating_ip_id'], ignore_missing=False)
+
+
+class NetworkSegmentRange(_ExtensionKind):
+    """A range of segmentation ids set aside for the project: its networks
+    take their segments from it, so they go first."""
+
+    name = 'network.segment_range'
+    extension = 'network-segment-range'
+    sdk_list = 'network_segment_ranges'
+    sdk_delete = 'delete_network_segment_range'
+
+    def relations(self, ref, inventory):
+        for net in inventory.where(Network.name):
+            if net.project_id == ref.project_id:
+                yield Edge(delete_of(Network.name, net.id),
+                           delete_of(self.name, ref.id))
+
+
+class LocalIP(_ExtensionKind):
+    """A local IP; its port (device owner ``network:local_ip``) goes with
+    it, and a direct delete of that port then finds it gone."""
+
+    name = 'network.local_ip'
+    extension = 'local_ip'
+    sdk_list = 'local_ips'
+    sdk_delete = 'delete_local_ip'
+
+    def refs(self, conn, items, project_id):
+        return [self.ref(i, local_port_id=i.local_port_id,
+                         network_id=i.network_id) for i in items]
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        yield Edge(me, delete_of(Port.name, ref.attrs.get('local_port_id')))
+        yield Edge(me, delete_of(Network.name, ref.attrs.get('network_id')))
+
+
 KINDS = (FloatingIP, Router, Port, Trunk, Subnet, Network, SecurityGroup,
-         RBACPolicy)
+         RBACPolicy, VPNSiteConnection, VPNService, VPNEndpointGroup,
+         VPNIKEPolicy, VPNIPsecPolicy, QoSPolicy, SubnetPool, AddressScope,
+         PortForwarding, NetworkSegmentRange, LocalIP)

@@ -24,7 +24,7 @@ from osc_cascade.v1 import output
 
 #: options that mean nothing without --cascade
 _CASCADE_ONLY = ('dry_run', 'yes', 'recursive', 'delete_shared_images',
-                 'plan_file')
+                 'plan_file', 'report_file')
 
 
 def positive_int(text: str) -> int:
@@ -107,6 +107,11 @@ class ProjectDeleteCascade(hooks.CommandHook):
             '--plan-file', metavar='<file>',
             help='With --dry-run, save the plan to <file>; without, '
                  'execute the plan saved in <file> instead of a new one')
+        group.add_argument(
+            '--report-file', metavar='<file>',
+            help='With --cascade, write what was done to <file> as JSON: '
+                 'the plan, and each step\'s outcome, seconds and attempts '
+                 '(for benchmarks and post-mortems)')
         output.add_format_options(parser, with_dot=True)
         return parser
 
@@ -130,6 +135,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         from osc_cascade.progress import Progress
 
         conn = self.cmd.app.client_manager.sdk_connection
+        self._phases: dict[str, float] = {}
         progress = Progress()
         cascade = cascade_mod.ProjectCascade(conn, cascade_mod.CascadeOptions(
             recursive=parsed_args.recursive,
@@ -139,7 +145,9 @@ class ProjectDeleteCascade(hooks.CommandHook):
         projects = [cascade_mod.resolve_project(conn, p, parsed_args.domain)
                     for p in parsed_args.projects]
         targets = cascade.targets(projects)
+        started = cascade.clock.now()
         plan = self._plan(cascade, targets, parsed_args)
+        self._phases['plan'] = cascade.clock.now() - started
         for note in plan.notes:
             progress.note(f'note: {note}')
 
@@ -156,8 +164,14 @@ class ProjectDeleteCascade(hooks.CommandHook):
         confirm(f'The cascade will delete, in project(s) {names}:\n'
                 + counts_text(plan) + '\nContinue?', parsed_args.yes)
         progress.add_total(len(cascade_mod.without_projects(plan).steps))
+        began = cascade.clock.now()
         try:
             outcome = cascade.execute(plan, targets)
+        except Exception as exc:
+            self._report(parsed_args, cascade, plan, began, exc)
+            raise
+        else:
+            self._report(parsed_args, cascade, plan, began)
         finally:
             progress.close()
         self._emit_summary(outcome, parsed_args)
@@ -169,6 +183,20 @@ class ProjectDeleteCascade(hooks.CommandHook):
         return return_code
 
     # -- helpers -----------------------------------------------------------
+
+    def _report(self, parsed_args: argparse.Namespace, cascade: Any,
+                plan: Any, began: float,
+                exc: Exception | None = None) -> None:
+        if not parsed_args.report_file:
+            return
+        from osc_cascade import cascade as cascade_mod
+        from osc_cascade import report
+        phases = dict(self._phases,
+                      execute=cascade.clock.now() - began)
+        report.write(parsed_args.report_file, report.build(
+            cascade_mod.without_projects(plan), cascade.runs,
+            parallel=parsed_args.parallel, phases=phases, origin=began,
+            error='' if exc is None else str(exc) or type(exc).__name__))
 
     def _check_identity_v3(self) -> None:
         from openstackclient.identity.v3 import project as v3_project

@@ -154,8 +154,9 @@ def owned(admin, project_id):
         project_id=project_id) if p.device_owner not in _OWNED_PORTS))
     add('network.subnet', admin.network.subnets(project_id=project_id))
     add('network.network', admin.network.networks(project_id=project_id))
-    add('network.security_group', admin.network.security_groups(
-        project_id=project_id))
+    # no project filter: Neutron creates the default group of the project
+    # it is asked to filter by (add() checks the owner)
+    add('network.security_group', admin.network.security_groups())
     add('network.rbac_policy', admin.network.rbac_policies(
         project_id=project_id))
     add('image.image', admin.image.images(owner=project_id,

@@ -6,10 +6,11 @@ from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud, new_id
 
 
 def project(cloud: FakeCloud, name: str, **extra) -> dict:
-    return cloud.add('projects', id=new_id('p'), name=name,
-                     domain_id=extra.pop('domain_id', 'default'),
-                     enabled=True, is_domain=False, options={},
-                     parent_id=extra.pop('parent_id', 'default'), **extra)
+    fields = dict(id=new_id('p'), name=name, domain_id='default',
+                  enabled=True, is_domain=False, options={},
+                  parent_id='default')
+    fields.update(extra)  # any default may be overridden (options, ...)
+    return cloud.add('projects', **fields)
 
 
 def external_network(cloud: FakeCloud) -> tuple[dict, dict]:

@@ -1,0 +1,82 @@
+"""Magnum: clusters (their Heat stacks go with them) and cluster templates.
+
+An admin's list of clusters spans every project (Magnum's
+``cluster:get_all_all_projects``), and only the detailed list says whose a
+cluster is. A cluster's stack waits for the cluster's delete, which deletes
+it, and is deleted directly only if that fails; a template goes after the
+clusters made from it (Magnum refuses while one is).
+"""
+
+from __future__ import annotations
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.kinds.base import ResourceKind, delete_of, owned, request
+from osc_cascade.kinds.orchestration import Stack
+from osc_cascade.planner import Edge
+from osc_cascade.resource import ResourceRef
+
+#: a cluster delete that failed, with the way out
+STUCK = ('DELETE_FAILED: Magnum cannot delete the cluster; abandon its '
+         'stack and delete what it leaves with `openstack cluster '
+         'force-delete --delete-leftovers <cluster id>`')
+
+
+class Cluster(ResourceKind):
+    name = 'container_infra.cluster'
+    service_type = 'container-infrastructure-management'
+    error_statuses = frozenset({STUCK})
+
+    def list(self, conn, project_id):
+        items = request(conn.container_infrastructure_management, 'GET',
+                        '/clusters/detail').json()['clusters']
+        return owned((ResourceRef(
+            kind=self.name, id=c['uuid'], name=c.get('name') or '',
+            project_id=c.get('project_id') or '',
+            attrs={k: v for k, v in (
+                ('stack_id', c.get('stack_id')),
+                ('template_id', c.get('cluster_template_id'))) if v})
+            for c in items), project_id)
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        yield Edge(me, delete_of(Stack.name, ref.attrs.get('stack_id', '')),
+                   required=False)
+        yield Edge(me, delete_of(ClusterTemplate.name,
+                                 ref.attrs.get('template_id', '')))
+
+    def delete(self, conn, ref):
+        conn.container_infrastructure_management.delete_cluster(
+            ref.id, ignore_missing=False)
+
+    def status(self, conn, ref):
+        status = conn.container_infrastructure_management.get_cluster(
+            ref.id).status
+        return STUCK if status == 'DELETE_FAILED' else status
+
+
+class ClusterTemplate(ResourceKind):
+    name = 'container_infra.cluster_template'
+    service_type = 'container-infrastructure-management'
+    synchronous_delete = True
+
+    def list(self, conn, project_id):
+        items = request(conn.container_infrastructure_management, 'GET',
+                        '/clustertemplates/detail').json()['clustertemplates']
+        return owned((ResourceRef(
+            kind=self.name, id=t['uuid'], name=t.get('name') or '',
+            project_id=t.get('project_id') or '')
+            for t in items), project_id)
+
+    def delete(self, conn, ref):
+        conn.container_infrastructure_management.delete_cluster_template(
+            ref.id, ignore_missing=False)
+
+    def is_in_use(self, exc):
+        # "ClusterTemplate ... is referenced by one or multiple clusters"
+        return super().is_in_use(exc) or (
+            isinstance(exc, sdk_exc.BadRequestException)
+            and 'referenced' in str(exc))
+
+
+KINDS = (Cluster, ClusterTemplate)

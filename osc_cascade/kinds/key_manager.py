@@ -1,0 +1,41 @@
+"""Barbican: secrets, containers and orders, which the cascade cannot reach.
+
+Barbican lists a project's secrets, containers and orders only to a token
+scoped to that project, and allows their delete only to such a token
+(``secret_project_admin`` is ``role:admin`` *and* the secret's project);
+nothing in its API lets an admin of another project see them. The cascade
+disables the project before it deletes anything, and Keystone gives no
+token for a disabled project, so no scope would do. Discovery therefore
+says, in a note, that these stay in Barbican; the project's Barbican quota,
+which the admin API does reach, is reset with the other quotas.
+"""
+
+from __future__ import annotations
+
+from osc_cascade.kinds.base import ResourceKind
+
+UNREACHABLE = (
+    'Barbican shows and deletes them only for a token scoped to their own '
+    'project, which the cascade (an admin of another project, on a '
+    'project it disables first) cannot have: any the project holds stay in '
+    'Barbican; delete them as a member of the project before the cascade')
+
+
+class _Barbican(ResourceKind):
+    service_type = 'key-manager'
+    unreachable = UNREACHABLE
+
+
+class Secret(_Barbican):
+    name = 'key_manager.secret'
+
+
+class SecretContainer(_Barbican):
+    name = 'key_manager.container'
+
+
+class Order(_Barbican):
+    name = 'key_manager.order'
+
+
+KINDS = (Secret, SecretContainer, Order)

@@ -1,0 +1,71 @@
+"""Octavia: load balancers, each deleted with everything it holds.
+
+A load balancer goes by Octavia's cascade delete, which takes its listeners,
+pools, members, health monitors and L7 policies and, once the provider has
+finished, its VIP port. While the load balancer is in a ``PENDING_*`` state
+Octavia answers the delete with 409, which the executor retries as "in use"
+until the state settles.
+
+Order around it: the load balancer goes before the subnets and networks of
+its VIP and of its members (the provider's ports on them block their
+delete until it is gone), before a VIP port the user made (Octavia only
+detaches those), and before the security groups it puts on its VIP. A
+floating IP on the VIP port need not go first: the VIP port (device owner
+``Octavia``) is never deleted directly, Octavia deletes it, and Neutron
+disassociates a floating IP from a port it deletes; the floating IP is then
+deleted like any other, ordered by its router only.
+"""
+
+from __future__ import annotations
+
+from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade.kinds.network import Network, Port, SecurityGroup, Subnet
+from osc_cascade.planner import Edge
+
+
+class LoadBalancer(ResourceKind):
+    name = 'load_balancer.load_balancer'
+    service_type = 'load-balancer'
+    error_statuses = frozenset({'ERROR'})
+
+    def list(self, conn, project_id):
+        lbaas = conn.load_balancer
+        query = {'project_id': project_id} if project_id else {}
+        refs = []
+        for lb in lbaas.load_balancers(**query):
+            subnets = {lb.vip_subnet_id} | {
+                v.get('subnet_id') for v in lb.additional_vips or []}
+            if project_id:
+                # members only order a cascade: not looked up for orphans
+                for pool in lb.pools or []:
+                    subnets |= {m.subnet_id for m in lbaas.members(
+                        pool['id'])}
+            refs.append(self.ref(
+                lb, status=lb.provisioning_status,
+                vip_port_id=lb.vip_port_id, vip_network_id=lb.vip_network_id,
+                subnet_ids=sorted(s for s in subnets if s),
+                security_group_ids=sorted(lb.vip_sg_ids or [])))
+        return owned(refs, project_id)
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        for subnet_id in ref.attrs.get('subnet_ids', []):
+            yield Edge(me, delete_of(Subnet.name, subnet_id))
+        yield Edge(me, delete_of(Network.name,
+                                 ref.attrs.get('vip_network_id', '')))
+        # a VIP port Octavia made has no step; one the user gave has
+        yield Edge(me, delete_of(Port.name, ref.attrs.get('vip_port_id', '')))
+        for sg_id in ref.attrs.get('security_group_ids', []):
+            yield Edge(me, delete_of(SecurityGroup.name, sg_id))
+
+    def delete(self, conn, ref):
+        conn.load_balancer.delete_load_balancer(ref.id, ignore_missing=False,
+                                                cascade=True)
+
+    def status(self, conn, ref):
+        status = conn.load_balancer.get_load_balancer(
+            ref.id).provisioning_status
+        return GONE if status == 'DELETED' else status
+
+
+KINDS = (LoadBalancer,)

@@ -1,0 +1,177 @@
+"""Swift: a project's containers, each deleted with its objects.
+
+A project's data lives in its account, ``AUTH_<project id>`` (the reseller
+prefix is whatever the catalog's endpoint uses). The cascade reaches it
+through the object-store endpoint of its own token with the account
+swapped, which Swift allows only to its reseller admin role (``ResellerAdmin``
+by default): the admin role is for one's own account. Without it Swift
+answers 403, and discovery says what to grant; the cascade grants nothing.
+
+A container's delete empties it first: through the bulk middleware in
+batches of the size ``/info`` allows where the cluster has it, otherwise
+object by object, in parallel. Objects are not steps of the plan: a few
+hundred objects would drown it, and nothing outside their container
+depends on them.
+
+Versions: a legacy versioned container (``X-Versions-Location`` or
+``X-History-Location``) has its versioning header removed before it is
+emptied, so that deleting its objects neither brings old versions back from
+the versions container nor copies them into it, and the versions container
+goes after it. With object versioning (``X-Versions-Enabled``) the versions
+are kept in a hidden container that goes with its container: versioning is
+turned off and every version is deleted by its version id.
+
+Segments of large objects (SLO/DLO) need no order: a manifest is deleted as
+the plain object it is (its segments are not touched), and the segments are
+objects of their own container, deleted with it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import re
+from typing import Any
+from urllib import parse
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.errors import CascadeError
+from osc_cascade.kinds.base import ResourceKind, delete_of, request
+from osc_cascade.planner import Edge
+from osc_cascade.resource import ResourceRef
+
+#: parallel object deletes when the cluster has no bulk delete
+OBJECT_WORKERS = 10
+
+#: the legacy versioning headers, and what removes each
+_LEGACY = {'X-Versions-Location': 'X-Remove-Versions-Location',
+           'X-History-Location': 'X-Remove-History-Location'}
+
+
+def account(conn: Any, project_id: str) -> Any:
+    """An object-store proxy on the project's account: the endpoint of the
+    caller's own account with the project swapped in."""
+    store = conn.object_store
+    mine = conn.current_project_id
+    endpoint = store.get_endpoint() or ''
+    url, found = re.subn(rf'{re.escape(mine)}(/?)$', rf'{project_id}\1',
+                         endpoint)
+    if not found:
+        raise CascadeError(f'cannot reach the Swift account of project '
+                           f'{project_id}: the object-store endpoint '
+                           f'{endpoint} does not end with your project\'s '
+                           f'account')
+    proxy = type(store)(session=store.session,
+                        service_type=store.service_type,
+                        interface=store.interface,
+                        region_name=store.region_name,
+                        endpoint_override=url)
+    proxy._connection = conn
+    return proxy
+
+
+def _path(container: str, obj: str = '') -> str:
+    return '/'.join(parse.quote(p, safe='') for p in (container, obj) if p)
+
+
+class Container(ResourceKind):
+    name = 'object_store.container'
+    service_type = 'object-store'
+    synchronous_delete = True
+    forbidden_hint = (
+        "an admin reaches another project's Swift account only with Swift's "
+        "reseller admin role (ResellerAdmin unless the proxy's "
+        "reseller_admin_role says otherwise) on the project it is "
+        "authenticated to: grant it with `openstack role add --user <you> "
+        "--project <your project> ResellerAdmin`, then run again")
+
+    def list(self, conn, project_id):
+        if project_id is None:
+            return []  # Swift cannot list its accounts
+        store = account(conn, project_id)
+        refs = []
+        for container in store.containers():
+            headers = request(store, 'HEAD', _path(container.name)).headers
+            versions = (headers.get('X-Versions-Location')
+                        or headers.get('X-History-Location'))
+            # A name is unique in its account only: the id says which, so
+            # that two projects' namesakes are two resources. Heat knows it
+            # by name (its physical id).
+            refs.append(ResourceRef(
+                kind=self.name, id=f'{project_id}/{container.name}',
+                name=container.name, project_id=project_id,
+                attrs={'physical_id': container.name, **(
+                    {'versions': parse.unquote(versions)} if versions
+                    else {})}))
+        return refs
+
+    def relations(self, ref, inventory):
+        versions = ref.attrs.get('versions')
+        if versions:
+            # its objects' old versions are kept there
+            yield Edge(delete_of(self.name, ref.id), delete_of(
+                self.name, f'{ref.project_id}/{versions}'))
+
+    def delete(self, conn, ref):
+        store = account(conn, ref.project_id)
+        name = ref.name
+        headers = request(store, 'HEAD', _path(name)).headers
+        legacy = {_LEGACY[h]: 'x' for h in _LEGACY if headers.get(h)}
+        if legacy:
+            request(store, 'POST', _path(name), headers=legacy)
+        if headers.get('X-Versions-Enabled', '').lower() == 'true':
+            request(store, 'POST', _path(name),
+                    headers={'X-Versions-Enabled': 'false'})
+            self._delete_versions(store, name)
+        self._empty(store, name)
+        store.delete_container(name, ignore_missing=False)
+
+    def _delete_versions(self, store, name):
+        marker, version_marker = '', ''
+        while True:
+            page = request(store, 'GET', _path(name), params={
+                'versions': '', 'format': 'json', 'marker': marker,
+                'version_marker': version_marker}).json()
+            if not page:
+                return
+            for obj in page:
+                try:
+                    request(store, 'DELETE', _path(name, obj['name']),
+                            params={'version-id': obj['version_id']})
+                except sdk_exc.NotFoundException:
+                    pass  # gone meanwhile: not a sign the container is
+            marker = page[-1]['name']
+            version_marker = page[-1]['version_id']
+
+    def _empty(self, store, name):
+        objects = [o.name for o in store.objects(name)]
+        if not objects:
+            return
+        bulk = store.get_info().bulk_delete
+        if bulk:
+            size = int(bulk.get('max_deletes_per_request', 10000))
+            for start in range(0, len(objects), size):
+                self._bulk_delete(store, name, objects[start:start + size])
+            return
+        with concurrent.futures.ThreadPoolExecutor(OBJECT_WORKERS) as pool:
+            for done in [pool.submit(store.delete_object, obj,
+                                     container=name, ignore_missing=True)
+                         for obj in objects]:
+                done.result()
+
+    def _bulk_delete(self, store, name, objects):
+        body = '\n'.join('/' + _path(name, obj) for obj in objects)
+        result = request(store, 'DELETE', '', params={'bulk-delete': ''},
+                         data=body.encode(), headers={
+                             'Content-Type': 'text/plain',
+                             'Accept': 'application/json'}).json()
+        # Swift answers 200 and lists the failures in the body
+        errors = [e for e in result.get('Errors') or []
+                  if not str(e[1]).startswith('404')]
+        if errors:
+            raise sdk_exc.ConflictException(
+                f'bulk delete left {len(errors)} object(s) of container '
+                f'{name}: ' + ', '.join(f'{p} ({s})' for p, s in errors[:5]))
+
+
+KINDS = (Container,)

@@ -1,0 +1,215 @@
+"""Heat: stacks, and the Heat calls that openstacksdk lacks or gets wrong.
+
+The stack kind deletes a stack that an abandoned stack left behind (the
+child stack of an ``OS::Heat::Stack`` resource is a stack of its own and
+survives its parent's abandon). The helpers go through the SDK's
+orchestration adapter because (openstacksdk 4.22):
+
+* ``resources(stack, nested_depth=N)`` silently drops ``nested_depth``, so
+  nested stacks' resources would be missed;
+* ``abandon_stack()`` never checks the status code and returns Heat's 400
+  body as if it were the stack's data.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import resource
+from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade.planner import Edge
+from osc_cascade.resource import ResourceRef
+
+#: Heat clamps the depth to its max_nested_stack_depth (5 by default)
+ALL_NESTED = 100
+
+_PROJECT_IN_LINK = re.compile(r'/v1/([^/]+)/stacks/')
+
+
+def stack_path(name: str, id_: str) -> str:
+    return f'/stacks/{name}/{id_}'
+
+
+def call(conn: Any, method: str, path: str, **kwargs: Any) -> Any:
+    """One request to Heat; an error answer raises the SDK's HttpException
+    (NotFoundException, ForbiddenException, ...)."""
+    response = conn.orchestration.request(path, method, **kwargs)
+    sdk_exc.raise_from_response(response)
+    return response
+
+
+def stacks(conn: Any, **filters: str | None) -> list[dict[str, Any]]:
+    """Top-level stacks with Heat's filters (``name``, ``tenant``...).
+
+    Not ``global_tenant=True``: its policy, stacks:global_index, denies
+    everybody by default. The plain list shows a cloud admin (Heat's
+    context_is_admin: role admin in the admin project) every project's
+    stacks, each with its ``project``.
+    """
+    return call(conn, 'GET', '/stacks', params=filters).json()['stacks']
+
+
+def find_stack(conn: Any, name_or_id: str) -> dict[str, Any] | None:
+    """A stack by id (any project) or by name (the caller's project only,
+    as Heat looks names up); None if Heat does not know it."""
+    try:
+        stack = call(conn, 'GET', f'/stacks/{name_or_id}').json()['stack']
+    except sdk_exc.NotFoundException:
+        return None
+    return None if stack['stack_status'] == 'DELETE_COMPLETE' else stack
+
+
+def get_stack(conn: Any, name: str, id_: str) -> dict[str, Any] | None:
+    return find_stack(conn, f'{name}/{id_}')
+
+
+def project_of(stack: dict[str, Any]) -> str:
+    """The owner: listed by an admin a stack says it, shown it does not,
+    but its link is in its own project's URL space."""
+    if stack.get('project'):
+        return stack['project']
+    for link in stack.get('links', []):
+        m = _PROJECT_IN_LINK.search(link.get('href', ''))
+        if m:
+            return m.group(1)
+    return ''
+
+
+def resources(conn: Any, name: str, id_: str) -> list[dict[str, Any]]:
+    """The resources Heat holds for the stack and its nested stacks. Unlike
+    export and abandon, the list still shows what a stack being deleted
+    holds: it reads the resources' rows, not the current template."""
+    return call(conn, 'GET', stack_path(name, id_) + '/resources',
+                params={'nested_depth': ALL_NESTED}).json()['resources']
+
+
+class Stack(ResourceKind):
+    name = 'orchestration.stack'
+    service_type = 'orchestration'
+    error_statuses = frozenset({'DELETE_FAILED'})
+
+    def list(self, conn, project_id):
+        return owned((ResourceRef(kind=self.name, id=s['id'],
+                                  name=s['stack_name'],
+                                  project_id=project_of(s),
+                                  attrs={'status': s['stack_status']})
+                      for s in stacks(conn, tenant=project_id)), project_id)
+
+    def delete(self, conn, ref):
+        call(conn, 'DELETE', stack_path(ref.name, ref.id))
+
+    def status(self, conn, ref):
+        stack = get_stack(conn, ref.name, ref.id)
+        return GONE if stack is None else stack['stack_status']
+
+
+# -- in a project cascade ---------------------------------------------------
+#
+# A stack deletes what it created: each resource a stack made (matched by its
+# physical id) waits for the stack's delete, and is deleted directly only if
+# that fails (its own delete then finds it gone). Nested stacks go with their
+# root and have no step of their own.
+#
+# Heat deletes some resources in the scope of whoever deletes the stack, not
+# of the stack's owner: on the minicloud an admin's delete of a project's
+# stack deleted the OS::Swift::Container of that name in the admin's own
+# account and left the project's. The project's own are deleted directly
+# after the stack; a stack whose delete would hit a namesake of the caller's
+# is kept, which stops the cascade before anything changes.
+
+
+#: Heat types whose delete acts, by name, in the scope of the caller
+CALLER_SCOPED = {'OS::Swift::Container': 'container',
+                 'OS::Nova::KeyPair': 'keypair'}
+
+#: a stack delete that failed, with the way out
+STUCK = ('DELETE_FAILED: Heat cannot delete the stack; abandon it and '
+         'delete what it leaves with `openstack cluster force-delete '
+         '--stack --delete-leftovers <stack id>`')
+
+
+def physical_id(ref: ResourceRef) -> str:
+    """How Heat names a resource: its id, unless the kind says otherwise
+    (a Swift container is named, not numbered)."""
+    return ref.attrs.get('physical_id', ref.id)
+
+
+def namesakes(conn: Any, made: list[dict[str, Any]]) -> list[str]:
+    """The caller's own things that Heat would delete with the stack."""
+    found = []
+    for res in made:
+        what = CALLER_SCOPED.get(res['resource_type'])
+        name = res.get('physical_resource_id')
+        if not what or not name:
+            continue
+        try:
+            if what == 'container':
+                if not conn.has_service('object-store'):
+                    continue
+                conn.object_store.get_container_metadata(name)
+            else:
+                conn.compute.get_keypair(name)
+        except sdk_exc.NotFoundException:
+            continue
+        found.append(f'{what} {name}')
+    return found
+
+
+class ProjectStack(Stack):
+    """The stack kind of a project cascade (see above)."""
+
+    error_statuses = frozenset({STUCK})
+
+    def list(self, conn, project_id):
+        found = {s['id']: s for s in stacks(conn, tenant=project_id,
+                                            show_nested='True')}
+        refs = []
+        for s in found.values():
+            attrs: dict[str, Any] = {'status': s['stack_status']}
+            if s.get('parent') in found:
+                attrs['nested'] = True
+            elif project_id:
+                # what it made orders a cascade (not the orphan search)
+                try:
+                    made = resources(conn, s['stack_name'], s['id'])
+                except sdk_exc.NotFoundException:
+                    continue  # deleted meanwhile
+                attrs['resources'] = sorted(
+                    {r['physical_resource_id'] for r in made
+                     if r.get('physical_resource_id')})
+                attrs['endangers'] = namesakes(conn, made)
+            refs.append(ResourceRef(
+                kind=self.name, id=s['id'], name=s['stack_name'],
+                project_id=project_of(s),
+                attrs={k: v for k, v in attrs.items() if v}))
+        return owned(refs, project_id)
+
+    def primary_step(self, ref):
+        if ref.attrs.get('nested'):
+            return None
+        if ref.attrs.get('endangers'):
+            return resource.keep(
+                ref, 'deleting it would make Heat delete your own '
+                + ', '.join(ref.attrs['endangers'])
+                + ' (Heat deletes these in the scope of whoever deletes the '
+                'stack); rename yours, or cascade as another user')
+        return super().primary_step(ref)
+
+    def relations(self, ref, inventory):
+        made = set(ref.attrs.get('resources', []))
+        me = delete_of(self.name, ref.id)
+        for other in inventory:
+            if (other.key != ref.key and other.project_id == ref.project_id
+                    and physical_id(other) in made):
+                yield Edge(me, delete_of(other.kind, other.id),
+                           required=False)
+
+    def status(self, conn, ref):
+        status = super().status(conn, ref)
+        return STUCK if status == 'DELETE_FAILED' else status
+
+
+KINDS = (ProjectStack,)

@@ -1,0 +1,183 @@
+"""Quotas: a project's own quota values, reset in each service at the end.
+
+A service keeps a project's quota rows after the project is gone; resetting
+them (the quota APIs' DELETE) removes them. Each service's reset comes
+after every delete of that service's kinds in the project, so it is the
+last thing done there. A quota is listed only while it differs from the
+defaults, which is also how a verification round knows the reset is done.
+
+Designate is left out: its API shows a project's quotas merged with the
+defaults and has no call for the defaults alone, so a reset could never be
+told from a quota nobody set. Keystone's unified limits go with the project.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.kinds.base import (
+    ResourceKind, delete_of, request, unless_absent)
+from osc_cascade.planner import Edge
+from osc_cascade.resource import ResourceRef
+
+
+class _Quota(ResourceKind):
+    synchronous_delete = True
+    #: the name prefix of the kinds whose deletes come first: ``compute``
+    deletes_of: ClassVar[str]
+
+    def list(self, conn, project_id):
+        return [ResourceRef(kind=self.name, id=pid, name='quotas',
+                            project_id=pid, attrs=attrs)
+                for pid, attrs in self.customised(conn, project_id)]
+
+    def customised(self, conn: Any, project_id: str | None
+                   ) -> list[tuple[str, dict[str, Any]]]:
+        """The projects (the one given, or all the API can tell) whose
+        quotas differ from the defaults, with what their reset needs."""
+        raise NotImplementedError
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        for other in inventory:
+            if other.project_id == ref.project_id and other.kind.startswith(
+                    self.deletes_of + '.'):
+                yield Edge(delete_of(other.kind, other.id), me)
+
+
+class _QuotaSets(_Quota):
+    """Nova, Cinder and Manila: a project's quota set and its defaults,
+    one project at a time."""
+
+    #: the SDK proxy, and the quota sets' path in its API
+    proxy: ClassVar[str]
+    path: ClassVar[str]
+
+    def customised(self, conn, project_id):
+        if project_id is None:
+            return []  # these APIs cannot list projects
+        api = getattr(conn, self.proxy)
+
+        def values(suffix=''):
+            found = request(api, 'GET', f'{self.path}/{project_id}{suffix}'
+                            ).json()['quota_set']
+            found.pop('id', None)
+            return found
+        try:
+            own, defaults = values(), values('/defaults')
+        except sdk_exc.NotFoundException:
+            return []  # a cloud without the quota-set API has none
+        return [(project_id, {})] if own != defaults else []
+
+    def delete(self, conn, ref):
+        request(getattr(conn, self.proxy), 'DELETE', f'{self.path}/{ref.id}')
+
+
+class ComputeQuota(_QuotaSets):
+    name = 'quota.compute'
+    service_type = 'compute'
+    deletes_of = 'compute'
+    proxy = 'compute'
+    path = '/os-quota-sets'
+
+
+class BlockStorageQuota(_QuotaSets):
+    name = 'quota.block_storage'
+    service_type = 'block-storage'
+    deletes_of = 'block_storage'
+    proxy = 'block_storage'
+    path = '/os-quota-sets'
+
+
+class SharedFileSystemQuota(_QuotaSets):
+    name = 'quota.shared_file_system'
+    service_type = 'shared-file-system'
+    deletes_of = 'shared_file_system'
+    proxy = 'shared_file_system'
+    path = '/quota-sets'
+
+
+class NetworkQuota(_Quota):
+    """Neutron lists exactly the projects with quotas of their own."""
+
+    name = 'quota.network'
+    service_type = 'network'
+    deletes_of = 'network'
+
+    def customised(self, conn, project_id):
+        return [(q.project_id, {})
+                for q in unless_absent(conn.network.quotas)
+                if project_id in (None, q.project_id)]
+
+    def delete(self, conn, ref):
+        conn.network.delete_quota(ref.id, ignore_missing=False)
+
+
+class LoadBalancerQuota(_Quota):
+    """Octavia keeps a row for every project that used it; a limit of its
+    own is one that is not null."""
+
+    name = 'quota.load_balancer'
+    service_type = 'load-balancer'
+    deletes_of = 'load_balancer'
+
+    def customised(self, conn, project_id):
+        params = {'project_id': project_id} if project_id else {}
+        rows = request(conn.load_balancer, 'GET', '/lbaas/quotas',
+                       params=params).json()['quotas']
+        return [(q['project_id'], {}) for q in rows
+                if project_id in (None, q['project_id'])
+                and any(v is not None for k, v in q.items()
+                        if k not in ('project_id', 'tenant_id'))]
+
+    def delete(self, conn, ref):
+        conn.load_balancer.delete_quota(ref.id, ignore_missing=False)
+
+
+class KeyManagerQuota(_Quota):
+    """Barbican lists the projects with quotas of their own (its secrets
+    are beyond the cascade's reach, its quotas are not)."""
+
+    name = 'quota.key_manager'
+    service_type = 'key-manager'
+    deletes_of = 'key_manager'
+
+    def customised(self, conn, project_id):
+        rows = request(conn.key_manager, 'GET', '/project-quotas'
+                       ).json()['project_quotas']
+        return [(q['project_id'], {}) for q in rows
+                if project_id in (None, q['project_id'])]
+
+    def delete(self, conn, ref):
+        conn.key_manager.delete_project_quota(ref.id, ignore_missing=False)
+
+
+class ContainerInfraQuota(_Quota):
+    """Magnum keeps one row per project and resource that was set."""
+
+    name = 'quota.container_infra'
+    service_type = 'container-infrastructure-management'
+    deletes_of = 'container_infra'
+
+    def customised(self, conn, project_id):
+        resources: dict[str, list[str]] = {}
+        for q in request(conn.container_infrastructure_management, 'GET',
+                         '/quotas', params={'all_tenants': True}
+                         ).json()['quotas']:
+            if project_id in (None, q['project_id']):
+                resources.setdefault(q['project_id'], []).append(
+                    q['resource'])
+        return [(pid, {'resources': sorted(names)})
+                for pid, names in sorted(resources.items())]
+
+    def delete(self, conn, ref):
+        for name in ref.attrs['resources']:
+            request(conn.container_infrastructure_management, 'DELETE',
+                    f'/quotas/{ref.id}/{name}')
+
+
+KINDS = (ComputeQuota, BlockStorageQuota, SharedFileSystemQuota,
+         NetworkQuota, LoadBalancerQuota, KeyManagerQuota,
+         ContainerInfraQuota)

@@ -1,0 +1,168 @@
+"""`openstack cluster force-delete` and the stuck sweep on the minicloud's
+real Heat (``enable_stack_abandon = true``).
+
+A stack whose delete hangs: an ``OS::Heat::TestResource`` that takes
+``delete_wait`` seconds to delete and depends on a network (and a Swift
+container when Swift is up), so that Heat deletes it first and the others
+wait behind it. The abandon-disabled path (Heat's default) is in the unit
+tests only: the minicloud cannot restart Heat with another configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.functional import topology
+from tests.functional.conftest import unique, wait_for
+
+pytestmark = pytest.mark.functional
+
+HANG = 900  # longer than any test: the stack's delete never finishes
+
+
+def template(name: str, *, network: bool, container: bool) -> dict:
+    resources = {}
+    if network:
+        resources['net'] = {'type': 'OS::Neutron::Net',
+                            'properties': {'name': name + '-net'}}
+    if container:
+        resources['bucket'] = {'type': 'OS::Swift::Container',
+                               'properties': {'name': name + '-bucket'}}
+    resources['slow'] = {
+        'type': 'OS::Heat::TestResource',
+        'depends_on': sorted(resources),
+        'properties': {'value': 'x',
+                       'action_wait_secs': {'delete': HANG}}}
+    return {'heat_template_version': '2018-08-31', 'resources': resources}
+
+
+@pytest.fixture(scope='module')
+def project(admin):
+    project = topology.make_project(admin, unique('force-delete'))
+    yield project
+    admin.identity.delete_project(project)
+
+
+@pytest.fixture(scope='module')
+def conn(admin, project):
+    return topology.scoped(admin, project)
+
+
+def create_stacks(conn, names, **parts):
+    stacks = [conn.orchestration.create_stack(
+        name=name, template=template(name, **parts)) for name in names]
+    return [conn.orchestration.wait_for_status(
+        s, 'CREATE_COMPLETE', failures=['CREATE_FAILED'], interval=2,
+        wait=300) for s in stacks]
+
+
+def start_delete(conn, stack):
+    """Delete the stack and wait until Heat is stuck on the slow one."""
+    conn.orchestration.delete_stack(stack)
+    return wait_for(
+        lambda: conn.orchestration.get_stack(stack.id).status
+        == 'DELETE_IN_PROGRESS', timeout=60, what=f'{stack.name} deleting')
+
+
+def stack_exists(conn, stack_id):
+    return conn.orchestration.find_stack(stack_id) is not None
+
+
+def test_stack_whose_delete_hangs_is_abandoned(admin, conn, cli, tmp_path,
+                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    swift = admin.has_service('object-store')
+    name = unique('hangs')
+    [stack] = create_stacks(conn, [name], network=True, container=swift)
+    net = conn.network.find_network(name + '-net', ignore_missing=False)
+    manifest = tmp_path / 'left.json'
+    try:
+        dry = cli('cluster', 'force-delete', '--stack', name, '--dry-run',
+                  '-f', 'json')
+        assert dry.code == 0, dry.stderr
+        assert {r['Type'] for r in dry.json()} == (
+            {'OS::Neutron::Net'} | ({'OS::Swift::Container'} if swift
+                                    else set()))
+        assert conn.orchestration.get_stack(stack.id).status == (
+            'CREATE_COMPLETE')
+
+        run = cli('cluster', 'force-delete', '--stack', name, '--yes',
+                  '--grace', '10', '--manifest', str(manifest),
+                  '-f', 'json')
+        assert run.code == 0, run.stdout + run.stderr
+        [row] = run.json()
+        assert (row['Result'], row['Record']) == ('abandoned', 'gone')
+        assert not stack_exists(conn, stack.id)
+
+        data = json.loads(manifest.read_text())
+        assert data['state'] == 'abandoned'
+        assert data['stack']['project_id'] == conn.current_project_id
+        listed = {(r['type'], r['physical_id']) for r in data['resources']}
+        assert ('OS::Neutron::Net', net.id) in listed
+        # the abandon came after the delete: Heat's answer has no resources,
+        # the export taken before it has them all
+        assert data['abandon']['resources'] == {}
+        assert {'net', 'slow'} <= set(data['export']['resources'])
+        # outside Heat, what the stack made is still there
+        assert conn.network.get_network(net.id).id == net.id
+        if swift:
+            assert ('OS::Swift::Container', name + '-bucket') in listed
+            conn.object_store.get_container_metadata(name + '-bucket')
+    finally:
+        if stack_exists(conn, stack.id):
+            cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
+                '--grace', '0', '--manifest', str(tmp_path / 'cleanup.json'))
+        conn.network.delete_network(net, ignore_missing=True)
+        if swift:
+            conn.object_store.delete_container(name + '-bucket',
+                                               ignore_missing=True)
+
+
+def test_stuck_sweep_takes_the_old_and_leaves_the_young(conn, cli,
+                                                         project, tmp_path,
+                                                         monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the sweep's manifests
+    gap = 40
+    old, young = create_stacks(conn, [unique('old'), unique('young')],
+                               network=False, container=False)
+
+    def sweep():
+        """Midway between the two ages, however long each call takes."""
+        young_age = time.monotonic() - young_deleted
+        return ('--stack', '--older-than', f'{int(young_age + gap / 2)}s',
+                '--project', project.id, '-f', 'json')
+
+    try:
+        start_delete(conn, old)
+        time.sleep(gap)
+        start_delete(conn, young)
+        young_deleted = time.monotonic()
+
+        listed = cli('cluster', 'stuck', 'list', *sweep())
+        assert listed.code == 0, listed.stderr
+        assert [r['Name'] for r in listed.json()] == [old.name]
+        assert listed.json()[0]['Status'] == 'DELETE_IN_PROGRESS'
+
+        shown = cli('cluster', 'force-delete', '--stuck', *sweep())
+        assert shown.code == 0, shown.stderr
+        assert {r['Cluster'] for r in shown.json()} == {old.name}
+        assert 'pass --yes' in shown.stderr
+        assert stack_exists(conn, old.id)  # without --yes: a dry run
+
+        done = cli('cluster', 'force-delete', '--stuck', '--yes', '--wait',
+                   *sweep())
+        assert done.code == 0, done.stdout + done.stderr
+        assert [r['Cluster'] for r in done.json()] == [old.name]
+        assert not stack_exists(conn, old.id)
+        assert conn.orchestration.get_stack(young.id).status == (
+            'DELETE_IN_PROGRESS')
+        assert (tmp_path / f'stack-{old.name}-{old.id}-abandoned.json'
+                ).exists()
+    finally:
+        for stack in (old, young):
+            if stack_exists(conn, stack.id):
+                cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
+                    '--grace', '0')

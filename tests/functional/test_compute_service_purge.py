@@ -1,0 +1,245 @@
+"""`openstack compute service delete --purge-allocations` against the real
+minicloud: nova 34 and placement 16 with two fake computes, compute-a and
+compute-b.
+
+Every test takes compute-a down (``tools/minicloud stop nova-compute-a``)
+or deletes its service; the ``compute_a`` fixture brings it back
+afterwards (restarted with its node identity kept, nova-compute re-creates
+its service, its compute node and its provider), so that the tests and the
+other functional tests find both computes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+
+import pytest
+
+from tests.functional.conftest import run_openstack, unique, wait_for
+
+pytestmark = pytest.mark.functional
+
+HOST, OTHER = 'compute-a', 'compute-b'
+MINICLOUD = os.path.join(os.path.dirname(__file__), '..', '..', 'tools',
+                         'minicloud')
+FLAVOR, IMAGE = 'm1.tiny', 'cirros'
+
+
+def minicloud(*args: str) -> None:
+    subprocess.run([MINICLOUD, *args], check=True, capture_output=True,
+                   timeout=300, stdin=subprocess.DEVNULL)
+
+
+def service(admin, host=HOST):
+    found = [s for s in admin.compute.services(microversion='2.53')
+             if s.host == host and s.binary == 'nova-compute']
+    return found[0] if found else None
+
+
+def provider(admin, host=HOST):
+    rps = admin.placement.get(f'/resource_providers?name={host}',
+                              microversion='1.14').json()
+    return rps['resource_providers'][0]['uuid'] if rps[
+        'resource_providers'] else None
+
+
+def provider_exists(admin, rp):
+    return admin.placement.get(f'/resource_providers/{rp}',
+                               microversion='1.14').status_code == 200
+
+
+def allocations(admin, consumer):
+    return {rp: a['resources'] for rp, a in admin.placement.get(
+        f'/allocations/{consumer}', microversion='1.28').json()[
+        'allocations'].items()}
+
+
+def host_of(admin, server_id):
+    return admin.compute.get_server(server_id).compute_host
+
+
+def ok(result):
+    assert result.code == 0, result.stdout + result.stderr
+    return result
+
+
+def purge(*args):
+    return run_openstack('compute', 'service', 'delete',
+                         '--purge-allocations', *args)
+
+
+def take_down(admin, host=HOST):
+    """Stop nova-compute and force its service down, as an operator does
+    before evacuating or deleting it."""
+    minicloud('stop', f'nova-{host}')
+    ok(run_openstack('--os-compute-api-version', '2.11', 'compute',
+                     'service', 'set', '--down', host, 'nova-compute'))
+
+
+def bring_up(admin, host=HOST):
+    """Start nova-compute; once it has re-created what a purge deleted
+    (service, compute node, provider with inventory), clear a forced down
+    and wait until the scheduler can place instances on it."""
+    minicloud('start', f'nova-{host}')
+    svc = wait_for(lambda: service(admin, host), timeout=240,
+                   what=f'the {host} service')
+    if svc.is_forced_down:
+        ok(run_openstack('--os-compute-api-version', '2.11', 'compute',
+                         'service', 'set', '--up', host, 'nova-compute'))
+    wait_for(lambda: (service(admin, host).state == 'up'
+                      and provider(admin, host)), timeout=240,
+             what=f'{host} up with its provider')
+
+
+@pytest.fixture
+def compute_a(admin):
+    """compute-a up before the test, and up again after it, whatever the
+    test did to it; the test's servers are deleted."""
+    bring_up(admin)
+    servers: list[str] = []
+    yield servers
+    for server_id in servers:
+        server = admin.compute.find_server(server_id)
+        if server is not None and server.status == 'VERIFY_RESIZE':
+            bring_up(admin)
+            admin.compute.confirm_server_resize(server_id)
+            wait_for(lambda: admin.compute.get_server(server_id).status
+                     != 'VERIFY_RESIZE', what='the resize confirmed')
+        if server is not None:
+            admin.compute.delete_server(server_id)
+            admin.compute.wait_for_delete(server, wait=180)
+    bring_up(admin)
+
+
+def boot(admin, servers, host=HOST):
+    """An ACTIVE server on ``host``."""
+    flavor = admin.compute.find_flavor(FLAVOR, ignore_missing=False)
+    image = admin.image.find_image(IMAGE, ignore_missing=False)
+    for _attempt in range(4):
+        server = admin.compute.create_server(
+            name=unique('purge'), flavor_id=flavor.id, image_id=image.id,
+            networks='none', availability_zone=f'nova:{host}')
+        servers.append(server.id)
+        server = wait_for(lambda: _settled(admin, server.id), timeout=180,
+                          what=f'a server on {host}')
+        if server.status == 'ACTIVE':
+            return server
+        # a compute whose service was just re-created is placed only once
+        # the scheduler's host discovery has mapped it again
+        admin.compute.delete_server(server.id)
+        admin.compute.wait_for_delete(server, wait=180)
+    raise AssertionError(f'could not boot a server on {host}')
+
+
+def _settled(admin, server_id):
+    server = admin.compute.get_server(server_id)
+    return server if server.status in ('ACTIVE', 'ERROR') else None
+
+
+def test_evacuated_instance_purge(admin, compute_a):
+    vm = boot(admin, compute_a)
+    rp_a, rp_b = provider(admin, HOST), provider(admin, OTHER)
+    take_down(admin)
+    ok(run_openstack('--os-compute-api-version', '2.29', 'server',
+                     'evacuate', vm.id))
+    wait_for(lambda: host_of(admin, vm.id) == OTHER and admin.compute
+             .get_server(vm.id).status == 'ACTIVE', timeout=240,
+             what='the evacuation')
+    held = allocations(admin, vm.id)
+    assert held.keys() == {rp_a, rp_b}  # the source's stays while it is down
+    svc = service(admin)
+
+    dry = ok(purge('--dry-run', HOST, '-f', 'json'))
+    rows = {(r['Kind'], r['ID']): r for r in dry.json()}
+    assert rows[('placement.allocation', vm.id)]['Class'] == (
+        'evacuated instance')
+    assert rows[('placement.allocation', vm.id)]['Action'] == 'remove'
+    assert rows[('placement.resource_provider', rp_a)]['Action'] == 'delete'
+    assert rows[('compute.service', svc.id)]['Action'] == 'delete'
+    assert allocations(admin, vm.id) == held  # a dry run changes nothing
+    assert service(admin) is not None
+
+    ok(purge('--yes', svc.id))
+
+    assert service(admin) is None
+    assert not provider_exists(admin, rp_a)
+    assert allocations(admin, vm.id) == {rp_b: held[rp_b]}
+
+
+def test_unconfirmed_migration_blocks_and_force_purges(admin, compute_a):
+    vm = boot(admin, compute_a)
+    rp_a, rp_b = provider(admin, HOST), provider(admin, OTHER)
+    ok(run_openstack('server', 'migrate', vm.id))
+    wait_for(lambda: admin.compute.get_server(vm.id).status
+             == 'VERIFY_RESIZE', timeout=240, what='VERIFY_RESIZE')
+    migration = next(m for m in admin.compute.migrations(
+        server_id=vm.id, microversion='2.59') if m.status == 'finished')
+    # the migration holds the source, the instance the destination
+    assert allocations(admin, migration.uuid).keys() == {rp_a}
+    assert allocations(admin, vm.id).keys() == {rp_b}
+    take_down(admin)
+
+    blocked = purge('--yes', HOST, '-f', 'json')
+
+    assert blocked.code == 1
+    rows = {r['Consumer']: r for r in blocked.json()}
+    assert rows[migration.uuid]['Class'] == 'migration not confirmed'
+    assert (f'openstack server resize confirm {vm.id}'
+            in rows[migration.uuid]['Why, and what to do'])
+    assert 'Nothing was changed' in blocked.stderr
+    assert allocations(admin, migration.uuid).keys() == {rp_a}
+    assert provider_exists(admin, rp_a)
+
+    forced = purge('--yes', '--force', HOST)
+
+    # the allocations and the provider go; nova keeps the service while
+    # the migration is unconfirmed, and says so
+    assert forced.code == 1
+    assert 'nova refuses to delete the service of compute-a' in forced.stderr
+    assert 'in-progress migrations' in forced.stderr
+    assert allocations(admin, migration.uuid) == {}
+    assert not provider_exists(admin, rp_a)
+    assert allocations(admin, vm.id).keys() == {rp_b}
+    assert service(admin) is not None
+
+
+def test_stale_allocation_of_a_consumer_nova_never_had(admin, compute_a):
+    rp_a = provider(admin, HOST)
+    take_down(admin)
+    stray = str(uuid.uuid4())
+    ok(run_openstack('--os-placement-api-version', '1.28', 'resource',
+                     'provider', 'allocation', 'set', stray, '--allocation',
+                     f'rp={rp_a},VCPU=1,MEMORY_MB=256', '--project-id',
+                     admin.current_project_id, '--user-id',
+                     admin.current_user_id))
+
+    blocked = purge('--yes', HOST, '-f', 'json')
+    assert blocked.code == 1
+    assert [(r['Consumer'], r['Class']) for r in blocked.json()] == [
+        (stray, 'unknown consumer')]
+    assert allocations(admin, stray) == {rp_a: {'VCPU': 1,
+                                                'MEMORY_MB': 256}}
+
+    ok(purge('--yes', '--force', HOST))
+
+    assert allocations(admin, stray) == {}
+    assert not provider_exists(admin, rp_a)
+    assert service(admin) is None
+
+
+def test_host_with_an_instance_is_refused(admin, compute_a):
+    vm = boot(admin, compute_a)
+    rp_a = provider(admin, HOST)
+    held = allocations(admin, vm.id)
+    svc = service(admin)
+
+    result = purge('--yes', '--force', HOST, '-f', 'json')
+
+    assert result.code == 1
+    rows = {r['Consumer']: r for r in result.json()}
+    assert rows[vm.id]['Class'] == 'instance on host'
+    assert service(admin).id == svc.id
+    assert provider_exists(admin, rp_a)
+    assert allocations(admin, vm.id) == held

@@ -1,0 +1,295 @@
+"""The cascade workflow (osc_cascade.cascade) without the command layer."""
+
+import pytest
+
+from osc_cascade import cascade, resource
+from osc_cascade.cascade import CascadeOptions, ProjectCascade
+from osc_cascade.errors import CascadeError
+from osc_cascade.executor import DONE
+from osc_cascade.planner import Plan
+from osc_cascade.resource import ResourceRef
+from tests.unit import scenarios
+from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
+from tests.unit.fakes import FakeClock, make_plan
+
+
+@pytest.fixture
+def conn(cloud):
+    return cloud.connection()
+
+
+def cascade_of(conn, **options):
+    return ProjectCascade(conn, CascadeOptions(**options), clock=FakeClock())
+
+
+def prepare(conn, name, **options):
+    pc = cascade_of(conn, **options)
+    targets = pc.targets([cascade.resolve_project(conn, name)])
+    return pc, targets
+
+
+# -- resolving -------------------------------------------------------------
+
+def test_resolve_by_id_and_by_name(cloud, conn):
+    p = scenarios.project(cloud, 'A')
+    assert cascade.resolve_project(conn, p['id']).id == p['id']
+    assert cascade.resolve_project(conn, 'A').id == p['id']
+
+
+def test_resolve_unknown(cloud, conn):
+    with pytest.raises(CascadeError,
+                       match="No project with a name or ID of 'nope' exists"):
+        cascade.resolve_project(conn, 'nope')
+
+
+def test_resolve_ambiguous_lists_candidates(cloud, conn):
+    cloud.add('domains', id='d2', name='second', enabled=True)
+    p1 = scenarios.project(cloud, 'dup')
+    p2 = scenarios.project(cloud, 'dup', domain_id='d2')
+    with pytest.raises(CascadeError) as err:
+        cascade.resolve_project(conn, 'dup')
+    message = str(err.value)
+    assert f'{p1["id"]} (domain default)' in message
+    assert f'{p2["id"]} (domain d2)' in message
+    assert '--domain' in message
+    assert cascade.resolve_project(conn, 'dup', 'second').id == p2['id']
+    assert cascade.resolve_project(conn, 'dup', 'd2').id == p2['id']
+
+
+def test_resolve_id_in_another_domain_than_asked(cloud, conn):
+    cloud.add('domains', id='d2', name='second', enabled=True)
+    p = scenarios.project(cloud, 'A')
+    with pytest.raises(CascadeError, match="in domain 'second'"):
+        cascade.resolve_project(conn, p['id'], 'second')
+
+
+def test_resolve_unknown_domain(cloud, conn):
+    scenarios.project(cloud, 'A')
+    with pytest.raises(CascadeError, match="No domain .* 'nodom'"):
+        cascade.resolve_project(conn, 'A', 'nodom')
+
+
+def test_resolve_refused_by_keystone(cloud, conn):
+    cloud.forbidden.add(r'/v3/projects')
+    with pytest.raises(CascadeError, match='HTTP 403.*admin role'):
+        cascade.resolve_project(conn, 'A')
+
+
+# -- safety checks ---------------------------------------------------------
+
+def test_the_callers_own_project_is_refused(cloud, conn):
+    with pytest.raises(CascadeError, match='project you are authenticated'):
+        prepare(conn, ADMIN_PROJECT)
+
+
+def test_an_immutable_project_is_refused(cloud, conn):
+    scenarios.project(cloud, 'frozen', options={'immutable': True})
+    with pytest.raises(CascadeError, match='marked immutable'):
+        prepare(conn, 'frozen')
+
+
+def test_a_domain_is_refused(cloud, conn):
+    scenarios.project(cloud, 'dom', is_domain=True)
+    with pytest.raises(CascadeError, match='it is a domain'):
+        prepare(conn, 'dom')
+
+
+def test_children_are_refused_without_recursive(cloud, conn):
+    parent = scenarios.project(cloud, 'parent')
+    child = scenarios.project(cloud, 'kid', parent_id=parent['id'])
+    with pytest.raises(CascadeError) as err:
+        prepare(conn, 'parent')
+    assert f'kid ({child["id"]})' in str(err.value)
+    assert '--recursive' in str(err.value)
+
+
+def test_recursive_targets_the_whole_subtree(cloud, conn):
+    parent = scenarios.project(cloud, 'parent')
+    child = scenarios.project(cloud, 'kid', parent_id=parent['id'])
+    grandchild = scenarios.project(cloud, 'grandkid', parent_id=child['id'])
+    scenarios.project(cloud, 'unrelated')
+    _pc, targets = prepare(conn, 'parent', recursive=True)
+    assert sorted(t.id for t in targets) == sorted(
+        [parent['id'], child['id'], grandchild['id']])
+    assert {t.kind for t in targets} == {'identity.project'}
+
+
+def test_an_immutable_child_is_refused_too(cloud, conn):
+    parent = scenarios.project(cloud, 'parent')
+    scenarios.project(cloud, 'kid', parent_id=parent['id'],
+                      options={'immutable': True})
+    with pytest.raises(CascadeError, match='kid .* immutable'):
+        prepare(conn, 'parent', recursive=True)
+
+
+# -- plan and execution ------------------------------------------------------
+
+def test_plan_holds_the_projects_and_everything_they_own(cloud, conn,
+                                                         external):
+    a = scenarios.full_project(cloud, 'A', external)
+    pc, targets = prepare(conn, 'A')
+    plan = pc.plan(targets)
+    assert plan.projects == [{'id': a['project']['id'], 'name': 'A'}]
+    assert plan.order()[-1] == f'delete:identity.project:{a["project"]["id"]}'
+    assert cloud.changes == []
+
+
+def test_execute_empties_the_project_and_leaves_its_deletion_to_osc(
+        cloud, conn, external):
+    a = scenarios.full_project(cloud, 'A', external)
+    pid = a['project']['id']
+    pc, targets = prepare(conn, 'A')
+    outcome = pc.execute(pc.plan(targets), targets)
+    assert cloud.owned_by(pid) == []
+    # the project is disabled, empty and still there: OSC deletes it
+    assert cloud.get('projects', pid)['enabled'] is False
+    assert [t.id for t in outcome.empty_projects] == [pid]
+    assert outcome.deleted_children == []
+    assert len(outcome.runs) == 1
+    assert {r.outcome for r in outcome.runs[0].results.values()} == {DONE}
+    # disabling came first
+    assert cloud.changes[0] == ('PATCH', f'/v3/projects/{pid}')
+
+
+def test_execute_refuses_kept_resources_before_any_change(cloud, conn):
+    p = scenarios.project(cloud, 'A')
+    scenarios.image(cloud, p['id'], 'golden', visibility='public')
+    scenarios.volume(cloud, p['id'])
+    pc, targets = prepare(conn, 'A')
+    plan = pc.plan(targets)
+    with pytest.raises(CascadeError) as err:
+        pc.execute(plan, targets)
+    assert 'Nothing was changed' in str(err.value)
+    assert 'public image' in str(err.value)
+    assert '--delete-shared-images' in str(err.value)
+    assert cloud.changes == []
+
+
+def test_drain_disables_leaves_first(cloud, conn):
+    parent = scenarios.project(cloud, 'parent')
+    child = scenarios.project(cloud, 'kid', parent_id=parent['id'])
+    grandchild = scenarios.project(cloud, 'grandkid', parent_id=child['id'])
+    pc, targets = prepare(conn, 'parent', recursive=True)
+    pc.drain(targets)
+    assert cloud.changes == [('PATCH', f'/v3/projects/{p["id"]}')
+                             for p in (grandchild, child, parent)]
+    assert all(not p['enabled'] for p in (parent, child, grandchild))
+
+
+def test_recursive_execute_deletes_children_leaves_first(cloud, conn):
+    parent = scenarios.project(cloud, 'parent')
+    child = scenarios.project(cloud, 'kid', parent_id=parent['id'])
+    grandchild = scenarios.project(cloud, 'grandkid', parent_id=child['id'])
+    vol = scenarios.volume(cloud, grandchild['id'])
+    pc, targets = prepare(conn, 'parent', recursive=True)
+    outcome = pc.execute(pc.plan(targets), targets)
+    assert not cloud.exists('volumes', vol['id'])
+    assert [p for p in cloud.deleted_order() if '/projects/' in p] == [
+        f'/v3/projects/{grandchild["id"]}', f'/v3/projects/{child["id"]}']
+    assert cloud.exists('projects', parent['id'])
+    assert [t.id for t in outcome.empty_projects] == [parent['id']]
+    assert sorted(t.id for t in outcome.deleted_children) == sorted(
+        [child['id'], grandchild['id']])
+
+
+class _Reappearing(FakeCloud):
+    """Someone creates a volume in the project while its server goes."""
+
+    def __init__(self, project_id='', times=1, **kw):
+        super().__init__(**kw)
+        self.project_id = project_id
+        self.times = times
+        self.created = []
+
+    def _compute(self, method, path, query, body):
+        if method == 'DELETE' and self.times:
+            self.times -= 1
+            self.created.append(scenarios.volume(self, self.project_id,
+                                                 'late')['id'])
+        return super()._compute(method, path, query, body)
+
+
+def test_resources_that_appear_during_the_run_are_caught_by_verification():
+    with _Reappearing() as cloud:
+        p = scenarios.project(cloud, 'A')
+        cloud.project_id = p['id']
+        scenarios.server(cloud, p['id'])
+        conn = cloud.connection()
+        pc, targets = prepare(conn, 'A')
+        outcome = pc.execute(pc.plan(targets), targets)
+        assert len(cloud.created) == 1
+        assert not cloud.exists('volumes', cloud.created[0])
+        assert cloud.owned_by(p['id']) == []
+        assert len(outcome.runs) == 2
+        [late] = outcome.runs[1].results.values()
+        assert late.step.target.id == cloud.created[0]
+
+
+class _Hydra(_Reappearing):
+    """Every volume deleted comes back as a new one."""
+
+    def _block_storage(self, method, path, query, body):
+        if method == 'DELETE':
+            self.created.append(scenarios.volume(self, self.project_id,
+                                                 'again')['id'])
+        return super()._block_storage(method, path, query, body)
+
+
+def test_what_keeps_coming_back_is_a_leftover_error():
+    with _Hydra(times=0) as cloud:
+        p = scenarios.project(cloud, 'A')
+        cloud.project_id = p['id']
+        scenarios.volume(cloud, p['id'])
+        conn = cloud.connection()
+        pc, targets = prepare(conn, 'A', verify_rounds=2)
+        with pytest.raises(CascadeError, match='were not deleted') as err:
+            pc.execute(pc.plan(targets), targets)
+    # the plan, then two verification rounds, and no more
+    assert len(cloud.created) == 3
+    assert 'again' in str(err.value)
+    assert cloud.exists('projects', p['id'])
+
+
+def test_leftovers_are_listed_with_why_they_failed(cloud, conn):
+    p = scenarios.project(cloud, 'A')
+    vol = scenarios.volume(cloud, p['id'], 'stubborn')
+    cloud.faults += [('DELETE', f'/volumes/{vol["id"]}', 400)] * 20
+    pc, targets = prepare(conn, 'A', verify_rounds=2)
+    with pytest.raises(CascadeError) as err:
+        pc.execute(pc.plan(targets), targets)
+    message = str(err.value)
+    assert message.startswith('The projects were not deleted: they still '
+                              'own 1 resource(s): ')
+    assert f'block_storage.volume stubborn ({vol["id"]})' in message
+    assert 'injected fault' in message
+    # three rounds, one attempt each (400 is not worth retrying)
+    assert len([c for c in cloud.changes if c[0] == 'DELETE'
+                and '/volumes/' in c[1]]) == 3
+    assert not any('/projects/' in c[1] and c[0] == 'DELETE'
+                   for c in cloud.changes)
+
+
+# -- helpers -----------------------------------------------------------------
+
+def test_without_projects_drops_project_steps_and_their_edges():
+    proj = ResourceRef('identity.project', 'p1', project_id='p1')
+    plan = make_plan(['a', resource.delete(proj)],
+                     [('a', 'delete:identity.project:p1')])
+    plan.soft_edges = set(plan.edges)
+    rest = cascade.without_projects(plan)
+    assert list(rest.steps) == ['delete:test.thing:a']
+    assert rest.edges == set() and rest.soft_edges == set()
+    assert isinstance(rest, Plan)
+    # the original is untouched
+    assert len(plan.steps) == 2
+
+
+def test_leaves_first_orders_by_depth():
+    refs = [ResourceRef('identity.project', i, project_id=i,
+                        attrs={'parent_id': parent} if parent else {})
+            for i, parent in (('root', None), ('a', 'root'), ('b', 'a'),
+                              ('c', 'root'))]
+    order = [r.id for r in cascade._leaves_first(refs)]
+    assert order.index('b') < order.index('a') < order.index('root')
+    assert order.index('c') < order.index('root')
+    assert order[0] == 'b'

@@ -1,0 +1,227 @@
+"""`openstack cluster force-delete` and `cluster stuck list` through the
+real OSC shell."""
+
+import argparse
+import datetime
+import json
+import os
+
+import pytest
+import yaml
+
+from osc_cascade import clusters
+from osc_cascade.v1 import cluster
+from tests.unit import scenarios
+from tests.unit.fake_heat import FakeHeatCloud
+from tests.unit.fakes import FakeClock
+from tests.unit.test_cluster_force_delete import k8s_stack
+
+NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.timezone.utc)
+
+
+@pytest.fixture
+def cloud(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(clusters, 'Clock', FakeClock)
+    monkeypatch.setattr(clusters, 'utcnow', lambda: NOW)
+    with FakeHeatCloud() as c:
+        yield c
+
+
+def magnum(cloud, name='k8s', **cluster_args):
+    project = scenarios.project(cloud, name + '-tenant')
+    built = k8s_stack(cloud, project['id'], name=name + '-stack')
+    built['cluster'] = cloud.magnum_cluster(name, project['id'],
+                                            built['stack'], **cluster_args)
+    return built
+
+
+def test_help_force_delete(osc):
+    result = osc('help', 'cluster', 'force-delete')
+    assert result.code == 0
+    for option in ('--stack', '--stuck', '--older-than', '--grace',
+                   '--wait', '--manifest', '--delete-leftovers',
+                   '--dry-run', '--yes', '--parallel', '--timeout',
+                   '--format', 'enable_stack_abandon'):
+        assert option in result.stdout, option
+
+
+def test_help_stuck_list(osc):
+    result = osc('help', 'cluster', 'stuck', 'list')
+    assert result.code == 0
+    assert '--older-than' in result.stdout and '--stack' in result.stdout
+
+
+def test_dry_run_shows_what_is_left_behind_and_changes_nothing(cloud, osc):
+    built = magnum(cloud)
+    result = osc('cluster', 'force-delete', 'k8s', '--dry-run',
+                 '--delete-leftovers', '-f', 'json')
+    assert result.code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    by_id = {r['Physical ID']: r for r in rows}
+    assert by_id[built['server']['id']]['Action'] == (
+        'leave behind, then delete')
+    assert by_id[built['server']['id']]['Stack'] == (
+        built['group']['stack_name'])
+    assert len(rows) == 6
+    assert cloud.changes == []
+    assert os.listdir('.') == []
+
+
+def test_force_delete_prints_the_outcome(cloud, osc):
+    built = magnum(cloud)
+    result = osc('cluster', 'force-delete', 'k8s', '--yes', '--wait',
+                 '--grace', '30', '-f', 'json')
+    assert result.code == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row['Result'] == 'abandoned'
+    assert row['Record'] == 'gone'
+    assert row['Left Behind'] == 6
+    assert os.path.exists(row['Manifest'])
+    assert not cloud.exists('clusters', built['cluster']['uuid'])
+    assert cloud.exists('networks', built['network']['id'])
+    assert 'waiting up to 30s' in result.stderr
+    assert 'abandoned stack k8s-stack' in result.stderr
+
+
+def test_no_terminal_and_no_yes_changes_nothing(cloud, osc):
+    magnum(cloud)
+    result = osc('cluster', 'force-delete', 'k8s')
+    assert result.code == 1
+    assert 'Pass --yes to confirm' in result.stderr
+    assert cloud.changes == []
+
+
+def test_prompt_answered_yes_goes_on(cloud, osc):
+    built = magnum(cloud)
+    result = osc('cluster', 'force-delete', 'k8s', stdin='y\n', tty=True)
+    assert result.code == 0, result.stderr
+    assert 'Force-delete 1 cluster(s)?' in result.stderr
+    assert 'stack k8s-stack, 6 resource(s) left behind' in result.stderr
+    assert not cloud.exists('stacks', built['stack']['id'])
+
+
+def test_prompt_answered_no_changes_nothing(cloud, osc):
+    magnum(cloud)
+    result = osc('cluster', 'force-delete', 'k8s', stdin='n\n', tty=True)
+    assert result.code == 1
+    assert 'Aborted' in result.stderr
+    assert cloud.changes == []
+
+
+def test_abandon_disabled_is_a_clear_error_before_any_change(
+        monkeypatch, tmp_path, osc):
+    monkeypatch.chdir(tmp_path)
+    with FakeHeatCloud(abandon_enabled=False) as cloud:
+        magnum(cloud)
+        result = osc('cluster', 'force-delete', 'k8s', '--yes')
+        assert result.code == 1
+        assert 'stack abandon disabled' in result.stderr
+        assert 'enable_stack_abandon' in result.stderr
+        assert cloud.changes == []
+
+
+def test_stack_that_does_not_exist(cloud, osc):
+    result = osc('cluster', 'force-delete', '--stack', 'nosuch', '--yes')
+    assert result.code == 1
+    assert "No stack with a name or ID of 'nosuch' exists" in result.stderr
+
+
+def test_leftovers_not_deleted_give_a_table_and_a_failure(cloud, osc):
+    built = magnum(cloud)
+    result = osc('cluster', 'force-delete', 'k8s', '--yes',
+                 '--delete-leftovers', '-f', 'json')
+    assert result.code == 1
+    [row] = json.loads(result.stdout)
+    assert (row['Leftovers Deleted'], row['Leftovers Not Deleted']) == (5, 1)
+    assert 'OS::Swift::Container bucket-1: not deleted' in result.stderr
+    assert not cloud.exists('servers', built['server']['id'])
+
+
+def test_stuck_sweep_is_a_dry_run_without_yes(cloud, osc):
+    old = magnum(cloud, 'old', status='DELETE_IN_PROGRESS',
+                 updated='2026-11-01T10:00:00+00:00')
+    cloud.delete_stack(old['stack'])
+    young = magnum(cloud, 'young', status='DELETE_IN_PROGRESS',
+                   updated='2026-11-03T09:00:00+00:00')
+    cloud.delete_stack(young['stack'])
+    result = osc('cluster', 'force-delete', '--stuck', '--older-than',
+                 '24h', '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert {r['Cluster'] for r in json.loads(result.stdout)} == {'old'}
+    assert 'pass --yes' in result.stderr
+    assert cloud.changes == []
+
+
+def test_stuck_sweep_with_yes_force_deletes_only_the_old(cloud, osc):
+    old = magnum(cloud, 'old', status='DELETE_IN_PROGRESS',
+                 updated='2026-11-01T10:00:00+00:00')
+    young = magnum(cloud, 'young', status='DELETE_IN_PROGRESS',
+                   updated='2026-11-03T09:00:00+00:00')
+    for built in (old, young):
+        cloud.delete_stack(built['stack'])
+    result = osc('cluster', 'force-delete', '--stuck', '--yes', '-f',
+                 'json')
+    assert result.code == 0, result.stderr
+    assert [r['Cluster'] for r in json.loads(result.stdout)] == ['old']
+    assert not cloud.exists('stacks', old['stack']['id'])
+    assert cloud.exists('stacks', young['stack']['id'])
+    assert cloud.exists('clusters', young['cluster']['uuid'])
+
+
+def test_stuck_list_of_stacks(cloud, osc):
+    project = scenarios.project(cloud, 'tenant')
+    cloud.stack('stuck', project['id'], status='DELETE_FAILED',
+                updated='2026-11-03T08:00:00Z')
+    cloud.stack('fine', project['id'], status='CREATE_COMPLETE',
+                updated='2026-11-01T08:00:00Z')
+    result = osc('cluster', 'stuck', 'list', '--stack', '--older-than',
+                 '1h', '-f', 'yaml')
+    assert result.code == 0, result.stderr
+    [row] = yaml.safe_load(result.stdout)
+    assert (row['Name'], row['Project'], row['Status'], row['Age']) == (
+        'stuck', project['id'], 'DELETE_FAILED', '2h')
+
+
+@pytest.mark.parametrize('argv,message', [
+    (('k8s', '--stuck'), 'Name the cluster(s) to force-delete, or pass '
+                         '--stuck'),
+    ((), 'Name the cluster(s)'),
+    (('k8s', '--older-than', '1h'), '--older-than needs --stuck'),
+    (('k8s', '--project', 'admin'), '--project needs --stuck'),
+    (('a', 'b', '--manifest', 'm.json'), '--manifest names the file of '
+                                         'one cluster')])
+def test_argument_errors(cloud, osc, argv, message):
+    result = osc('cluster', 'force-delete', *argv)
+    assert result.code != 0
+    assert message in result.stderr
+    assert cloud.changes == []
+
+
+def test_bad_age_is_refused_by_the_parser(cloud, osc):
+    with pytest.raises(argparse.ArgumentTypeError, match="'soon' is not an "
+                                                         "age"):
+        cluster.age('soon')
+    with pytest.raises(SystemExit) as exit_:
+        osc('cluster', 'stuck', 'list', '--older-than', 'soon')
+    assert exit_.value.code == 2
+    assert cloud.changes == []
+
+
+def test_stuck_sweep_of_one_project(cloud, osc):
+    theirs = magnum(cloud, 'theirs', status='DELETE_IN_PROGRESS',
+                    updated='2026-11-01T10:00:00+00:00')
+    mine = magnum(cloud, 'mine', status='DELETE_IN_PROGRESS',
+                  updated='2026-11-01T10:00:00+00:00')
+    for built in (theirs, mine):
+        cloud.delete_stack(built['stack'])
+    result = osc('cluster', 'stuck', 'list', '--project', 'mine-tenant',
+                 '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert [r['Name'] for r in json.loads(result.stdout)] == ['mine']
+    result = osc('cluster', 'force-delete', '--stuck', '--yes', '--project',
+                 mine['cluster']['project_id'], '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert [r['Cluster'] for r in json.loads(result.stdout)] == ['mine']
+    assert cloud.exists('stacks', theirs['stack']['id'])
+    assert not cloud.exists('stacks', mine['stack']['id'])

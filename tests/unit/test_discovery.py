@@ -1,0 +1,143 @@
+"""Discovery: every kind of every available service, in parallel, with
+retries of what may pass and a clear refusal of what may not."""
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.discovery import Discovery, describe_list_error
+from osc_cascade.errors import CascadeError
+from osc_cascade.executor import RetryPolicy
+from osc_cascade.kinds import network
+from tests.unit import scenarios
+from tests.unit.fakecloud import FakeCloud
+from tests.unit.fakes import FakeClock, sdk_error
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+def discovery(conn, clock, **kw):
+    return Discovery(conn, kinds_mod.build(), clock=clock, **kw)
+
+
+def test_finds_everything_a_project_owns_and_nothing_else(cloud, external,
+                                                          clock):
+    a = scenarios.full_project(cloud, 'A', external)
+    b = scenarios.full_project(cloud, 'B', external)
+    refs, notes = discovery(cloud.connection(), clock).run(
+        [a['project']['id']])
+    # notes only for the services the fake cloud does not have
+    for service in FakeCloud.endpoints:
+        assert not [n for n in notes if n.startswith(f'service {service} ')]
+    assert {r.project_id for r in refs} == {a['project']['id']}
+    found = {r.id for r in refs}
+    assert {a['server']['id'], a['volume']['id'], a['router']['id'],
+            a['incremental']['id'], a['web_sg']['id']} <= found
+    assert not found & {id_ for _, id_ in cloud.owned_by(b['project']['id'])}
+    # DHCP ports and router interfaces are found (the kinds decide)
+    assert any(r.attrs.get('device_owner') == 'network:dhcp' for r in refs)
+    assert cloud.changes == []
+    assert clock.sleeps == []
+
+
+def test_lists_every_kind_for_every_project(cloud, clock):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    discovery(cloud.connection(), clock).run([a, b])
+    for pid in (a, b):
+        for path in ('/v2.1/servers/detail', '/v3/volumes/detail',
+                     '/v2.0/ports', '/v2/images', '/v3/role_assignments'):
+            assert any(p.startswith(path) and pid in p
+                       for _, p in cloud.requests), (path, pid)
+
+
+def test_the_project_kind_is_never_listed(cloud, clock):
+    conn = cloud.connection()
+    usable, notes = discovery(conn, clock).available_kinds()
+    names = {k.name for k in usable}
+    assert kinds_mod.PROJECT_KIND not in names
+    assert names == {k.name for k in kinds_mod.build().values()
+                     if conn.has_service(k.service_type)} - {
+        kinds_mod.PROJECT_KIND}
+    assert {'compute.server', 'network.port', 'block_storage.volume',
+            'image.image', 'identity.application_credential'} <= names
+    assert not [n for n in notes if 'identity' in n or 'compute' in n]
+
+
+def test_a_service_missing_from_the_catalog_is_skipped_with_a_note(clock):
+    with FakeCloud(services=('identity', 'compute', 'network')) as cloud:
+        pid = scenarios.project(cloud, 'A')['id']
+        refs, notes = discovery(cloud.connection(), clock).run([pid])
+    by_service = {n.split()[1]: n for n in notes}
+    assert by_service['block-storage'].startswith(
+        'service block-storage is not in the catalog: skipped '
+        'block_storage.backup, block_storage.snapshot, block_storage.volume')
+    assert by_service['image'].startswith(
+        'service image is not in the catalog: skipped image.image')
+    assert 'compute' not in by_service and 'network' not in by_service
+    assert notes == sorted(notes)
+    assert not [p for _, p in cloud.requests if 'volumes' in p]
+    assert refs == []
+
+
+def test_transient_list_errors_are_retried_with_backoff(cloud, clock):
+    pid = scenarios.project(cloud, 'A')['id']
+    net, _ = scenarios.network(cloud, pid)
+    cloud.faults += [('GET', r'/v2\.0/networks', 503),
+                     ('GET', r'/v2\.0/networks', 502)]
+    refs, _ = discovery(cloud.connection(), clock).run([pid])
+    assert net['id'] in {r.id for r in refs}
+    assert clock.sleeps == [1, 2]
+    assert cloud.faults == []
+
+
+def test_a_service_that_keeps_failing_is_an_error(cloud, clock):
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.faults += [('GET', r'/v2\.0/ports', 503)] * 10
+    with pytest.raises(CascadeError) as err:
+        discovery(cloud.connection(), clock,
+                  retry=RetryPolicy(max_attempts=3)).run([pid])
+    assert str(err.value).startswith(
+        f'listing network.port of project {pid} failed, so nothing was '
+        f'deleted')
+    assert len([p for _, p in cloud.requests
+                if p.startswith('/v2.0/ports')]) == 3
+    assert clock.sleeps == [1, 2]
+
+
+def test_a_403_is_not_retried_and_says_admin_is_needed(cloud, clock):
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.forbidden.add(r'/v2/images')
+    with pytest.raises(CascadeError) as err:
+        discovery(cloud.connection(), clock).run([pid])
+    message = str(err.value)
+    assert f'listing image.image of project {pid} was refused (HTTP 403)' in (
+        message)
+    assert 'admin role in the image service' in message
+    assert clock.sleeps == []
+
+
+def test_describe_list_error_variants():
+    kind = network.Port()
+    assert 'was not authorised (HTTP 401): expired' in describe_list_error(
+        kind, 'p1', sdk_error(sdk_exc.HttpException, 401, 'expired'))
+    assert describe_list_error(kind, 'p1', ValueError('a\n  bug')) == (
+        'listing network.port of project p1 failed, so nothing was '
+        'deleted: a bug')
+
+
+def test_a_bug_in_a_kind_is_an_error_not_a_partial_picture(cloud, clock):
+    pid = scenarios.project(cloud, 'A')['id']
+
+    class Broken(network.Port):
+        def list(self, conn, project_id):
+            raise KeyError('fixed_ips')
+
+    kinds = kinds_mod.build()
+    kinds[network.Port.name] = Broken()
+    with pytest.raises(CascadeError, match='listing network.port'):
+        Discovery(cloud.connection(), kinds, clock=clock).run([pid])
+    assert clock.sleeps == []

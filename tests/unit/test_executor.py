@@ -1,0 +1,469 @@
+"""The executor, with a fake clock and scripted kinds: nothing sleeps."""
+
+import concurrent.futures
+import threading
+
+import pytest
+from keystoneauth1 import exceptions as ks_exc
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import executor, resource
+from osc_cascade.executor import (DONE, FAILED, KEPT, SKIPPED, Executor,
+                                  RetryPolicy, RunResult, StepResult)
+from osc_cascade.resource import Step
+from tests.unit.fakes import (KIND, FakeClock, FakeKind, chain_plan,
+                              conflict, http_error, make_plan, not_found,
+                              ref, sdk_error)
+
+
+def d(id_):
+    return f'delete:{KIND}:{id_}'
+
+
+def run(plan, kind=None, *, parallel=4, timeout=600.0, retry=None,
+        clock=None, events=None):
+    kind = kind or FakeKind()
+    clock = clock or FakeClock()
+    ex = Executor(object(), {KIND: kind}, parallel=parallel,
+                  timeout=timeout, retry=retry or RetryPolicy(), clock=clock,
+                  on_event=(events.append if events is not None else None))
+    return ex.run(plan)
+
+
+def outcomes(result):
+    return {k: r.outcome for k, r in result.results.items()}
+
+
+# -- scheduling ------------------------------------------------------------
+
+def test_runs_everything_in_dependency_order():
+    kind = FakeKind()
+    plan = make_plan(['a', 'b', 'c', 'd'],
+                     [('a', 'b'), ('b', 'd'), ('c', 'd')])
+    result = run(plan, kind, parallel=1)
+    assert result.ok
+    assert set(outcomes(result).values()) == {DONE}
+    order = kind.deleted()
+    assert order.index('a') < order.index('b') < order.index('d')
+    assert order.index('c') < order.index('d')
+
+
+def test_a_step_starts_as_soon_as_its_own_dependencies_are_done():
+    # a -> b, and c (independent) finishes only once b has run: in waves,
+    # b would wait for c and this would never finish
+    b_ran = threading.Event()
+    c_saw_b = []
+
+    def on_call(what, key):
+        if key == 'b':
+            b_ran.set()
+        if key == 'c':
+            c_saw_b.append(b_ran.wait(timeout=10))
+
+    kind = FakeKind(on_call=on_call)
+    result = run(make_plan(['a', 'b', 'c'], [('a', 'b')]), kind, parallel=2)
+    assert result.ok
+    assert c_saw_b == [True]
+
+
+@pytest.mark.parametrize('parallel', [1, 3, 5])
+def test_never_more_than_parallel_steps_at_once(parallel, monkeypatch):
+    n = 12
+    pools = []
+
+    class RecordingPool(concurrent.futures.ThreadPoolExecutor):
+        def __init__(self, max_workers=None, **kw):
+            pools.append(max_workers)
+            super().__init__(max_workers, **kw)
+
+    monkeypatch.setattr(concurrent.futures, 'ThreadPoolExecutor',
+                        RecordingPool)
+    threads = set()
+    lock = threading.Condition()
+    state = {'now': 0, 'max': 0, 'started': 0}
+
+    def on_call(what, key):
+        with lock:
+            threads.add(threading.current_thread().name)
+            state['now'] += 1
+            state['started'] += 1
+            state['max'] = max(state['max'], state['now'])
+            lock.notify_all()
+            # hold the slot until the bound is reached (or nothing more
+            # can start), so that an executor that ignores it shows
+            lock.wait_for(lambda: state['now'] >= parallel
+                          or state['started'] == n, timeout=10)
+            state['now'] -= 1
+
+    kind = FakeKind(on_call=on_call)
+    result = run(make_plan([f's{i:02d}' for i in range(n)]), kind,
+                 parallel=parallel)
+    assert result.ok
+    # the bound is reached, and never passed: no more workers than that
+    assert state['max'] == parallel
+    assert pools == [parallel]
+    assert len(threads) <= parallel
+
+
+def test_parallel_must_be_positive():
+    with pytest.raises(ValueError):
+        Executor(None, {}, parallel=0)
+
+
+def test_an_empty_plan_is_ok():
+    result = run(make_plan([]))
+    assert result.ok and result.results == {}
+
+
+def test_a_long_chain_runs_and_a_failure_at_its_head_skips_it_all():
+    n = 3000
+    ids = [f'n{i:05d}' for i in range(n)]
+    kind = FakeKind(script={ids[0]: [ValueError('broken')]})
+    result = run(chain_plan(ids), kind)
+    assert result.results[d(ids[0])].outcome == FAILED
+    assert len(result.by_outcome(SKIPPED)) == n - 1
+    assert kind.deleted() == [ids[0]]
+
+
+# -- retries ---------------------------------------------------------------
+
+@pytest.mark.parametrize('error', [
+    conflict(), http_error(429), http_error(500), http_error(503),
+    ks_exc.ConnectFailure('connection refused'),
+    ks_exc.ConnectTimeout('timed out'),
+], ids=['409', '429', '500', '503', 'connect-failure', 'connect-timeout'])
+def test_transient_errors_are_retried_with_exponential_backoff(error):
+    clock = FakeClock()
+    kind = FakeKind(script={'a': [error, error, error]})
+    events = []
+    result = run(make_plan(['a']), kind, clock=clock, events=events,
+                 retry=RetryPolicy(base_delay=1, max_delay=30))
+    step = result.results[d('a')]
+    assert step.outcome == DONE
+    assert step.attempts == 4
+    assert clock.sleeps == [1, 2, 4]
+    assert step.seconds == 7
+    retries = [e for e in events if e.kind == 'retry']
+    assert [e.message.split(' (')[0] for e in retries] == [
+        'attempt 1 failed', 'attempt 2 failed', 'attempt 3 failed']
+    assert retries[2].message.endswith('retrying in 4s')
+
+
+def test_backoff_is_capped_by_max_delay():
+    clock = FakeClock()
+    kind = FakeKind(script={'a': [conflict()] * 6})
+    run(make_plan(['a']), kind, clock=clock,
+        retry=RetryPolicy(max_attempts=10, base_delay=2, max_delay=10))
+    assert clock.sleeps == [2, 4, 8, 10, 10, 10]
+
+
+def test_retry_policy_delays():
+    policy = RetryPolicy(base_delay=0.5, max_delay=3)
+    assert [policy.delay(n) for n in range(1, 6)] == [0.5, 1, 2, 3, 3]
+
+
+def test_gives_up_after_max_attempts():
+    clock = FakeClock()
+    kind = FakeKind(script={'a': [http_error(503, 'unavailable')] * 10})
+    result = run(make_plan(['a', 'b'], [('a', 'b')]), kind, clock=clock,
+                 retry=RetryPolicy(max_attempts=3))
+    failed = result.results[d('a')]
+    assert failed.outcome == FAILED
+    assert failed.error == 'gave up after 3 attempts: unavailable'
+    assert failed.attempts == 3
+    assert kind.deleted() == ['a'] * 3
+    assert clock.sleeps == [1, 2]
+    assert result.results[d('b')].outcome == SKIPPED
+    assert not result.ok
+
+
+@pytest.mark.parametrize('error', [
+    http_error(400, 'bad request'), http_error(403, 'forbidden'),
+    ValueError('a bug'),
+], ids=['400', '403', 'bug'])
+def test_other_errors_fail_at_once(error):
+    clock = FakeClock()
+    kind = FakeKind(script={'a': [error]})
+    result = run(make_plan(['a']), kind, clock=clock)
+    step = result.results[d('a')]
+    assert step.outcome == FAILED
+    assert clock.sleeps == []
+    assert kind.deleted() == ['a']
+    assert step.attempts == 1
+    assert str(error).split()[0] in step.error
+
+
+def test_in_use_is_what_the_kind_says():
+    # a kind that knows its own "in use" answer (cinder's 400)
+    bad = sdk_error(sdk_exc.BadRequestException, 400,
+                    'Invalid volume: attached')
+    kind = FakeKind(script={'a': [bad]},
+                    in_use=(sdk_exc.BadRequestException,))
+    clock = FakeClock()
+    result = run(make_plan(['a']), kind, clock=clock)
+    assert result.ok
+    assert clock.sleeps == [1]
+
+
+def test_retries_stop_at_the_step_timeout():
+    clock = FakeClock()
+    kind = FakeKind(script={'a': [conflict('still in use')] * 20})
+    result = run(make_plan(['a']), kind, clock=clock, timeout=10,
+                 retry=RetryPolicy(max_attempts=20))
+    step = result.results[d('a')]
+    assert step.outcome == FAILED
+    assert step.error == 'timed out after 10s: still in use'
+    assert step.attempts == 4
+    # 1 + 2 + 4 = 7; the next 8 would pass the deadline
+    assert clock.sleeps == [1, 2, 4]
+
+
+def test_a_404_on_delete_counts_as_done():
+    kind = FakeKind(synchronous=False, script={'a': [not_found()]},
+                    statuses={'a': [ValueError('must not be asked')]})
+    result = run(make_plan(['a']), kind)
+    step = result.results[d('a')]
+    assert step.outcome == DONE
+    assert step.attempts == 0
+    assert result.ok
+
+
+def test_keystone_404_counts_as_done_too():
+    kind = FakeKind(script={'a': [ks_exc.NotFound()]})
+    assert run(make_plan(['a']), kind).ok
+
+
+# -- waiting for asynchronous deletes -------------------------------------
+
+def test_waits_until_the_resource_is_gone_backing_off():
+    clock = FakeClock()
+    kind = FakeKind(synchronous=False,
+                    statuses={'a': ['deleting'] * 6})
+    result = run(make_plan(['a', 'b'], [('a', 'b')]), kind, clock=clock,
+                 retry=RetryPolicy(poll_min=0.5, poll_max=4))
+    assert result.ok
+    assert clock.sleeps == [0.5, 1, 2, 4, 4, 4]
+    # b only starts once a is really gone
+    assert kind.deleted() == ['a', 'b']
+    assert result.results[d('a')].seconds == 15.5
+
+
+def test_a_404_while_waiting_means_gone():
+    kind = FakeKind(synchronous=False,
+                    statuses={'a': ['deleting', not_found()]})
+    assert run(make_plan(['a']), kind).ok
+
+
+def test_an_error_status_while_waiting_fails_the_step():
+    kind = FakeKind(synchronous=False,
+                    statuses={'a': ['deleting', 'error_deleting']})
+    result = run(make_plan(['a', 'b'], [('a', 'b')]), kind)
+    assert result.results[d('a')].outcome == FAILED
+    assert result.results[d('a')].error == (
+        'delete failed: status is error_deleting')
+    assert result.results[d('a')].attempts == 1  # the delete call
+    assert result.results[d('b')].outcome == SKIPPED
+    assert kind.deleted() == ['a']
+
+
+def test_the_timeout_applies_while_waiting():
+    clock = FakeClock()
+    kind = FakeKind(synchronous=False, statuses={'a': ['deleting'] * 100})
+    result = run(make_plan(['a']), kind, clock=clock, timeout=20,
+                 retry=RetryPolicy(poll_min=1, poll_max=8))
+    step = result.results[d('a')]
+    assert step.outcome == FAILED
+    assert 'timed out after 20s waiting for the delete' in step.error
+    assert '(status deleting)' in step.error
+    assert sum(clock.sleeps) <= 20
+    assert clock.sleeps == [1, 2, 4, 8]
+
+
+def test_transient_status_errors_are_tolerated_a_few_times():
+    kind = FakeKind(synchronous=False, statuses={
+        'a': [http_error(503), 'deleting', http_error(502)]})
+    assert run(make_plan(['a']), kind).ok
+
+
+def test_status_checks_that_keep_failing_fail_the_step():
+    kind = FakeKind(synchronous=False,
+                    statuses={'a': [http_error(503, 'down')] * 10})
+    result = run(make_plan(['a']), kind, retry=RetryPolicy(max_attempts=3))
+    assert result.results[d('a')].error == (
+        'status checks kept failing: down')
+
+
+def test_a_status_error_that_is_not_transient_fails_the_step():
+    kind = FakeKind(synchronous=False,
+                    statuses={'a': [http_error(403, 'forbidden')]})
+    result = run(make_plan(['a']), kind)
+    assert result.results[d('a')].outcome == FAILED
+    assert result.results[d('a')].error == 'forbidden'
+
+
+# -- failures and what they skip ------------------------------------------
+
+def test_a_failed_step_skips_its_dependents_but_not_independent_steps():
+    # a -> b -> c, a -> d; e independent, f after e
+    kind = FakeKind(script={'a': [ValueError('no')]})
+    plan = make_plan(['a', 'b', 'c', 'd', 'e', 'f'],
+                     [('a', 'b'), ('b', 'c'), ('a', 'd'), ('e', 'f')])
+    result = run(plan, kind)
+    assert outcomes(result) == {d('a'): FAILED, d('b'): SKIPPED,
+                                d('c'): SKIPPED, d('d'): SKIPPED,
+                                d('e'): DONE, d('f'): DONE}
+    assert sorted(kind.deleted()) == ['a', 'e', 'f']
+    assert result.results[d('b')].error == (
+        f'after delete {KIND} a (a), which was failed')
+    assert result.results[d('c')].error == (
+        f'after delete {KIND} b (b), which was skipped')
+
+
+def test_a_step_with_one_failed_and_one_done_predecessor_is_skipped():
+    kind = FakeKind(script={'a': [ValueError('no')]})
+    plan = make_plan(['a', 'b', 'c'], [('a', 'c'), ('b', 'c')])
+    result = run(plan, kind, parallel=1)
+    assert outcomes(result)[d('c')] == SKIPPED
+    assert 'c' not in kind.deleted()
+    assert len(result.results) == 3
+
+
+def test_a_soft_edge_orders_but_does_not_skip():
+    # b waits for a, and runs even though a failed (a resource a stack
+    # created is deleted directly when the stack delete fails); c needs a
+    kind = FakeKind(script={'a': [ValueError('stack delete failed')]})
+    plan = make_plan(['a', 'b', 'c'], [('a', 'b'), ('a', 'c')])
+    plan.soft_edges = {(d('a'), d('b'))}
+    result = run(plan, kind, parallel=1)
+    assert outcomes(result) == {d('a'): FAILED, d('b'): DONE,
+                                d('c'): SKIPPED}
+    assert kind.deleted() == ['a', 'b']
+
+
+def test_keep_steps_are_kept_and_their_dependents_skipped():
+    kept = resource.keep(ref('img'), 'public image')
+    plan = make_plan([kept, 'proj', 'other'], [(kept.id, 'proj')])
+    kind = FakeKind()
+    result = run(plan, kind)
+    assert result.results[kept.id].outcome == KEPT
+    assert result.results[kept.id].error == 'public image'
+    assert result.results[d('proj')].outcome == SKIPPED
+    assert 'which was kept' in result.results[d('proj')].error
+    assert kind.deleted() == ['other']
+    # kept is fine, the skipped project is not
+    assert not result.ok
+
+
+def test_break_actions_are_applied_through_the_kind():
+    action = Step('cut_reference', ref('a'), {'to': 'b'})
+    kind = FakeKind(script={'a': [conflict()]})  # one retry, then fine
+    plan = make_plan([action, 'b'], [(action.id, 'b')])
+    clock = FakeClock()
+    result = run(plan, kind, clock=clock)
+    assert result.ok
+    assert kind.calls == [('cut_reference', 'a'), ('cut_reference', 'a'),
+                          ('delete', 'b')]
+    assert result.results[action.id].attempts == 2
+
+
+def test_a_step_of_an_unknown_kind_fails_alone():
+    other = resource.delete(ref('x', kind='test.unknown'))
+    plan = make_plan([other, 'a', 'b'], [(other.id, 'b')])
+    result = run(plan)
+    assert result.results[other.id].outcome == FAILED
+    assert 'no resource kind test.unknown' in result.results[other.id].error
+    assert result.results[d('a')].outcome == DONE
+    assert result.results[d('b')].outcome == SKIPPED
+
+
+# -- events ------------------------------------------------------------------
+
+def test_events_are_emitted_in_order():
+    events = []
+    kind = FakeKind(script={'a': [conflict('busy')], 'b': [ValueError('x')]})
+    plan = make_plan(['a', 'b', 'c'], [('a', 'b'), ('b', 'c')])
+    run(plan, kind, parallel=1, events=events)
+    assert [(e.kind, e.step.target.id) for e in events] == [
+        ('started', 'a'), ('retry', 'a'), ('done', 'a'),
+        ('started', 'b'), ('failed', 'b'), ('skipped', 'c')]
+    final = events[-2]
+    assert final.result.outcome == FAILED and final.message == 'x'
+    assert events[1].message == ('attempt 1 failed (busy); retrying in 1s')
+
+
+def test_every_step_gets_exactly_one_final_event():
+    events = []
+    kind = FakeKind(script={'n03': [ValueError('x')]})
+    ids = [f'n{i:02d}' for i in range(20)]
+    edges = [(ids[i], ids[i + 3]) for i in range(17)]
+    run(make_plan(ids, edges), kind, events=events)
+    finals = [e.step.id for e in events
+              if e.kind in (DONE, FAILED, SKIPPED, KEPT)]
+    assert sorted(finals) == sorted(d(i) for i in ids)
+    started = [e.step.id for e in events if e.kind == 'started']
+    assert all(started.count(s) == 1 for s in started)
+
+
+# -- results -------------------------------------------------------------
+
+def sr(id_, outcome, kind=KIND, action='delete'):
+    return StepResult(Step(action, ref(id_, kind)), outcome)
+
+
+def test_run_result_ok_and_by_outcome():
+    ok = RunResult({'a': sr('a', DONE), 'k': sr('k', KEPT)})
+    assert ok.ok
+    bad = RunResult({'a': sr('a', DONE), 'b': sr('b', SKIPPED)})
+    assert not bad.ok
+    assert [r.step.target.id for r in bad.by_outcome(SKIPPED)] == ['b']
+    assert bad.by_outcome(FAILED) == []
+
+
+def test_run_result_summary_counts_per_kind():
+    result = RunResult({
+        '1': sr('a', DONE), '2': sr('b', FAILED), '3': sr('c', SKIPPED),
+        '4': sr('d', KEPT), '5': sr('r', DONE, 'network.router'),
+        '6': sr('r', DONE, 'network.router', 'clear_router_gateway')})
+    assert result.summary() == [('network.router', 2, 0, 0),
+                                (KIND, 1, 1, 2)]
+
+
+def test_merge_keeps_the_last_word_on_each_step():
+    first = RunResult({'a': sr('a', FAILED), 'b': sr('b', DONE)})
+    second = RunResult({'a': sr('a', DONE), 'c': sr('c', DONE)})
+    merged = RunResult.merge([first, second])
+    assert outcomes(merged) == {'a': DONE, 'b': DONE, 'c': DONE}
+    assert merged.ok
+    assert not RunResult.merge([second, first]).ok
+
+
+# -- classification --------------------------------------------------------
+
+def test_is_transient_and_is_gone():
+    assert executor.is_transient(http_error(429))
+    assert executor.is_transient(http_error(504))
+    assert executor.is_transient(ks_exc.ConnectFailure())
+    assert executor.is_transient(ks_exc.http.ServiceUnavailable())
+    assert not executor.is_transient(http_error(409))
+    assert not executor.is_transient(http_error(404))
+    assert not executor.is_transient(ValueError())
+    assert executor.is_gone(not_found())
+    assert executor.is_gone(ks_exc.NotFound())
+    assert not executor.is_gone(http_error(410))
+
+
+def test_real_clock_measures_monotonic_time():
+    clock = executor.Clock()
+    first = clock.now()
+    assert clock.now() >= first > 0
+
+
+def test_results_record_when_each_step_started():
+    clock = FakeClock(start=50.0)
+    kind = FakeKind(script={'a': [conflict()], 'b': [ValueError('no')]})
+    plan = make_plan(['a', 'b', 'c'], [('a', 'b'), ('b', 'c')])
+    result = run(plan, kind, parallel=1, clock=clock)
+    assert result.results[d('a')].started == 50.0
+    # a waited 1s before its second attempt: b started after that
+    assert result.results[d('b')].started == 51.0
+    assert result.results[d('c')].started is None  # skipped, never ran

@@ -1,0 +1,248 @@
+"""Cinder kinds against the fake cloud."""
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.executor import DONE, Executor, RetryPolicy
+from osc_cascade.kinds import block_storage, compute
+from osc_cascade.planner import Inventory, build_plan
+from osc_cascade.resource import Step
+from tests.unit import scenarios
+from tests.unit.fakecloud import FakeCloud
+from tests.unit.fakes import FakeClock, ignoring_filters, sdk_error
+
+VOL, SNAP, BACKUP = (block_storage.Volume.name, block_storage.Snapshot.name,
+                     block_storage.Backup.name)
+SERVER = compute.Server.name
+
+
+@pytest.fixture
+def conn(cloud):
+    return cloud.connection()
+
+
+@pytest.fixture
+def pid(cloud):
+    return scenarios.project(cloud, 'A')['id']
+
+
+def discover(conn, pid, *kinds):
+    kinds = kinds or (block_storage.Volume, block_storage.Snapshot,
+                      block_storage.Backup, compute.Server)
+    return [r for k in kinds for r in k().list(conn, pid)]
+
+
+def plan_for(conn, pid):
+    kinds = kinds_mod.build()
+    return build_plan(Inventory(discover(conn, pid)), kinds,
+                      [{'id': pid, 'name': 'A'}])
+
+
+def d(kind, id_):
+    return f'delete:{kind}:{id_}'
+
+
+@pytest.mark.parametrize('kind,path', [
+    (block_storage.Volume, '/v3/volumes/detail'),
+    (block_storage.Snapshot, '/v3/snapshots/detail'),
+    (block_storage.Backup, '/v3/backups/detail'),
+])
+def test_list_calls_carry_the_project_filter(cloud, conn, pid, kind, path):
+    list(kind().list(conn, pid))
+    calls = [p for m, p in cloud.requests if p.startswith(path)]
+    assert len(calls) == 1
+    assert f'project_id={pid}' in calls[0]
+    assert 'all_tenants=True' in calls[0]
+
+
+def test_other_projects_volumes_snapshots_backups_never_get_in():
+    with ignoring_filters(FakeCloud)() as cloud:
+        a = scenarios.project(cloud, 'A')['id']
+        b = scenarios.project(cloud, 'B')['id']
+        mine = scenarios.volume(cloud, a, 'mine')
+        theirs = scenarios.volume(cloud, b, 'theirs')
+        scenarios.snapshot(cloud, b, theirs)
+        scenarios.backup(cloud, b, theirs)
+        my_snap = scenarios.snapshot(cloud, a, mine)
+        my_backup = scenarios.backup(cloud, a, mine)
+        conn = cloud.connection()
+        assert len(list(conn.block_storage.volumes(project_id=a))) == 2
+        refs = discover(conn, a, block_storage.Volume,
+                        block_storage.Snapshot, block_storage.Backup)
+        assert sorted(r.id for r in refs) == sorted(
+            [mine['id'], my_snap['id'], my_backup['id']])
+        assert {r.project_id for r in refs} == {a}
+
+
+def test_volume_attached_to_a_project_server_goes_after_it(cloud, conn, pid):
+    vm = scenarios.server(cloud, pid)
+    vol = scenarios.volume(cloud, pid, attach_to=vm)
+    [ref] = discover(conn, pid, block_storage.Volume)
+    assert ref.attrs['attachments'] == [{
+        'server_id': vm['id'],
+        'attachment_id': vol['attachments'][0]['attachment_id']}]
+    plan = plan_for(conn, pid)
+    assert (d(SERVER, vm['id']), d(VOL, vol['id'])) in plan.edges
+    assert not any(s.action == 'detach_volume' for s in plan.steps.values())
+
+
+def test_volume_attached_to_a_foreign_server_gets_a_force_detach(
+        cloud, conn, pid):
+    other = scenarios.project(cloud, 'B')['id']
+    their_vm = scenarios.server(cloud, other)
+    vol = scenarios.volume(cloud, pid, attach_to=their_vm)
+    attachment = vol['attachments'][0]['attachment_id']
+    plan = plan_for(conn, pid)
+    [detach] = [s for s in plan.steps.values() if s.action == 'detach_volume']
+    assert detach.target.id == vol['id']
+    assert detach.params == {'server_id': their_vm['id'],
+                             'attachment_id': attachment}
+    assert (detach.id, d(VOL, vol['id'])) in plan.edges
+    assert d(SERVER, their_vm['id']) not in plan.steps
+    # applying it detaches exactly that attachment, by force
+    block_storage.Volume().apply(conn, detach)
+    assert cloud.changes == [('POST', f'/v3/volumes/{vol["id"]}/action')]
+    assert cloud.get('volumes', vol['id'])['attachments'] == []
+    assert cloud.get('volumes', vol['id'])['status'] == 'available'
+
+
+def test_clone_then_snapshot_then_volume(
+        cloud, conn, pid):
+    base = scenarios.volume(cloud, pid, 'base')
+    snap = scenarios.snapshot(cloud, pid, base)
+    clone = scenarios.volume(cloud, pid, 'clone', snapshot_id=snap['id'])
+    plan = plan_for(conn, pid)
+    assert plan.order() == [d(VOL, clone['id']), d(SNAP, snap['id']),
+                            d(VOL, base['id'])]
+    assert plan.edges == {(d(VOL, clone['id']), d(SNAP, snap['id'])),
+                          (d(SNAP, snap['id']), d(VOL, base['id']))}
+
+
+def test_volume_from_another_projects_snapshot_has_no_edge(cloud, conn, pid):
+    other = scenarios.project(cloud, 'B')['id']
+    their_snap = scenarios.snapshot(cloud, other,
+                                    scenarios.volume(cloud, other))
+    scenarios.volume(cloud, pid, snapshot_id=their_snap['id'])
+    assert plan_for(conn, pid).edges == set()
+
+
+def test_full_backups_alone_have_no_order(cloud, conn, pid):
+    vol = scenarios.volume(cloud, pid)
+    for name in ('b1', 'b2', 'b3'):
+        scenarios.backup(cloud, pid, vol, name)
+    plan = plan_for(conn, pid)
+    backup_edges = [e for e in plan.edges if BACKUP in e[0] and BACKUP in e[1]]
+    assert backup_edges == []
+
+
+def test_with_incrementals_backups_go_newest_first(cloud, conn, pid):
+    vol = scenarios.volume(cloud, pid)
+    full = scenarios.backup(cloud, pid, vol, 'full')
+    incr1 = scenarios.backup(cloud, pid, vol, 'incr1', incremental=True)
+    incr2 = scenarios.backup(cloud, pid, vol, 'incr2', incremental=True)
+    # another volume's backups are a chain of their own
+    other = scenarios.volume(cloud, pid, 'other')
+    lone = scenarios.backup(cloud, pid, other, 'lone')
+    plan = plan_for(conn, pid)
+    backup_edges = {e for e in plan.edges if BACKUP in e[0]}
+    assert backup_edges == {
+        (d(BACKUP, incr2['id']), d(BACKUP, incr1['id'])),
+        (d(BACKUP, incr1['id']), d(BACKUP, full['id']))}
+    assert not any(d(BACKUP, lone['id']) in e for e in plan.edges)
+
+
+def test_backups_are_ordered_by_when_they_were_taken_not_by_listing(
+        cloud, conn, pid):
+    vol = scenarios.volume(cloud, pid)
+    older = scenarios.backup(cloud, pid, vol, 'z-old')
+    newer = scenarios.backup(cloud, pid, vol, 'a-new', incremental=True)
+    # listed newest first, named the other way round
+    cloud.db['backups'] = dict(reversed(list(cloud.db['backups'].items())))
+    plan = plan_for(conn, pid)
+    assert (d(BACKUP, newer['id']), d(BACKUP, older['id'])) in plan.edges
+
+
+@pytest.mark.parametrize('kind,coll', [
+    (block_storage.Volume, 'volumes'), (block_storage.Snapshot, 'snapshots'),
+    (block_storage.Backup, 'backups')])
+def test_delete_then_status_until_404(cloud, conn, pid, kind, coll):
+    vol = scenarios.volume(cloud, pid)
+    made = {'volumes': lambda: vol,
+            'snapshots': lambda: scenarios.snapshot(cloud, pid, vol),
+            'backups': lambda: scenarios.backup(cloud, pid, vol)}
+    obj = made[coll]()
+    [ref] = [r for r in kind().list(conn, pid) if r.id == obj['id']]
+    kind().delete(conn, ref)
+    assert cloud.deleted_order() == [f'/v3/{coll}/{obj["id"]}']
+    assert kind().status(conn, ref) == 'deleting'
+    with pytest.raises(sdk_exc.NotFoundException):
+        kind().status(conn, ref)
+
+
+def test_delete_of_a_missing_volume_raises_not_found(cloud, conn, pid):
+    vol = scenarios.volume(cloud, pid)
+    [ref] = discover(conn, pid, block_storage.Volume)
+    cloud._remove('volumes', vol['id'])
+    with pytest.raises(sdk_exc.NotFoundException):
+        block_storage.Volume().delete(conn, ref)
+
+
+def test_an_attached_volume_delete_is_classified_in_use(cloud, conn, pid):
+    vm = scenarios.server(cloud, pid)
+    scenarios.volume(cloud, pid, attach_to=vm)
+    [ref] = discover(conn, pid, block_storage.Volume)
+    with pytest.raises(sdk_exc.BadRequestException) as err:
+        block_storage.Volume().delete(conn, ref)
+    assert block_storage.Volume().is_in_use(err.value)
+
+
+@pytest.mark.parametrize('exc,in_use', [
+    (sdk_error(sdk_exc.BadRequestException, 400,
+               'Invalid volume: Volume status must be available'), True),
+    (sdk_error(sdk_exc.BadRequestException, 400,
+               'Invalid snapshot: has dependent volumes'), True),
+    (sdk_error(sdk_exc.BadRequestException, 400, 'Bad parameter'), False),
+    (sdk_error(sdk_exc.ConflictException, 409, 'busy'), True),
+    (sdk_error(sdk_exc.HttpException, 500, 'Invalid state'), False),
+])
+def test_in_use_classification(exc, in_use):
+    for kind in block_storage.KINDS:
+        assert kind().is_in_use(exc) is in_use
+
+
+def test_error_statuses():
+    assert 'error_deleting' in block_storage.Volume.error_statuses
+    assert 'error' in block_storage.Backup.error_statuses
+    # a volume in 'error' is deletable, not a failed delete
+    assert 'error' not in block_storage.Volume.error_statuses
+
+
+def test_volume_apply_refuses_unknown_actions(cloud, conn, pid):
+    scenarios.volume(cloud, pid)
+    [ref] = discover(conn, pid, block_storage.Volume)
+    with pytest.raises(NotImplementedError, match='no action unprotect'):
+        block_storage.Volume().apply(conn, Step('unprotect', ref))
+
+
+def test_the_plan_runs_against_cinder_in_an_order_it_accepts(
+        cloud, conn, pid):
+    vm = scenarios.server(cloud, pid)
+    other = scenarios.project(cloud, 'B')['id']
+    their_vm = scenarios.server(cloud, other)
+    attached = scenarios.volume(cloud, pid, 'attached', attach_to=vm)
+    stale = scenarios.volume(cloud, pid, 'stale', attach_to=their_vm)
+    snap = scenarios.snapshot(cloud, pid, attached)
+    scenarios.volume(cloud, pid, 'clone', snapshot_id=snap['id'])
+    scenarios.backup(cloud, pid, attached, 'full')
+    scenarios.backup(cloud, pid, attached, 'incr', incremental=True)
+    plan = plan_for(conn, pid)
+    clock = FakeClock()
+    result = Executor(conn, kinds_mod.build(), clock=clock,
+                      retry=RetryPolicy(max_attempts=3)).run(plan)
+    assert result.ok, [r.error for r in result.results.values()]
+    assert {r.outcome for r in result.results.values()} == {DONE}
+    assert cloud.owned_by(pid) == []
+    # the server of the other project keeps running
+    assert cloud.exists('servers', their_vm['id'])
+    assert cloud.get('volumes', stale['id']) is None

@@ -1,0 +1,153 @@
+"""Nova kinds against the fake cloud."""
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.kinds import compute
+from osc_cascade.kinds.base import GONE
+from osc_cascade.planner import Inventory, build_plan
+from tests.unit import scenarios
+from tests.unit.fakecloud import FakeCloud
+from tests.unit.fakes import ignoring_filters
+
+
+@pytest.fixture
+def conn(cloud):
+    return cloud.connection()
+
+
+def projects(cloud):
+    return (scenarios.project(cloud, 'A')['id'],
+            scenarios.project(cloud, 'B')['id'])
+
+
+def test_servers_are_listed_with_the_project_filter_in_every_state(
+        cloud, conn):
+    a, b = projects(cloud)
+    for status in ('ACTIVE', 'ERROR', 'SHELVED_OFFLOADED', 'SOFT_DELETED'):
+        scenarios.server(cloud, a, status.lower(), status=status)
+    scenarios.server(cloud, b, 'theirs')
+    refs = list(compute.Server().list(conn, a))
+    assert sorted(r.name for r in refs) == [
+        'active', 'error', 'shelved_offloaded', 'soft_deleted']
+    assert {r.project_id for r in refs} == {a}
+    listing = [p for m, p in cloud.requests if '/servers/detail' in p]
+    assert len(listing) == 1
+    assert f'project_id={a}' in listing[0]
+    assert 'all_tenants=True' in listing[0]
+
+
+def test_server_attributes_for_ordering(cloud, conn):
+    a, _ = projects(cloud)
+    vm = scenarios.server(cloud, a, 'vm')
+    vm['locked'] = True
+    vol = scenarios.volume(cloud, a, attach_to=vm)
+    plain = scenarios.server(cloud, a, 'plain')
+    refs = {r.id: r for r in compute.Server().list(conn, a)}
+    assert refs[vm['id']].attrs == {'status': 'ACTIVE', 'locked': True,
+                                    'volumes': [vol['id']]}
+    # empty attributes are left out, so plans stay small
+    assert refs[plain['id']].attrs == {'status': 'ACTIVE'}
+
+
+def test_another_projects_server_never_gets_in_if_nova_ignores_filter():
+    with ignoring_filters(FakeCloud)() as cloud:
+        a, b = projects(cloud)
+        mine = scenarios.server(cloud, a, 'mine')
+        scenarios.server(cloud, b, 'theirs')
+        conn = cloud.connection()
+        # the fake really ignores the filter
+        assert len(list(conn.compute.servers(project_id=a,
+                                             all_projects=True))) == 2
+        assert [r.id for r in compute.Server().list(conn, a)] == [mine['id']]
+
+
+def test_server_delete_and_status_until_gone(cloud, conn):
+    a, _ = projects(cloud)
+    vm = scenarios.server(cloud, a)
+    kind = compute.Server()
+    ref = list(kind.list(conn, a))[0]
+    kind.delete(conn, ref)
+    assert cloud.changes == [('DELETE', f'/v2.1/servers/{vm["id"]}')]
+    assert kind.status(conn, ref) == 'ACTIVE'  # nova is still at it
+    with pytest.raises(sdk_exc.NotFoundException):
+        kind.status(conn, ref)
+
+
+def test_soft_deleted_server_is_force_deleted(cloud, conn):
+    a, _ = projects(cloud)
+    vm = scenarios.server(cloud, a, status='SOFT_DELETED')
+    kind = compute.Server()
+    kind.delete(conn, list(kind.list(conn, a))[0])
+    assert cloud.changes == [('POST', f'/v2.1/servers/{vm["id"]}/action')]
+    assert cloud.get('servers', vm['id'])['task_state'] == 'deleting'
+
+
+class _StatusCloud(FakeCloud):
+    """Answers a server GET with a fixed status and task state."""
+
+    answer = ('ERROR', None)
+
+    def _compute(self, method, path, query, body):
+        status, payload = super()._compute(method, path, query, body)
+        if method == 'GET' and 'server' in (payload or {}):
+            payload['server']['status'] = self.answer[0]
+            payload['server']['OS-EXT-STS:task_state'] = self.answer[1]
+        return status, payload
+
+
+@pytest.mark.parametrize('answer,expected', [
+    (('ERROR', None), 'ERROR (delete failed)'),
+    (('ERROR', 'deleting'), 'ERROR'),
+    (('DELETED', None), GONE),
+    (('ACTIVE', 'deleting'), 'ACTIVE'),
+])
+def test_server_status_tells_a_failed_delete_from_one_in_progress(
+        answer, expected):
+    with _StatusCloud() as cloud:
+        cloud.answer = answer
+        a, _ = projects(cloud)
+        scenarios.server(cloud, a)
+        conn = cloud.connection()
+        kind = compute.Server()
+        assert kind.status(conn, list(kind.list(conn, a))[0]) == expected
+
+
+def test_plain_error_is_not_a_failed_delete():
+    # a server in ERROR before the delete is common: only nova giving up
+    # on the delete fails the step
+    assert 'ERROR' not in compute.Server.error_statuses
+    assert 'ERROR (delete failed)' in compute.Server.error_statuses
+
+
+def test_server_groups_are_filtered_client_side(cloud, conn):
+    a, b = projects(cloud)
+    vm = scenarios.server(cloud, a)
+    mine = cloud.add('server_groups', name='ha', project_id=a,
+                     members=[vm['id']], policies=['anti-affinity'])
+    cloud.add('server_groups', name='theirs', project_id=b, members=[])
+    refs = list(compute.ServerGroup().list(conn, a))
+    assert [(r.id, r.attrs) for r in refs] == [
+        (mine['id'], {'members': [vm['id']]})]
+    assert any('/os-server-groups' in p and 'all_projects=True' in p
+               for m, p in cloud.requests)
+
+
+def test_server_group_goes_after_its_members_and_deletes_synchronously(
+        cloud, conn):
+    a, _ = projects(cloud)
+    vm = scenarios.server(cloud, a)
+    group = cloud.add('server_groups', name='ha', project_id=a,
+                      members=[vm['id'], 'gone-server'])
+    refs = [*compute.Server().list(conn, a),
+            *compute.ServerGroup().list(conn, a)]
+    kinds = {k.name: k() for k in compute.KINDS}
+    plan = build_plan(Inventory(refs), kinds, [{'id': a, 'name': 'A'}])
+    assert plan.edges == {(f'delete:compute.server:{vm["id"]}',
+                           f'delete:compute.server_group:{group["id"]}')}
+    kind = kinds['compute.server_group']
+    assert kind.synchronous_delete
+    kind.delete(conn, [r for r in refs if r.kind == kind.name][0])
+    assert not cloud.exists('server_groups', group['id'])
+    assert cloud.changes == [
+        ('DELETE', f'/v2.1/os-server-groups/{group["id"]}')]

@@ -1,0 +1,132 @@
+"""Keystone kinds: application credentials and projects."""
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.cascade import project_ref
+from osc_cascade.kinds import identity
+from osc_cascade.planner import Inventory, build_plan
+from tests.unit import scenarios
+from tests.unit.fakes import ref
+
+CRED, PROJECT = identity.ApplicationCredential.name, identity.Project.name
+
+
+@pytest.fixture
+def conn(cloud):
+    return cloud.connection()
+
+
+def assign(cloud, pid, user=None, group=None):
+    actor = {'user': {'id': user}} if user else {'group': {'id': group}}
+    return cloud.add('role_assignments', role={'id': 'member'},
+                     scope={'project': {'id': pid}}, **actor)
+
+
+def cred(cloud, user, pid, name='ci'):
+    return cloud.add('application_credentials', name=name, user_id=user,
+                     project_id=pid)
+
+
+def test_application_credentials_are_found_through_role_assignments(
+        cloud, conn):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    assign(cloud, a, user='alice')
+    assign(cloud, a, user='bob')
+    assign(cloud, a, group='admins')  # a group holds no credential
+    assign(cloud, b, user='carol')
+    c1 = cred(cloud, 'alice', a, 'a1')
+    c2 = cred(cloud, 'bob', a, 'b1')
+    cred(cloud, 'alice', b, 'alice-on-b')  # bound to another project
+    cred(cloud, 'carol', a, 'not-a-member-any-more')
+    refs = list(identity.ApplicationCredential().list(conn, a))
+    assert sorted((r.id, r.attrs['user_id'], r.project_id) for r in refs) == (
+        sorted([(c1['id'], 'alice', a), (c2['id'], 'bob', a)]))
+    calls = [p for m, p in cloud.requests]
+    assert any(p.startswith('/v3/role_assignments') and
+               f'scope.project.id={a}' in p and 'effective=True' in p
+               for p in calls)
+    # only the users found are asked, once each
+    asked = sorted(p for p in calls if '/application_credentials' in p)
+    assert asked == ['/v3/users/alice/application_credentials',
+                     '/v3/users/bob/application_credentials']
+
+
+def test_application_credential_delete_goes_through_its_user(cloud, conn):
+    a = scenarios.project(cloud, 'A')['id']
+    assign(cloud, a, user='alice')
+    c = cred(cloud, 'alice', a)
+    [found] = identity.ApplicationCredential().list(conn, a)
+    kind = identity.ApplicationCredential()
+    assert kind.synchronous_delete
+    kind.delete(conn, found)
+    assert cloud.changes == [
+        ('DELETE', f'/v3/users/alice/application_credentials/{c["id"]}')]
+    with pytest.raises(sdk_exc.NotFoundException):
+        kind.delete(conn, found)
+
+
+def test_project_goes_after_everything_it_owns():
+    proj = ref('p1', PROJECT, project_id='p1')
+    owned = [ref('s1', 'compute.server'), ref('v1', 'block_storage.volume'),
+             ref('c1', CRED)]
+    edges = list(identity.Project().relations(proj, Inventory([proj,
+                                                              *owned])))
+    assert sorted((e.first.id, e.then.id) for e in edges) == sorted(
+        (f'delete:{r.kind}:{r.id}', f'delete:{PROJECT}:p1') for r in owned)
+
+
+def test_child_projects_go_before_their_parent(cloud, conn):
+    parent = scenarios.project(cloud, 'parent')
+    child = scenarios.project(cloud, 'child', parent_id=parent['id'])
+    grandchild = scenarios.project(cloud, 'grandchild',
+                                   parent_id=child['id'])
+    projects = [project_ref(conn.identity.get_project(p['id']))
+                for p in (parent, child, grandchild)]
+    assert projects[1].attrs == {'parent_id': parent['id'],
+                                 'domain_id': 'default'}
+    server = ref('s', 'compute.server', project_id=child['id'])
+    plan = build_plan(Inventory([*projects, server]), kinds_mod.build(),
+                      [{'id': p.id, 'name': p.name} for p in projects])
+    assert plan.order() == [
+        'delete:compute.server:s', f'delete:{PROJECT}:{grandchild["id"]}',
+        f'delete:{PROJECT}:{child["id"]}', f'delete:{PROJECT}:{parent["id"]}']
+    assert (f'delete:{PROJECT}:{grandchild["id"]}',
+            f'delete:{PROJECT}:{parent["id"]}') not in plan.edges
+
+
+def test_a_kept_resource_holds_the_project_back():
+    proj = ref('p1', PROJECT, project_id='p1')
+    img = ref('i1', 'image.image', project_id='p1', visibility='public')
+    plan = build_plan(Inventory([proj, img]), kinds_mod.build(),
+                      [{'id': 'p1', 'name': 'A'}])
+    assert plan.edges == {('keep:image.image:i1', f'delete:{PROJECT}:p1')}
+
+
+def test_project_delete_call(cloud, conn):
+    p = scenarios.project(cloud, 'A')
+    identity.Project().delete(conn, project_ref(
+        conn.identity.get_project(p['id'])))
+    assert cloud.changes == [('DELETE', f'/v3/projects/{p["id"]}')]
+    assert not cloud.exists('projects', p['id'])
+
+
+def test_the_project_kind_is_not_discovered():
+    # the cascade adds the projects itself; discovery skips the kind
+    assert kinds_mod.PROJECT_KIND == PROJECT
+    with pytest.raises(NotImplementedError):
+        identity.Project().list(None, 'p1')
+
+
+def test_registry_builds_every_kind_with_options():
+    kinds = kinds_mod.build(delete_shared_images=True)
+    assert set(kinds) == {cls.name for cls in kinds_mod.KIND_CLASSES}
+    # names are unique: none hides another
+    assert len(kinds) == len(kinds_mod.KIND_CLASSES)
+    assert kinds['image.image'].options == {'delete_shared_images': True}
+    for name, kind in kinds.items():
+        assert kind.name == name and '.' in name
+        assert kind.service_type
+        assert kind.options == {'delete_shared_images': True}

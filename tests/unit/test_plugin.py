@@ -1,0 +1,114 @@
+"""The OSC plugin module, the entry points and the hook's helpers."""
+
+import argparse
+import io
+import sys
+from importlib import metadata
+
+import pytest
+from osc_lib import exceptions
+
+from osc_cascade import plugin
+from osc_cascade.v1 import project
+from tests.unit import scenarios
+from tests.unit.fakes import make_plan
+
+
+def entry_points(group):
+    return {ep.name: ep.value for ep in metadata.entry_points(group=group)}
+
+
+def test_entry_points_are_registered():
+    assert entry_points('openstack.cli.extension')['cascade'] == (
+        'osc_cascade.plugin')
+    assert entry_points('openstack.cli.project_delete')[
+        'osc_cascade_project_delete'] == (
+        'osc_cascade.v1.project:ProjectDeleteCascade')
+
+
+def test_plugin_module_contract():
+    assert plugin.API_NAME == 'cascade'
+    assert plugin.DEFAULT_API_VERSION in plugin.API_VERSIONS
+    assert plugin.check_api_version('1') is True
+
+    class Instance:
+        sdk_connection = object()
+
+    assert plugin.make_client(Instance()) is Instance.sdk_connection
+
+
+def test_plugin_option(monkeypatch):
+    parser = plugin.build_option_parser(argparse.ArgumentParser())
+    assert parser.parse_args([]).os_cascade_api_version == '1'
+    assert parser.parse_args(['--os-cascade-api-version', '2']
+                             ).os_cascade_api_version == '2'
+    monkeypatch.setenv('OS_CASCADE_API_VERSION', '3')
+    parser = plugin.build_option_parser(argparse.ArgumentParser())
+    assert parser.parse_args([]).os_cascade_api_version == '3'
+
+
+@pytest.mark.parametrize('text,value', [('1', 1), ('25', 25)])
+def test_positive_int(text, value):
+    assert project.positive_int(text) == value
+
+
+@pytest.mark.parametrize('text', ['0', '-3'])
+def test_positive_int_refuses(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        project.positive_int(text)
+
+
+def test_positive_float():
+    assert project.positive_float('0.5') == 0.5
+    with pytest.raises(argparse.ArgumentTypeError):
+        project.positive_float('0')
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_confirm(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, 'stderr', err)
+    monkeypatch.setattr(sys, 'stdin', io.StringIO('y\n'))
+    project.confirm('Go?', assume_yes=True)  # never asks
+    assert err.getvalue() == ''
+    with pytest.raises(exceptions.CommandError, match='not a terminal'):
+        project.confirm('Go?', assume_yes=False)
+    monkeypatch.setattr(sys, 'stdin', Terminal(' Y \n'))
+    project.confirm('Go?', assume_yes=False)
+    assert err.getvalue() == 'Go? [y/N]: '
+    monkeypatch.setattr(sys, 'stdin', Terminal('no\n'))
+    with pytest.raises(exceptions.CommandError, match='Aborted'):
+        project.confirm('Go?', assume_yes=False)
+
+
+def test_counts_text():
+    plan = make_plan(['a', 'b'])
+    assert project.counts_text(plan) == '  test.thing: 2 delete'
+
+
+def test_identity_v2_is_refused():
+    hook = project.ProjectDeleteCascade(command=object())
+    with pytest.raises(exceptions.CommandError, match='Identity API v3'):
+        hook._check_identity_v3()
+
+
+def test_help_describes_the_cascade(osc):
+    result = osc('help', 'project', 'delete')
+    assert result.code == 0
+    text = ' '.join(result.stdout.split())  # argparse wraps lines
+    assert 'cascade (osc-cascade)' in text
+    assert 'project is deleted only once nothing of it is left' in text
+    assert 'dot is a Graphviz graph of the plan' in text
+
+
+def test_without_cascade_project_delete_is_osc_own(cloud, osc):
+    p = scenarios.project(cloud, 'A')
+    scenarios.volume(cloud, p['id'])  # OSC does not look: it just deletes
+    result = osc('project', 'delete', 'A')
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('projects', p['id'])
+    assert cloud.changes == [('DELETE', f'/v3/projects/{p["id"]}')]

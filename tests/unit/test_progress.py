@@ -1,0 +1,102 @@
+"""Progress on stderr: log lines without a terminal, a bar with one."""
+
+import io
+
+from osc_cascade import executor
+from osc_cascade.executor import Event, StepResult
+from osc_cascade.progress import Progress
+from osc_cascade.resource import Step
+from tests.unit.fakes import ref
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def step(id_, name=''):
+    return Step('delete', ref(id_, name=name or id_))
+
+
+def final(kind, s, seconds=0.0, error=''):
+    return Event(kind, s, error, StepResult(s, kind, seconds, 1, error))
+
+
+def test_log_lines_without_a_terminal():
+    out = io.StringIO()
+    progress = Progress(out)
+    assert progress.tty is False
+    progress.add_total(2)
+    progress.add_total(1)
+    a, b = step('a'), step('b')
+    progress(Event('started', a))
+    assert out.getvalue() == ''
+    assert progress.running == {a.id: a.describe()}
+    progress(Event('retry', a, 'attempt 1 failed (busy); retrying in 1s'))
+    progress(final(executor.DONE, a, 2.25))
+    progress(final(executor.FAILED, b, 1.0, 'boom'))
+    progress(Event(executor.SKIPPED, step('c'), 'after b, which was failed'))
+    assert out.getvalue().splitlines() == [
+        'retry: delete test.thing a (a): attempt 1 failed (busy); '
+        'retrying in 1s',
+        '[1/3] done: delete test.thing a (a) (2.2s)',
+        '[2/3] failed: delete test.thing b (b): boom',
+        '[3/3] skipped: delete test.thing c (c): after b, which was failed']
+    assert progress.running == {}
+    assert (progress.finished, progress.failed) == (3, 1)
+
+
+def test_no_escape_codes_without_a_terminal():
+    out = io.StringIO()
+    progress = Progress(out)
+    progress.add_total(1)
+    progress(Event('started', step('a')))
+    progress(final(executor.DONE, step('a')))
+    progress.note('note: something')
+    progress.close()
+    assert '\033' not in out.getvalue() and '\r' not in out.getvalue()
+    assert out.getvalue().endswith('note: something\n')
+
+
+def test_a_bar_on_a_terminal():
+    out = Terminal()
+    progress = Progress(out)
+    assert progress.tty is True
+    progress.add_total(4)
+    a = step('a', 'alpha')
+    progress(Event('started', a))
+    assert out.getvalue().endswith(
+        '\r\033[K[' + '.' * 30 + '] 0/4 | delete test.thing alpha (a)')
+    progress(final(executor.DONE, a))
+    # done steps move the bar, they print no line
+    assert out.getvalue().endswith('\r\033[K[' + '#' * 7 + '.' * 23 + '] 1/4')
+    assert '\n' not in out.getvalue()
+    progress(Event('retry', step('b'), 'retrying'))
+    assert 'retry:' not in out.getvalue()
+
+
+def test_failures_are_printed_on_a_terminal_too():
+    out = Terminal()
+    progress = Progress(out)
+    progress.add_total(2)
+    progress(final(executor.FAILED, step('a'), error='409 in use'))
+    lines = out.getvalue().split('\n')
+    assert lines[0] == ('\r\033[K[1/2] failed: delete test.thing a (a): '
+                        '409 in use')
+    assert lines[1].endswith('] 1/2, 1 failed')
+    progress.close()
+    assert out.getvalue().endswith('\r\033[K')
+
+
+def test_the_bar_stays_short_and_survives_an_unknown_total():
+    out = Terminal()
+    progress = Progress(out, tty=True)
+    progress(Event('started', step('a', 'x' * 500)))
+    last = out.getvalue().split('\r\033[K')[-1]
+    assert len(last) == 150
+    assert last.startswith('[' + '.' * 30 + '] 0/0')
+
+
+def test_tty_can_be_forced():
+    assert Progress(Terminal(), tty=False).tty is False
+    assert Progress(io.StringIO(), tty=True).tty is True

@@ -1,0 +1,243 @@
+"""`openstack compute service delete --purge-allocations` through the real
+OSC shell."""
+
+import json
+
+import pytest
+import requests
+
+from osc_cascade import executor
+from tests.unit.fake_placement import (PLACEMENT, FakePlacementCloud,
+                                       evacuation, new_uuid)
+
+
+@pytest.fixture
+def cloud():
+    with FakePlacementCloud() as c:
+        yield c
+
+
+@pytest.fixture(autouse=True)
+def _no_sleep(monkeypatch):
+    monkeypatch.setattr(executor.Clock, 'sleep', lambda self, seconds: None)
+
+
+def purge(osc, *args, stdin=''):
+    return osc('compute', 'service', 'delete', '--purge-allocations', *args,
+               stdin=stdin)
+
+
+def test_help_shows_the_options(osc):
+    result = osc('help', 'compute', 'service', 'delete')
+    assert result.code == 0
+    for option in ('--purge-allocations', '--force', '--dry-run', '--yes',
+                   '--parallel', '--timeout', '--format'):
+        assert option in result.stdout
+
+
+def test_dry_run_shows_the_plan_as_json_and_changes_nothing(cloud, osc):
+    s = evacuation(cloud)
+    gone = cloud.server('gone', 'compute-a')
+    cloud.delete_server(gone)
+
+    result = purge(osc, '--dry-run', 'compute-a', '-f', 'json')
+
+    assert result.code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    # nova deletes a node's provider with the service: checked after it
+    assert [(r['Stage'], r['Action'], r['Kind'], r['ID'], r['Class'])
+            for r in rows[2:]] == [
+        (2, 'delete', 'compute.service', s.a['id'], 'nova-compute'),
+        (3, 'delete', 'placement.resource_provider', s.rp_a, 'compute node')]
+    assert sorted((r['Stage'], r['Action'], r['ID'], r['Name'], r['Class'])
+                  for r in rows[:2]) == sorted([
+        (1, 'remove', gone['id'], '', 'deleted instance'),
+        (1, 'remove', s.vm['id'], 'vm1', 'evacuated instance')])
+    assert cloud.changes == []
+
+
+def test_dry_run_with_blockers_shows_them_and_fails(cloud, osc):
+    s = evacuation(cloud)
+    stray = new_uuid()
+    cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
+
+    result = purge(osc, '--dry-run', 'compute-a', '-f', 'value')
+
+    assert result.code == 1
+    assert f'1 block placement.allocation {stray}  unknown consumer' in (
+        result.stdout)
+    assert 'Nothing was changed: 1 consumer(s)' in result.stderr
+    assert cloud.changes == []
+
+
+def test_purge_deletes_service_and_providers_and_keeps_the_new_host(
+        cloud, osc):
+    s = evacuation(cloud)
+
+    result = purge(osc, '--yes', s.a['id'], '-f', 'json')
+
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        {'Kind': 'compute.service', 'Done': 1, 'Failed': 0, 'Skipped': 0},
+        {'Kind': 'placement.allocation', 'Done': 1, 'Failed': 0,
+         'Skipped': 0},
+        {'Kind': 'placement.resource_provider', 'Done': 1, 'Failed': 0,
+         'Skipped': 0}]
+    assert not cloud.exists('services', s.a['id'])
+    assert not cloud.exists('resource_providers', s.rp_a)
+    assert cloud.allocations_of(s.vm['id']) == {
+        s.rp_b: {'VCPU': 1, 'MEMORY_MB': 512}}
+    # OSC's own delete was handed nothing: one service delete, ours
+    assert [p for m, p in cloud.changes if 'os-services' in p] == [
+        f'/v2.1/os-services/{s.a["id"]}']
+
+
+def test_blockers_are_listed_and_nothing_changes(cloud, osc):
+    s = evacuation(cloud)
+    stray = new_uuid()
+    cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
+    resized = cloud.server('resized', 'compute-b')
+    resize = cloud.migration(resized, 'compute-a', 'compute-b',
+                             status='finished', migration_type='resize')
+    cloud.allocate(resize['id'], {s.rp_a: {'VCPU': 2}})
+
+    result = purge(osc, '--yes', 'compute-a', '-f', 'json')
+
+    assert result.code == 1
+    rows = {r['Consumer']: r for r in json.loads(result.stdout)}
+    assert rows.keys() == {stray, resize['id']}
+    assert rows[resize['id']]['Class'] == 'migration not confirmed'
+    assert rows[resize['id']]['Providers'] == ['compute-a']
+    assert (f'openstack server resize confirm {resized["id"]}'
+            in rows[resize['id']]['Why, and what to do'])
+    assert 'Nothing was changed: 2 consumer(s)' in result.stderr
+    assert cloud.changes == []
+
+
+def test_force_purges_what_blocked(cloud, osc):
+    s = evacuation(cloud)
+    stray = new_uuid()
+    cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
+
+    result = purge(osc, '--yes', '--force', 'compute-a')
+
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('consumers', stray)
+    assert not cloud.exists('services', s.a['id'])
+
+
+def test_instance_on_the_host_refuses_even_with_force(cloud, osc):
+    a = cloud.compute('compute-a')
+    vm = cloud.server('busy', 'compute-a')
+
+    result = purge(osc, '--yes', '--force', 'compute-a')
+
+    assert result.code == 1
+    assert vm['id'] in result.stdout and 'instance on host' in result.stdout
+    assert cloud.exists('services', a['id'])
+    assert cloud.changes == []
+
+
+def test_several_services_in_one_command(cloud, osc):
+    a = cloud.compute('compute-a')
+    c = cloud.compute('compute-c')
+    result = purge(osc, '--yes', 'compute-a', c['id'])
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('services', a['id'])
+    assert not cloud.exists('services', c['id'])
+
+
+def test_without_a_terminal_and_yes_nothing_is_deleted(cloud, osc):
+    s = evacuation(cloud)
+    result = purge(osc, 'compute-a')
+    assert result.code == 1
+    assert 'Pass --yes to confirm' in result.stderr
+    assert cloud.exists('services', s.a['id'])
+    assert cloud.changes == []
+
+
+@pytest.mark.parametrize('option', ['--dry-run', '--force', '--yes'])
+def test_purge_options_need_purge_allocations(cloud, osc, option):
+    s = evacuation(cloud)
+    result = osc('compute', 'service', 'delete', option, s.a['id'])
+    assert result.code == 1
+    assert f'{option} needs --purge-allocations' in result.stderr
+    assert cloud.changes == []
+
+
+def test_without_the_option_osc_deletes_and_nova_orphans_the_provider(
+        cloud, osc):
+    # the gap this plugin closes, as nova 34 behaves
+    s = evacuation(cloud)
+    stray = new_uuid()
+    cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
+    result = osc('--os-compute-api-version', '2.53', 'compute', 'service',
+                 'delete', s.a['id'])
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('services', s.a['id'])
+    assert cloud.exists('resource_providers', s.rp_a)
+
+
+def test_a_pinned_old_compute_api_version_does_not_matter(cloud, osc):
+    s = evacuation(cloud)
+    result = osc('--os-compute-api-version', '2.1', 'compute', 'service',
+                 'delete', '--purge-allocations', '--yes', 'compute-a')
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('services', s.a['id'])
+
+
+def test_placement_403_is_a_clear_error(cloud, osc):
+    evacuation(cloud)
+    cloud.forbidden.add(r'/allocations$')
+    result = purge(osc, '--yes', 'compute-a')
+    assert result.code == 1
+    assert ('was refused (HTTP 403): --purge-allocations needs the admin '
+            'role. Nothing was changed.') in result.stderr
+    assert cloud.changes == []
+
+
+def test_nova_503_is_a_clear_error(cloud, osc):
+    evacuation(cloud)
+    cloud.faults += [('GET', r'/os-migrations', 503)] * 4
+    result = purge(osc, '--yes', 'compute-a')
+    assert result.code == 1
+    assert ('listing the migrations from or to compute-a failed, so nothing '
+            'was changed') in result.stderr
+    assert cloud.changes == []
+
+
+def test_placement_timeout_is_a_clear_error(cloud, osc):
+    evacuation(cloud)
+    cloud.mocker.get(PLACEMENT + '/resource_providers',
+                     exc=requests.exceptions.ConnectTimeout)
+    result = purge(osc, '--yes', 'compute-a')
+    assert result.code == 1
+    assert 'listing resource providers failed, so nothing was changed' in (
+        result.stderr)
+    assert cloud.changes == []
+
+
+def test_failure_during_the_run_says_what_was_left(cloud, osc):
+    s = evacuation(cloud)
+    numa = cloud.provider('compute-a_NUMA0', parent=s.rp_a)['uuid']
+    cloud.respawn.add(numa)  # nova-compute still running
+
+    result = purge(osc, '--yes', 'compute-a', '-f', 'value')
+
+    assert result.code == 1
+    assert 'placement.resource_provider 0 1 1' in result.stdout
+    assert 'compute.service 0 0 1' in result.stdout
+    assert 'The purge did not finish: 1 step(s) failed, 2 skipped' in (
+        result.stderr)
+    assert 'is nova-compute on compute-a still running' in result.stderr
+    assert f'Not deleted: compute service(s) compute-a ({s.a["id"]})' in (
+        result.stderr)
+    assert cloud.exists('services', s.a['id'])
+
+
+def test_unknown_service_is_a_clear_error(cloud, osc):
+    evacuation(cloud)
+    result = purge(osc, '--yes', '12')
+    assert result.code == 1
+    assert "No nova-compute service with ID or host '12'" in result.stderr
+    assert cloud.changes == []
