@@ -76,7 +76,7 @@ class StepFailed(Exception):
 
 @dataclasses.dataclass
 class Event:
-    """What the executor reports: ``started``, ``retry``, ``waiting`` or a
+    """What the executor reports: ``started``, ``retry`` or a
     final outcome (``done``, ``failed``, ``skipped``, ``kept``)."""
 
     kind: str

@@ -27,7 +27,7 @@ class Progress:
         step = event.step
         if event.kind == 'started':
             self.running[step.id] = step.describe()
-        elif event.kind in ('retry', 'waiting'):
+        elif event.kind == 'retry':
             if not self.tty:
                 self._line(f'retry: {step.describe()}: {event.message}')
         else:

@@ -31,7 +31,8 @@ from osc_cascade.executor import Executor, RetryPolicy
 from osc_cascade.planner import Inventory, build_plan
 from tests.unit import scenarios
 from tests.unit.fake_heat import ENDPOINTS_WITH_HEAT, FakeHeatCloud
-from tests.unit.fakecloud import ADMIN_PROJECT, Conflict, neutron_error, new_id
+from tests.unit.fakecloud import (
+    ADMIN_PROJECT, ADMIN_USER, Conflict, neutron_error, new_id)
 from tests.unit.fakes import FakeClock
 
 SWIFT = 'http://swift.test'
@@ -159,6 +160,15 @@ class ServicesCloud(FakeHeatCloud):
                 {'keypair': {k: v for k, v in kp.items() if k != 'id'}}
                 for kp in self.all('keypairs')
                 if kp['user_id'] == query.get('user_id', ADMIN_PROJECT)]}
+        m = re.fullmatch(r'/os-keypairs/([^/]+)', path)
+        if m:
+            kp = self.get('keypairs', f'{query.get("user_id", ADMIN_USER)}/'
+                                      f'{m.group(1)}')
+            if kp is None:
+                return 404, {'itemNotFound': {'code': 404, 'message':
+                                              'Keypair not found'}}
+            return 200, {'keypair': {k: v for k, v in kp.items()
+                                     if k != 'id'}}
         m = re.fullmatch(r'/os-quota-sets/([^/]+)(/defaults)?', path)
         if m:
             return self._quota_set('nova', m, method, NOVA_DEFAULT_QUOTAS)
@@ -421,7 +431,9 @@ class ServicesCloud(FakeHeatCloud):
                 lb['provisioning_status'] = 'ACTIVE'
         elif lb['provisioning_status'] == 'PENDING_DELETE':
             lb['pending_left'] -= 1
-            if lb['pending_left'] < 0:
+            if lb.get('fail_delete'):
+                lb['provisioning_status'] = 'ERROR'
+            elif lb['pending_left'] < 0:
                 self._destroy_lb(lb)
                 return None
         return lb
@@ -599,7 +611,10 @@ class ServicesCloud(FakeHeatCloud):
 
     def _swift_delete_object(self, found, obj):
         """versioned_writes: in stack mode the newest old version comes
-        back; in history mode the object is copied to the history."""
+        back; in history mode the object is copied to the history. An
+        object named in the container's ``undeletable`` answers 409."""
+        if obj in found.get('undeletable', ()):
+            raise swift_error(409, 'Conflict')
         account = found['id'].split('/')[0]
         headers = found['headers']
         stack = headers.get('X-Versions-Location')
@@ -637,6 +652,8 @@ class ServicesCloud(FakeHeatCloud):
                     'rel': 'self', 'href': ENDPOINTS_ALL['dns'] + '/v2'}]}]}}
         sudo = self.header('X-Auth-Sudo-Project-ID')
         scope = sudo or ADMIN_PROJECT
+        self.dns_calls = getattr(self, 'dns_calls', []) + [
+            (method, path, sudo)]
         all_projects = self.header('X-Auth-All-Projects') == 'True'
         if path == '/v2/zones':
             return 200, {'zones': [
@@ -674,7 +691,9 @@ class ServicesCloud(FakeHeatCloud):
     def _poll_zone(self, zone_id):
         zone = self.get('zones', zone_id)
         if zone is not None and zone['action'] == 'DELETE':
-            if zone['polls_left'] <= 0:
+            if zone.get('fail_delete'):
+                zone['status'] = 'ERROR'
+            elif zone['polls_left'] <= 0:
                 self._remove('zones', zone_id)
                 return None
             zone['polls_left'] -= 1
@@ -747,8 +766,11 @@ class ServicesCloud(FakeHeatCloud):
                 if coll == 'share_networks':
                     self._remove(coll, obj['id'])
                     return 202, None
-                obj['status'] = 'deleting'
-                self._start_delete(coll, obj['id'])
+                if obj.get('fail_delete'):
+                    obj['status'] = 'error_deleting'
+                else:
+                    obj['status'] = 'deleting'
+                    self._start_delete(coll, obj['id'])
                 return 202, None
         return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
 

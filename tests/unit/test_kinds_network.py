@@ -402,3 +402,23 @@ def test_security_groups_are_listed_without_a_project_filter(cloud, conn,
              if method == 'GET' and '/security-groups' in path]
     assert lists and not any('project_id' in p or 'tenant_id' in p
                              for p in lists)
+
+
+def test_neutron_extensions_are_asked_once_per_connection():
+    # every extension kind needs them, in every discovery round: one GET
+    from tests.unit.fake_services import ServicesCloud
+    with ServicesCloud() as services:
+        conn = services.connection()
+        kinds = [k for k in network.KINDS
+                 if issubclass(k, network._ExtensionKind)]
+        assert len(kinds) > 1
+        for _round in range(2):
+            for kind in kinds:
+                list(kind().list(conn, 'p1'))
+        gets = [p for m, p in services.requests
+                if m == 'GET' and p.startswith('/v2.0/extensions')]
+        assert gets == ['/v2.0/extensions']
+        # another connection asks again
+        list(kinds[0]().list(services.connection(), 'p1'))
+        assert len([p for m, p in services.requests
+                    if p.startswith('/v2.0/extensions')]) == 2
