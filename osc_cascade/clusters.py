@@ -6,7 +6,9 @@ one of the stack's resources. Heat can *abandon* a stack: the stack's record
 goes, what it made stays. For one cluster, ``ForceDelete``:
 
 1. records the stack's resources, nested ones included, and checks with an
-   export (which changes nothing) that the cloud allows abandon at all;
+   export (which changes nothing) that the cloud allows abandon at all, and,
+   for a plain stack that it will delete itself, that Heat would not take
+   the caller's own containers or keypairs of the same name with it;
 2. unless the cluster is being deleted already, deletes it the normal way
    and gives that ``grace`` seconds: a delete that finishes abandons
    nothing, and the force path never replaces the normal delete;
@@ -549,6 +551,7 @@ class ForceDelete:
                  options: Options | None = None, *,
                  notify: Callable[[str], None] | None = None,
                  on_event: Callable[[Event], None] | None = None,
+                 on_plan: Callable[[int], None] | None = None,
                  clock: Clock | None = None,
                  retry: RetryPolicy | None = None,
                  now: Callable[[], datetime.datetime] = utcnow):
@@ -557,6 +560,8 @@ class ForceDelete:
         self.options = options or Options()
         self.notify = notify or (lambda text: None)
         self.on_event = on_event
+        #: told the number of steps of each leftover plan before it runs
+        self.on_plan = on_plan or (lambda steps: None)
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self.now = now
@@ -767,6 +772,7 @@ class ForceDelete:
                     for p in sorted({r.project_id for r in left})]
         plan = build_plan(Inventory([*mine.values(), *interfaces]), kinds,
                           projects)
+        self.on_plan(len(plan.steps))
         run = Executor(self.conn, kinds, parallel=self.options.parallel,
                        timeout=self.options.timeout, retry=self.retry,
                        clock=self.clock, on_event=self.on_event).run(plan)
@@ -810,11 +816,12 @@ class ForceDelete:
         needed = {r.kind for r in known}
         if network.Router.name in needed:
             needed.add(network.Port.name)
-        discovery = Discovery(self.conn, {k: kinds[k] for k in needed},
-                              parallel=self.options.parallel,
-                              clock=self.clock)
-        usable = {k.name for k in discovery.available_kinds()[0]}
-        refs, _notes = discovery.run(sorted({r.project_id for r in known}))
+        usable = {k for k in needed
+                  if self.conn.has_service(kinds[k].service_type)}
+        refs, _notes = Discovery(
+            self.conn, {k: kinds[k] for k in usable},
+            parallel=self.options.parallel, clock=self.clock).run(
+                sorted({r.project_id for r in known}))
         mine = {(r.kind, orchestration.physical_id(r)): r for r in refs
                 if (r.kind, orchestration.physical_id(r)) in wanted}
         routers = {r.id for r in mine.values()

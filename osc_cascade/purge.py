@@ -10,8 +10,10 @@ are orphaned. The purge therefore:
 2. reads the allocations on those providers and classifies each consumer
    with what nova says of it (``classify``);
 3. plans: remove the trees' share of the consumers that are left-overs,
-   keep (and refuse on) the ones that are not, delete the providers
-   children first and the service last;
+   keep (and refuse on) the ones that are not, delete the nested providers
+   children first, then the service, whose delete in nova removes its
+   nodes' providers (it fails if one is already gone), then check that
+   those are gone;
 4. runs that plan with the executor; nothing runs while anything blocks.
 """
 
@@ -28,7 +30,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.errors import CascadeError
 from osc_cascade.executor import (DONE, FAILED, SKIPPED, Clock, Event,
                                   Executor, RetryPolicy, RunResult,
-                                  is_transient)
+                                  is_transient, status_code)
 from osc_cascade.kinds import placement as kinds
 from osc_cascade.kinds.placement import NOVA_VERSION, PLACEMENT_VERSION
 from osc_cascade.planner import Inventory, Plan, build_plan
@@ -471,7 +473,7 @@ def _allocation_ref(consumer: str, services: list[str],
 
 
 def read_error(what: str, exc: Exception) -> str:
-    code = getattr(exc, 'status_code', None)
+    code = status_code(exc)
     detail = ' '.join(str(exc).split()) or type(exc).__name__
     if code == 403:
         return (f'{what} was refused (HTTP 403): --purge-allocations needs '

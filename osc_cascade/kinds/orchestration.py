@@ -1,8 +1,10 @@
 """Heat: stacks, and the Heat calls that openstacksdk lacks or gets wrong.
 
-The stack kind deletes a stack that an abandoned stack left behind (the
-child stack of an ``OS::Heat::Stack`` resource is a stack of its own and
-survives its parent's abandon). The helpers go through the SDK's
+``Stack`` deletes a stack and waits for it to go; ``ProjectStack`` (below)
+is the kind that lists a project's stacks for a cascade, and deletes the
+child stack of an ``OS::Heat::Stack`` resource that ``cluster force-delete``
+leaves behind (a stack of its own, which survives its parent's abandon).
+The helpers go through the SDK's
 orchestration adapter because (openstacksdk 4.22):
 
 * ``resources(stack, nested_depth=N)`` silently drops ``nested_depth``, so
@@ -90,13 +92,6 @@ class Stack(ResourceKind):
     name = 'orchestration.stack'
     service_type = 'orchestration'
     error_statuses = frozenset({'DELETE_FAILED'})
-
-    def list(self, conn, project_id):
-        return owned((ResourceRef(kind=self.name, id=s['id'],
-                                  name=s['stack_name'],
-                                  project_id=project_of(s),
-                                  attrs={'status': s['stack_status']})
-                      for s in stacks(conn, tenant=project_id)), project_id)
 
     def delete(self, conn, ref):
         call(conn, 'DELETE', stack_path(ref.name, ref.id))

@@ -10,13 +10,29 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import importlib
+
 from osc_lib.command import command
 
-from osc_cascade import clusters
-from osc_cascade.cascade import resolve_project
 from osc_cascade.errors import CascadeError
-from osc_cascade.progress import Progress
 from osc_cascade.v1.project import add_execution_options, confirm
+
+
+class _Lazy:
+    """A module imported on first use: ``openstack --help`` imports every
+    command module to list the commands, and the plugin's machinery (kinds,
+    planner, executor) would add a tenth of a second to it."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+clusters = _Lazy('osc_cascade.clusters')
+_cascade = _Lazy('osc_cascade.cascade')
+_progress = _Lazy('osc_cascade.progress')
 
 DEFAULT_AGE = '24h'
 
@@ -69,7 +85,7 @@ class ListStuckCluster(command.Lister):
 
 
 class ForceDeleteCluster(command.Lister):
-    """Force-delete clusters stuck in deletion by abandoning their Heat stack"""
+    """Force-delete stuck clusters by abandoning their Heat stack"""
 
     def get_epilog(self) -> str:
         return ('The last resort: each cluster is first deleted the normal '
@@ -119,13 +135,14 @@ class ForceDeleteCluster(command.Lister):
         _check_arguments(parsed_args)
         conn = self.app.client_manager.sdk_connection
         services = clusters.services_for(conn, stacks=parsed_args.stack)
-        progress = Progress()
+        progress = _progress.Progress()
         force = clusters.ForceDelete(conn, services, clusters.Options(
             grace=parsed_args.grace, wait=parsed_args.wait,
             timeout=parsed_args.timeout,
             delete_leftovers=parsed_args.delete_leftovers,
             parallel=parsed_args.parallel, manifest=parsed_args.manifest),
-            notify=progress.note, on_event=progress)
+            notify=progress.note, on_event=progress,
+            on_plan=progress.add_total)
 
         dry_run = parsed_args.dry_run
         if parsed_args.stuck:
@@ -134,7 +151,7 @@ class ForceDeleteCluster(command.Lister):
                 _project_id(conn, parsed_args.project))]
             if not (parsed_args.yes or dry_run):
                 progress.note('Showing what would be force-deleted; pass '
-                              '--yes to force-delete it.')
+                              '--yes to force-delete.')
                 dry_run = True
         else:
             targets = [clusters.find_cluster(conn, services, name)
@@ -161,7 +178,7 @@ class ForceDeleteCluster(command.Lister):
 
 
 def _project_id(conn: Any, name_or_id: str | None) -> str | None:
-    return name_or_id and resolve_project(conn, name_or_id).id
+    return name_or_id and _cascade.resolve_project(conn, name_or_id).id
 
 
 def _check_arguments(parsed_args: argparse.Namespace) -> None:

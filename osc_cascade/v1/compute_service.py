@@ -5,9 +5,10 @@ The hook does the whole job in ``before()``: it purges the allocations that
 would orphan the service's resource providers, deletes the providers, and
 deletes the service itself, then hands OSC's ``DeleteService.take_action``
 an empty list of services. The service must be deleted by the plan, not by
-OSC: only after the providers' delete has been checked (a failed one skips
-it), and by UUID at microversion 2.53 or later whatever
-``--os-compute-api-version`` says.
+OSC: in the middle of it (after the nested providers, whose failed delete
+skips it, and before the check that its nodes' providers are gone), once it
+has checked that nothing new holds them, and by UUID at microversion 2.53
+or later whatever ``--os-compute-api-version`` says.
 """
 
 from __future__ import annotations

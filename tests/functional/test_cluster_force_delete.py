@@ -121,6 +121,31 @@ def test_stack_whose_delete_hangs_is_abandoned(admin, conn, cli, tmp_path,
                                                ignore_missing=True)
 
 
+def test_delete_leftovers_deletes_what_the_stack_left(admin, conn, cli,
+                                                       tmp_path,
+                                                       monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    swift = admin.has_service('object-store')
+    name = unique('leftovers')
+    [stack] = create_stacks(conn, [name], network=True, container=swift)
+    try:
+        run = cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
+                  '--grace', '5', '--delete-leftovers', '-f', 'json')
+        assert run.code == 0, run.stdout + run.stderr
+        [row] = run.json()
+        left = 1 + swift
+        assert (row['Left Behind'], row['Leftovers Deleted'],
+                row['Leftovers Not Deleted']) == (left, left, 0)
+        assert not stack_exists(conn, stack.id)
+        assert list(conn.network.networks(name=name + '-net')) == []
+        data = json.loads((tmp_path / row['Manifest']).read_text())
+        assert set(data['leftovers'].values()) == {'deleted'}
+    finally:
+        if stack_exists(conn, stack.id):
+            cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
+                '--grace', '0', '--delete-leftovers')
+
+
 def test_stuck_sweep_takes_the_old_and_leaves_the_young(conn, cli,
                                                          project, tmp_path,
                                                          monkeypatch):

@@ -2,10 +2,10 @@
 minicloud: nova 34 and placement 16 with two fake computes, compute-a and
 compute-b.
 
-Every test takes compute-a down (``tools/minicloud stop nova-compute-a``)
-or deletes its service; the ``compute_a`` fixture brings it back
-afterwards (restarted with its node identity kept, nova-compute re-creates
-its service, its compute node and its provider), so that the tests and the
+The tests take a compute down (``tools/minicloud stop nova-compute-a``) or
+delete its service; the ``computes`` fixture brings both back afterwards
+(restarted with its node identity kept, nova-compute re-creates its
+service, its compute node and its provider), so that the tests and the
 other functional tests find both computes.
 """
 
@@ -94,23 +94,24 @@ def bring_up(admin, host=HOST):
 
 
 @pytest.fixture
-def compute_a(admin):
-    """compute-a up before the test, and up again after it, whatever the
-    test did to it; the test's servers are deleted."""
-    bring_up(admin)
+def computes(admin):
+    """Both computes up before the test, and up again after it, whatever
+    the test did to them; the test's servers are deleted."""
+    for host in (HOST, OTHER):
+        bring_up(admin, host)
     servers: list[str] = []
     yield servers
+    for host in (HOST, OTHER):
+        bring_up(admin, host)
     for server_id in servers:
         server = admin.compute.find_server(server_id)
         if server is not None and server.status == 'VERIFY_RESIZE':
-            bring_up(admin)
             admin.compute.confirm_server_resize(server_id)
             wait_for(lambda: admin.compute.get_server(server_id).status
                      != 'VERIFY_RESIZE', what='the resize confirmed')
         if server is not None:
             admin.compute.delete_server(server_id)
             admin.compute.wait_for_delete(server, wait=180)
-    bring_up(admin)
 
 
 def boot(admin, servers, host=HOST):
@@ -138,8 +139,8 @@ def _settled(admin, server_id):
     return server if server.status in ('ACTIVE', 'ERROR') else None
 
 
-def test_evacuated_instance_purge(admin, compute_a):
-    vm = boot(admin, compute_a)
+def test_evacuated_instance_purge(admin, computes):
+    vm = boot(admin, computes)
     rp_a, rp_b = provider(admin, HOST), provider(admin, OTHER)
     take_down(admin)
     ok(run_openstack('--os-compute-api-version', '2.29', 'server',
@@ -168,20 +169,24 @@ def test_evacuated_instance_purge(admin, compute_a):
     assert allocations(admin, vm.id) == {rp_b: held[rp_b]}
 
 
-def test_unconfirmed_migration_blocks_and_force_purges(admin, compute_a):
-    vm = boot(admin, compute_a)
-    rp_a, rp_b = provider(admin, HOST), provider(admin, OTHER)
+def test_unconfirmed_migration_blocks_and_force_removes_its_allocation(
+        admin, computes):
+    # from compute-b: once a host's service has been deleted and re-created,
+    # nova 34 refuses to migrate its instances (Instance.services includes
+    # the soft-deleted service rows, and the first one is down)
+    vm = boot(admin, computes, host=OTHER)
+    rp_b, rp_a = provider(admin, OTHER), provider(admin, HOST)
     ok(run_openstack('server', 'migrate', vm.id))
     wait_for(lambda: admin.compute.get_server(vm.id).status
              == 'VERIFY_RESIZE', timeout=240, what='VERIFY_RESIZE')
     migration = next(m for m in admin.compute.migrations(
         server_id=vm.id, microversion='2.59') if m.status == 'finished')
     # the migration holds the source, the instance the destination
-    assert allocations(admin, migration.uuid).keys() == {rp_a}
-    assert allocations(admin, vm.id).keys() == {rp_b}
-    take_down(admin)
+    assert allocations(admin, migration.uuid).keys() == {rp_b}
+    assert allocations(admin, vm.id).keys() == {rp_a}
+    take_down(admin, OTHER)
 
-    blocked = purge('--yes', HOST, '-f', 'json')
+    blocked = purge('--yes', OTHER, '-f', 'json')
 
     assert blocked.code == 1
     rows = {r['Consumer']: r for r in blocked.json()}
@@ -189,23 +194,23 @@ def test_unconfirmed_migration_blocks_and_force_purges(admin, compute_a):
     assert (f'openstack server resize confirm {vm.id}'
             in rows[migration.uuid]['Why, and what to do'])
     assert 'Nothing was changed' in blocked.stderr
-    assert allocations(admin, migration.uuid).keys() == {rp_a}
-    assert provider_exists(admin, rp_a)
+    assert allocations(admin, migration.uuid).keys() == {rp_b}
 
-    forced = purge('--yes', '--force', HOST)
+    forced = purge('--yes', '--force', OTHER)
 
-    # the allocations and the provider go; nova keeps the service while
-    # the migration is unconfirmed, and says so
+    # the migration's allocation goes; nova keeps the service while the
+    # migration is unconfirmed, and says so; the node's provider stays
+    # with its service (nothing orphaned)
     assert forced.code == 1
-    assert 'nova refuses to delete the service of compute-a' in forced.stderr
+    assert 'nova refuses to delete the service of compute-b' in forced.stderr
     assert 'in-progress migrations' in forced.stderr
     assert allocations(admin, migration.uuid) == {}
-    assert not provider_exists(admin, rp_a)
-    assert allocations(admin, vm.id).keys() == {rp_b}
-    assert service(admin) is not None
+    assert allocations(admin, vm.id).keys() == {rp_a}
+    assert service(admin, OTHER) is not None
+    assert provider_exists(admin, rp_b)
 
 
-def test_stale_allocation_of_a_consumer_nova_never_had(admin, compute_a):
+def test_stale_allocation_of_a_consumer_nova_never_had(admin, computes):
     rp_a = provider(admin, HOST)
     take_down(admin)
     stray = str(uuid.uuid4())
@@ -229,8 +234,8 @@ def test_stale_allocation_of_a_consumer_nova_never_had(admin, compute_a):
     assert service(admin) is None
 
 
-def test_host_with_an_instance_is_refused(admin, compute_a):
-    vm = boot(admin, compute_a)
+def test_host_with_an_instance_is_refused(admin, computes):
+    vm = boot(admin, computes)
     rp_a = provider(admin, HOST)
     held = allocations(admin, vm.id)
     svc = service(admin)

@@ -136,6 +136,8 @@ def test_leftovers_not_deleted_give_a_table_and_a_failure(cloud, osc):
     assert (row['Leftovers Deleted'], row['Leftovers Not Deleted']) == (5, 1)
     assert 'OS::Swift::Container bucket-1: not deleted' in result.stderr
     assert not cloud.exists('servers', built['server']['id'])
+    # progress lines count against the leftover plan
+    assert '[1/5] done: ' in result.stderr
 
 
 def test_stuck_sweep_is_a_dry_run_without_yes(cloud, osc):
