@@ -75,9 +75,11 @@ def build(admin, name, *, project=None, shared_network_from=None):
         ids['port_on_shared'] = conn.network.create_port(
             network_id=shared_network_from, name='on-shared').id
 
+    # its twin has an image of the same name
     private_image = conn.image.create_image(
         name='private-image', data=b'\0' * 1024, disk_format='raw',
-        container_format='bare', visibility='private')
+        container_format='bare', visibility='private',
+        allow_duplicates=True)
     ids['image'] = private_image.id
 
     vm = conn.compute.create_server(
@@ -163,6 +165,80 @@ def owned(admin, project_id):
                                           visibility='all'),
         owner=lambda i: i.owner_id)
     return found
+
+
+def build_services(admin, built, objects=300):
+    """Add to a project of build() what the other services hold: a Heat
+    stack that made a network and a Swift container; an Octavia load
+    balancer with a listener, a pool and a member on the project's subnet,
+    and a floating IP on its VIP address; a Swift container of ``objects``
+    objects and a versioned one. Returns the ids, also added to built.ids.
+
+    With the minicloud's no-op Octavia the VIP port is not in Neutron, so
+    the floating IP is on a port of the project that holds the VIP address.
+    The versioned container keeps its ``X-Versions-Location`` only where
+    Swift's versioned_writes allows it.
+    """
+    import concurrent.futures
+
+    conn = built.conn
+    ids = {}
+
+    # Heat deletes a stack's container by name in the account of whoever
+    # deletes the stack: a name of its own keeps the admin's out of it
+    ids['stack_cont'] = f'stack-cont-{built.project.name}'
+    template = {'heat_template_version': '2018-08-31', 'resources': {
+        'net': {'type': 'OS::Neutron::Net',
+                'properties': {'name': 'stack-net'}},
+        'cont': {'type': 'OS::Swift::Container',
+                 'properties': {'name': ids['stack_cont']}}}}
+    stack = conn.orchestration.create_stack(name='app', template=template)
+    stack = conn.orchestration.wait_for_status(
+        stack, 'CREATE_COMPLETE', failures=['CREATE_FAILED'], interval=2,
+        wait=300)
+    ids['stack'] = stack.id
+    [ids['stack_net']] = [n.id for n in conn.network.networks(
+        name='stack-net', project_id=built.project.id)]
+
+    lbaas = conn.load_balancer
+
+    def settled():
+        return wait_for(lambda: lbaas.get_load_balancer(
+            ids['lb']).provisioning_status == 'ACTIVE', timeout=120,
+            what='the load balancer to settle')
+    lb = lbaas.create_load_balancer(name='lb', vip_subnet_id=built.ids[
+        'subnet'], vip_address='10.10.0.50')
+    ids['lb'] = lb.id
+    settled()
+    listener = lbaas.create_listener(name='http', protocol='HTTP',
+                                     protocol_port=80, load_balancer_id=lb.id)
+    settled()
+    pool = lbaas.create_pool(name='web', protocol='HTTP',
+                             lb_algorithm='ROUND_ROBIN',
+                             listener_id=listener.id)
+    settled()
+    lbaas.create_member(pool, address='10.10.0.60', protocol_port=80,
+                        subnet_id=built.ids['subnet'])
+    settled()
+    vip = conn.network.create_port(
+        network_id=built.ids['net'], name='vip', fixed_ips=[{
+            'subnet_id': built.ids['subnet'], 'ip_address': '10.10.0.50'}])
+    ids['vip_port'] = vip.id
+    ids['vip_fip'] = conn.network.create_ip(
+        floating_network_id=public_network(admin).id, port_id=vip.id).id
+
+    store = conn.object_store
+    store.create_container(name='data')
+    with concurrent.futures.ThreadPoolExecutor(8) as pool_:
+        list(pool_.map(lambda i: store.create_object(
+            'data', f'obj-{i:04d}', data=b'x'), range(objects)))
+    store.create_container(name='docs-versions')
+    store.request('/docs', 'PUT',
+                  headers={'X-Versions-Location': 'docs-versions'})
+    for text in (b'v1', b'v2', b'v3'):
+        store.create_object('docs', 'readme', data=text)
+    built.ids.update(ids)
+    return ids
 
 
 def main(argv=None):
