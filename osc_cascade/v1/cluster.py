@@ -15,7 +15,7 @@ import importlib
 from osc_lib.command import command
 
 from osc_cascade.errors import CascadeError
-from osc_cascade.v1.project import add_execution_options, confirm
+from osc_cascade.v1.common import add_execution_options, confirm
 
 
 class _Lazy:

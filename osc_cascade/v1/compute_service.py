@@ -19,7 +19,7 @@ from cliff import hooks
 from osc_lib import exceptions
 
 from osc_cascade.v1 import output
-from osc_cascade.v1.project import (add_execution_options, confirm,
+from osc_cascade.v1.common import (add_execution_options, confirm,
                                     counts_text)
 
 #: options that mean nothing without --purge-allocations

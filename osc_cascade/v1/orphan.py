@@ -9,7 +9,7 @@ from typing import Any
 from osc_lib import exceptions
 from osc_lib.command import command
 
-from osc_cascade.v1.project import add_execution_options, confirm
+from osc_cascade.v1.common import add_execution_options, confirm
 
 LOG = logging.getLogger(__name__)
 

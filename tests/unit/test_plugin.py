@@ -9,7 +9,7 @@ import pytest
 from osc_lib import exceptions
 
 from osc_cascade import plugin
-from osc_cascade.v1 import project
+from osc_cascade.v1 import common, project
 from tests.unit import scenarios
 from tests.unit.fakes import make_plan
 
@@ -49,19 +49,19 @@ def test_plugin_option(monkeypatch):
 
 @pytest.mark.parametrize('text,value', [('1', 1), ('25', 25)])
 def test_positive_int(text, value):
-    assert project.positive_int(text) == value
+    assert common.positive_int(text) == value
 
 
 @pytest.mark.parametrize('text', ['0', '-3'])
 def test_positive_int_refuses(text):
     with pytest.raises(argparse.ArgumentTypeError):
-        project.positive_int(text)
+        common.positive_int(text)
 
 
 def test_positive_float():
-    assert project.positive_float('0.5') == 0.5
+    assert common.positive_float('0.5') == 0.5
     with pytest.raises(argparse.ArgumentTypeError):
-        project.positive_float('0')
+        common.positive_float('0')
 
 
 class Terminal(io.StringIO):
@@ -73,21 +73,21 @@ def test_confirm(monkeypatch):
     err = io.StringIO()
     monkeypatch.setattr(sys, 'stderr', err)
     monkeypatch.setattr(sys, 'stdin', io.StringIO('y\n'))
-    project.confirm('Go?', assume_yes=True)  # never asks
+    common.confirm('Go?', assume_yes=True)  # never asks
     assert err.getvalue() == ''
     with pytest.raises(exceptions.CommandError, match='not a terminal'):
-        project.confirm('Go?', assume_yes=False)
+        common.confirm('Go?', assume_yes=False)
     monkeypatch.setattr(sys, 'stdin', Terminal(' Y \n'))
-    project.confirm('Go?', assume_yes=False)
+    common.confirm('Go?', assume_yes=False)
     assert err.getvalue() == 'Go? [y/N]: '
     monkeypatch.setattr(sys, 'stdin', Terminal('no\n'))
     with pytest.raises(exceptions.CommandError, match='Aborted'):
-        project.confirm('Go?', assume_yes=False)
+        common.confirm('Go?', assume_yes=False)
 
 
 def test_counts_text():
     plan = make_plan(['a', 'b'])
-    assert project.counts_text(plan) == '  test.thing: 2 delete'
+    assert common.counts_text(plan) == '  test.thing: 2 delete'
 
 
 def test_identity_v2_is_refused():

@@ -1,0 +1,64 @@
+"""What the commands of this plugin share: the options of every command
+that runs a plan, the confirmation prompt and the counts it shows."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from osc_lib import exceptions
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError('must be at least 1')
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError('must be greater than 0')
+    return value
+
+
+def add_execution_options(group: Any) -> None:
+    """Options of every command that runs a plan."""
+    group.add_argument(
+        '--dry-run', action='store_true',
+        help='Show the plan and change nothing')
+    group.add_argument(
+        '--yes', action='store_true',
+        help='Do not ask for confirmation (needed without a terminal)')
+    group.add_argument(
+        '--parallel', metavar='<n>', type=positive_int, default=10,
+        help='Make at most <n> API calls at once (default: 10); a '
+             'deletion waiting for the service to finish holds none')
+    group.add_argument(
+        '--timeout', metavar='<seconds>', type=positive_float, default=600,
+        help='Give up on one resource after <seconds> (default: 600)')
+
+
+def confirm(question: str, assume_yes: bool) -> None:
+    """Ask on the terminal; refuse without one unless --yes was given."""
+    if assume_yes:
+        return
+    if not sys.stdin.isatty():
+        raise exceptions.CommandError(
+            'Refusing to delete without confirmation: standard input is '
+            'not a terminal. Pass --yes to confirm.')
+    sys.stderr.write(question + ' [y/N]: ')
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() not in ('y', 'yes'):
+        raise exceptions.CommandError('Aborted: nothing was deleted.')
+
+
+def counts_text(plan: Any) -> str:
+    lines = []
+    for kind, per_action in sorted(plan.counts().items()):
+        parts = ', '.join(f'{n} {action}' for action, n in
+                          sorted(per_action.items()))
+        lines.append(f'  {kind}: {parts}')
+    return '\n'.join(lines)
