@@ -1,7 +1,8 @@
 """Runs a plan against the cloud.
 
 Each step starts as soon as every step before it is done (not in waves by
-type), with at most ``parallel`` steps in flight. A step's delete is retried
+type), with at most ``parallel`` API calls in flight (a step that waits for
+an asynchronous delete, or backs off, holds none). A step's delete is retried
 with exponential backoff while the cloud answers "in use" (409), 429, 5xx or
 a connection error; then the step polls, backing off, until the resource is
 gone or reaches an error state. A 404 on delete counts as done, so a run
@@ -141,6 +142,13 @@ def is_gone(exc: Exception) -> bool:
     return isinstance(exc, (sdk_exc.NotFoundException, ks_exc.NotFound))
 
 
+#: threads per API slot: a step waiting for an asynchronous delete to finish
+#: holds a thread but no slot, so that ready steps are not kept waiting by
+#: steps that only poll (measured: at N=100 with 10 workers, ready steps
+#: waited 5 s on average for one while servers were being deleted)
+THREADS_PER_SLOT = 8
+
+
 class Executor:
     def __init__(self, conn: Any, kinds: Mapping[str, ResourceKind], *,
                  parallel: int = 10, timeout: float = 600.0,
@@ -157,6 +165,9 @@ class Executor:
         self.clock = clock or Clock()
         self._on_event = on_event or (lambda event: None)
         self._event_lock = threading.Lock()
+        #: at most ``parallel`` API calls in flight; sleeps (backoff,
+        #: polling) happen outside
+        self._slots = threading.BoundedSemaphore(parallel)
 
     def emit(self, event: Event) -> None:
         with self._event_lock:
@@ -197,7 +208,7 @@ class Executor:
 
         ready = [s for s, n in waiting.items() if n == 0]
         with concurrent.futures.ThreadPoolExecutor(
-                max_workers=self.parallel,
+                max_workers=self.parallel * THREADS_PER_SLOT,
                 thread_name_prefix='cascade') as pool:
             running: dict[concurrent.futures.Future, str] = {}
             while ready or running:
@@ -261,7 +272,8 @@ class Executor:
         while True:
             attempt += 1
             try:
-                call()
+                with self._slots:
+                    call()
                 return attempt
             except Exception as exc:
                 if is_gone(exc):
@@ -289,7 +301,8 @@ class Executor:
         transient_failures = 0
         while True:
             try:
-                status = kind.status(self.conn, step.target)
+                with self._slots:
+                    status = kind.status(self.conn, step.target)
             except Exception as exc:
                 if is_gone(exc):
                     return

@@ -73,9 +73,8 @@ class ImageMember(ResourceKind):
         refs = []
         for image in conn.image.images(visibility='shared',
                                        member_status='all'):
-            if image.visibility != 'shared' or (
-                    project_id and image.owner_id == project_id):
-                continue  # the project's own images are the image kind's
+            if image.visibility != 'shared':
+                continue  # a filter a cloud may ignore
             refs.extend(ResourceRef(
                 kind=self.name, id=f'{image.id}/{m.member_id}',
                 name=image.name or '', project_id=m.member_id,

@@ -1,5 +1,6 @@
 """Neutron: floating IPs, routers, ports, trunks, subnets, networks,
-security groups and RBAC policies.
+security groups and RBAC policies, and (at the end) what its extensions
+add.
 
 Neutron deletes synchronously; the order is what matters. Floating IPs go
 before the router interfaces and gateways they need, router interfaces are

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.kinds import shared_file_system
 from osc_cascade.kinds.base import (
     ResourceKind, delete_of, request, unless_absent)
 from osc_cascade.planner import Edge
@@ -51,14 +52,17 @@ class _QuotaSets(_Quota):
     """Nova, Cinder and Manila: a project's quota set and its defaults,
     one project at a time."""
 
-    #: the SDK proxy, and the quota sets' path in its API
-    proxy: ClassVar[str]
+    #: the quota sets' path in the service's API
     path: ClassVar[str]
+
+    def api(self, conn: Any) -> Any:
+        """The service's SDK adapter."""
+        raise NotImplementedError
 
     def customised(self, conn, project_id):
         if project_id is None:
             return []  # these APIs cannot list projects
-        api = getattr(conn, self.proxy)
+        api = self.api(conn)
 
         def values(suffix=''):
             found = request(api, 'GET', f'{self.path}/{project_id}{suffix}'
@@ -72,31 +76,37 @@ class _QuotaSets(_Quota):
         return [(project_id, {})] if own != defaults else []
 
     def delete(self, conn, ref):
-        request(getattr(conn, self.proxy), 'DELETE', f'{self.path}/{ref.id}')
+        request(self.api(conn), 'DELETE', f'{self.path}/{ref.id}')
 
 
 class ComputeQuota(_QuotaSets):
     name = 'quota.compute'
     service_type = 'compute'
     deletes_of = 'compute'
-    proxy = 'compute'
     path = '/os-quota-sets'
+
+    def api(self, conn):
+        return conn.compute
 
 
 class BlockStorageQuota(_QuotaSets):
     name = 'quota.block_storage'
     service_type = 'block-storage'
     deletes_of = 'block_storage'
-    proxy = 'block_storage'
     path = '/os-quota-sets'
+
+    def api(self, conn):
+        return conn.block_storage
 
 
 class SharedFileSystemQuota(_QuotaSets):
     name = 'quota.shared_file_system'
     service_type = 'shared-file-system'
     deletes_of = 'shared_file_system'
-    proxy = 'shared_file_system'
     path = '/quota-sets'
+
+    def api(self, conn):
+        return shared_file_system.manila(conn)
 
 
 class NetworkQuota(_Quota):

@@ -11,9 +11,11 @@ which the SDK does not offer for every kind.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
+from openstack.shared_file_system.v2 import _proxy as manila_proxy
 
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned, request
 from osc_cascade.planner import Edge
@@ -23,13 +25,32 @@ from osc_cascade.resource import ResourceRef
 MICROVERSION = '2.56'
 
 
+_ADAPTERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def manila(conn: Any) -> Any:
+    """The SDK's Manila adapter, without a default microversion.
+
+    Under OSC, python-manilaclient's plugin asks for the newest microversion
+    it knows (2.98 for 6.3) and the SDK then refuses the whole service on a
+    cloud that has less; the calls here name the microversion they need.
+    """
+    adapter = _ADAPTERS.get(conn)
+    if adapter is None:
+        adapter = conn.config.get_session_client(
+            'shared-file-system', version='2', constructor=manila_proxy.Proxy)
+        adapter._connection = conn
+        _ADAPTERS[conn] = adapter
+    return adapter
+
+
 def listing(conn: Any, path: str, project_id: str | None,
             **params: Any) -> list[dict[str, Any]]:
     query = {'all_tenants': 1, **params}
     if project_id:
         query['project_id'] = project_id
     key = path.strip('/').split('/')[0].replace('-', '_')
-    return request(conn.shared_file_system, 'GET', path, params=query,
+    return request(manila(conn), 'GET', path, params=query,
                    microversion=MICROVERSION).json()[key]
 
 
@@ -46,11 +67,11 @@ class _ManilaKind(ResourceKind):
             attrs={k: v for k, v in attrs.items() if v})
 
     def delete(self, conn, ref):
-        getattr(conn.shared_file_system, f'delete_{self.noun}')(
-            ref.id, ignore_missing=False)
+        getattr(manila(conn), f'delete_{self.noun}')(ref.id,
+                                                     ignore_missing=False)
 
     def status(self, conn, ref):
-        found = getattr(conn.shared_file_system, f'get_{self.noun}')(ref.id)
+        found = getattr(manila(conn), f'get_{self.noun}')(ref.id)
         # found, so not gone, whatever the microversion shows of it
         return found.status or 'unknown'
 

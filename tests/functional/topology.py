@@ -241,6 +241,15 @@ def build_services(admin, built, objects=300):
     return ids
 
 
+def cascade_away(project_id):
+    """Remove a test project with the plugin itself (fixture teardown)."""
+    from tests.functional.conftest import run_openstack
+
+    result = run_openstack('project', 'delete', '--cascade', '--yes',
+                           project_id)
+    assert result.code == 0, result.stdout + result.stderr
+
+
 def main(argv=None):
     """Fill a new project on a cloud: `python -m tests.functional.topology
     --cloud CLOUD NAME` (used by tools/try-cascade)."""

@@ -113,6 +113,10 @@ class ServicesCloud(FakeHeatCloud):
         #: Swift's max_deletes_per_request, or None for no bulk middleware
         self.bulk_delete = bulk_delete
         self._request = threading.local()
+        #: the accounts of the bulk deletes, and (method, path, sudo
+        #: project) of Designate's calls, in order
+        self.bulk_requests: list[str] = []
+        self.dns_calls: list[tuple[str, str, str | None]] = []
 
     def __enter__(self):
         super().__enter__()
@@ -159,7 +163,7 @@ class ServicesCloud(FakeHeatCloud):
             return 200, {'keypairs': [
                 {'keypair': {k: v for k, v in kp.items() if k != 'id'}}
                 for kp in self.all('keypairs')
-                if kp['user_id'] == query.get('user_id', ADMIN_PROJECT)]}
+                if kp['user_id'] == query.get('user_id', ADMIN_USER)]}
         m = re.fullmatch(r'/os-keypairs/([^/]+)', path)
         if m:
             kp = self.get('keypairs', f'{query.get("user_id", ADMIN_USER)}/'
@@ -482,7 +486,8 @@ class ServicesCloud(FakeHeatCloud):
     def put_object(self, container, name, versions=0):
         """An object with ``versions`` old versions: kept in the versions
         container (legacy) or in the container's own version list."""
-        legacy = container['headers'].get('X-Versions-Location')
+        legacy = (container['headers'].get('X-Versions-Location')
+                  or container['headers'].get('X-History-Location'))
         for v in range(versions):
             if legacy:
                 target = self.get('containers',
@@ -525,7 +530,7 @@ class ServicesCloud(FakeHeatCloud):
                      if n > marker][:int(query.get('limit', 10000))]
 
     def _swift_bulk(self, account):
-        self.bulk_requests = getattr(self, 'bulk_requests', 0) + 1
+        self.bulk_requests.append(account)
         lines = [parse.unquote(x) for x in
                  self._request.body.decode().split('\n') if x]
         if len(lines) > self.bulk_delete:
@@ -595,6 +600,8 @@ class ServicesCloud(FakeHeatCloud):
         return 405, None
 
     def _swift_object(self, found, obj, method, query):
+        if method == 'HEAD':
+            return (200 if obj in found['objects'] else 404), None
         if method != 'DELETE':
             return 405, None
         version = query.get('version-id')
@@ -652,8 +659,7 @@ class ServicesCloud(FakeHeatCloud):
                     'rel': 'self', 'href': ENDPOINTS_ALL['dns'] + '/v2'}]}]}}
         sudo = self.header('X-Auth-Sudo-Project-ID')
         scope = sudo or ADMIN_PROJECT
-        self.dns_calls = getattr(self, 'dns_calls', []) + [
-            (method, path, sudo)]
+        self.dns_calls.append((method, path, sudo))
         all_projects = self.header('X-Auth-All-Projects') == 'True'
         if path == '/v2/zones':
             return 200, {'zones': [
@@ -878,6 +884,19 @@ def all_services_project(cloud, name, external):
     ids = {'project': pid, 'user': user, **{
         k: v['id'] for k, v in p.items() if isinstance(v, dict)}}
     cloud.keypair(user, 'laptop')
+    # what full_project lacks of the base services' kinds
+    ids['server_group'] = cloud.add('server_groups', name='group',
+                                    project_id=pid, members=[])['id']
+    trunk_port = scenarios.port(cloud, pid, p['network'], p['subnet'],
+                                'trunk-parent')
+    ids['trunk'] = cloud.add('trunks', name='trunk', project_id=pid,
+                             tenant_id=pid, port_id=trunk_port['id'],
+                             sub_ports=[])['id']
+    ids['rbac'] = cloud.add('rbac_policies', project_id=pid, tenant_id=pid,
+                            object_type='network',
+                            object_id=p['network']['id'],
+                            action='access_as_shared',
+                            target_tenant=ADMIN_PROJECT)['id']
 
     # Heat: a stack that made a network and a container, a nested stack
     stack = cloud.stack('app', pid)

@@ -141,3 +141,45 @@ def test_a_bug_in_a_kind_is_an_error_not_a_partial_picture(cloud, clock):
     with pytest.raises(CascadeError, match='listing network.port'):
         Discovery(cloud.connection(), kinds, clock=clock).run([pid])
     assert clock.sleeps == []
+
+
+def test_each_services_proxy_is_made_once_before_its_lists(clock):
+    # the SDK makes a service's proxy (a version discovery GET) in every
+    # thread that asks before it is cached: discovery makes each one first
+    import threading
+
+    from osc_cascade.kinds.base import ResourceKind
+
+    events = []
+    lock = threading.Lock()
+
+    class Conn:
+        def has_service(self, service_type):
+            return True
+
+        def __getattr__(self, name):
+            with lock:
+                events.append(f'proxy {name}')
+            return object()
+
+    class Kind(ResourceKind):
+        def __init__(self, name, service_type):
+            super().__init__()
+            self.name, self.service_type = name, service_type
+
+        def list(self, conn, project_id):
+            with lock:
+                events.append(f'list {self.name}')
+            return []
+
+    kinds = {k.name: k for k in (
+        Kind('a.x', 'block-storage'), Kind('a.y', 'block-storage'),
+        Kind('b.x', 'compute'), Kind('c.x', 'load-balancer'))}
+    Discovery(Conn(), kinds, clock=clock, parallel=3).run(['p'])
+    proxies = [e for e in events if e.startswith('proxy ')]
+    assert sorted(proxies) == ['proxy block_storage', 'proxy compute',
+                               'proxy load_balancer']
+    for name, service in (('a.x', 'block_storage'), ('a.y', 'block_storage'),
+                          ('b.x', 'compute'), ('c.x', 'load_balancer')):
+        assert events.index(f'proxy {service}') < events.index(
+            f'list {name}')

@@ -99,10 +99,32 @@ def test_never_more_than_parallel_steps_at_once(parallel, monkeypatch):
     result = run(make_plan([f's{i:02d}' for i in range(n)]), kind,
                  parallel=parallel)
     assert result.ok
-    # the bound is reached, and never passed: no more workers than that
+    # the bound is reached, and never passed: no more calls than that
+    # (threads may wait for a delete to finish without holding a slot)
     assert state['max'] == parallel
-    assert pools == [parallel]
-    assert len(threads) <= parallel
+    assert pools == [parallel * executor.THREADS_PER_SLOT]
+    assert len(threads) <= parallel * executor.THREADS_PER_SLOT
+
+
+def test_waiting_for_a_delete_does_not_hold_a_slot():
+    # one slot: while a waits for its asynchronous delete, b's delete goes
+    b_deleted = threading.Event()
+    seen = []
+
+    class Clock(FakeClock):
+        def sleep(self, seconds):
+            seen.append(b_deleted.wait(timeout=10))
+            super().sleep(seconds)
+
+    def on_call(what, key):
+        if key == 'b' and what == 'delete':
+            b_deleted.set()
+
+    kind = FakeKind(synchronous=False, statuses={'a': ['deleting']},
+                    on_call=on_call)
+    result = run(make_plan(['a', 'b']), kind, parallel=1, clock=Clock())
+    assert result.ok
+    assert seen == [True]
 
 
 def test_parallel_must_be_positive():

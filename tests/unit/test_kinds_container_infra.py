@@ -1,0 +1,89 @@
+"""Magnum clusters (their stacks go with them) and cluster templates."""
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.errors import CascadeError
+from osc_cascade.executor import DONE, FAILED
+from osc_cascade.kinds import container_infra as magnum
+from osc_cascade.kinds import orchestration
+from tests.unit import scenarios
+from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
+from tests.unit.fakes import sdk_error
+
+CLUSTER = magnum.Cluster.name
+TEMPLATE = magnum.ClusterTemplate.name
+STACK = orchestration.Stack.name
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+def cluster_of(cloud, project_id, **stack_options):
+    template = cloud.cluster_template(project_id)
+    stack = cloud.stack('k8s-stack', project_id, **stack_options)
+    cluster = cloud.magnum_cluster('k8s', project_id, stack)
+    cluster['cluster_template_id'] = template['id']
+    return cluster, template, stack
+
+
+def test_lists_the_projects_clusters_and_templates(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    cluster, template, _stack = cluster_of(cloud, a)
+    cluster_of(cloud, b)
+    kinds = kinds_mod.build()
+    conn = cloud.connection()
+    [c] = kinds[CLUSTER].list(conn, a)
+    [t] = kinds[TEMPLATE].list(conn, a)
+    assert (c.id, t.id) == (cluster['uuid'], template['uuid'])
+    assert ('GET', '/v1/clusters/detail') in cloud.requests
+
+
+def test_the_stack_goes_with_the_cluster_and_the_template_after_it(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    cluster, template, stack = cluster_of(cloud, a)
+    pc, targets, plan = cascade_for(cloud, a)
+    me = f'delete:{CLUSTER}:{cluster["uuid"]}'
+    assert (me, f'delete:{STACK}:{stack["id"]}') in plan.soft_edges
+    assert (me, f'delete:{TEMPLATE}:{template["uuid"]}') in (
+        plan.edges - plan.soft_edges)
+
+    pc.execute(plan, targets)
+
+    results = {r.step.target.id: r for r in pc.runs[0].results.values()}
+    assert results[cluster['uuid']].outcome == DONE
+    assert results[stack['id']].attempts == 0  # Magnum had deleted it
+    assert cloud.owned_by(a) == []
+
+
+def test_a_cluster_that_cannot_be_deleted_names_force_delete(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    cluster, template, stack = cluster_of(cloud, a, on_delete='fail')
+    pc, targets, plan = cascade_for(cloud, a)
+    with pytest.raises(CascadeError):
+        pc.execute(plan, targets)
+    results = {r.step.target.id: r for r in pc.runs[0].results.values()}
+    assert results[cluster['uuid']].outcome == FAILED
+    assert 'openstack cluster force-delete --delete-leftovers' in (
+        results[cluster['uuid']].error)
+    # its stack was still tried directly, and failed with its own hint
+    assert 'force-delete --stack' in results[stack['id']].error
+    assert cloud.exists('cluster_templates', template['uuid'])
+
+
+def test_a_template_in_use_is_retried_as_in_use(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    _cluster, template, _stack = cluster_of(cloud, a)
+    kind = kinds_mod.build()[TEMPLATE]
+    [result] = run_kind(cloud, kind, kind.list(
+        cloud.connection(), a)).results.values()
+    assert result.outcome == FAILED
+    assert result.error.startswith('gave up after 8 attempts')
+    assert 'referenced by one or multiple clusters' in result.error
+    assert not kind.is_in_use(sdk_error(sdk_exc.BadRequestException, 400,
+                                        'Invalid name'))

@@ -1,0 +1,89 @@
+"""Designate zones and floating-IP PTR records, reached on the project's
+behalf (sudo), and a PTR unset before its floating IP goes."""
+
+import pytest
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.executor import DONE, FAILED
+from osc_cascade.kinds import dns
+from tests.unit import scenarios
+from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def zones():
+    return kinds_mod.build()[dns.Zone.name]
+
+
+@pytest.fixture
+def ptrs():
+    return kinds_mod.build()[dns.FloatingIPRecord.name]
+
+
+def test_zones_are_listed_on_the_projects_behalf(cloud, zones):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    zone = cloud.zone(a, 'a.example.')
+    cloud.zone(b, 'b.example.')
+
+    refs = zones.list(cloud.connection(), a)
+
+    assert [r.id for r in refs] == [zone['id']]
+    assert ('GET', '/v2/zones', a) in cloud.dns_calls
+
+
+def test_a_zone_is_deleted_on_the_projects_behalf_and_waited_for(
+        cloud, zones):
+    a = scenarios.project(cloud, 'A')['id']
+    zone = cloud.zone(a, 'a.example.')
+    refs = zones.list(cloud.connection(), a)
+
+    [result] = run_kind(cloud, zones, refs).results.values()
+
+    assert result.outcome == DONE
+    assert not cloud.exists('zones', zone['id'])  # not a 404 of scope
+    assert ('DELETE', f'/v2/zones/{zone["id"]}', a) in cloud.dns_calls
+
+
+def test_a_zone_whose_delete_errors_fails(cloud, zones):
+    a = scenarios.project(cloud, 'A')['id']
+    zone = cloud.zone(a, 'a.example.', fail_delete=True)
+    [result] = run_kind(cloud, zones, zones.list(
+        cloud.connection(), a)).results.values()
+    assert result.outcome == FAILED
+    assert result.error == 'delete failed: status is ERROR'
+    assert cloud.exists('zones', zone['id'])
+
+
+def test_a_floating_ips_ptr_is_unset_before_the_floating_ip_goes(
+        cloud, external):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    fip = scenarios.floating_ip(cloud, a, external)
+    b_fip = scenarios.floating_ip(cloud, b, external)
+    cloud.ptr(fip, 'www.a.example.')
+    cloud.ptr(b_fip, 'www.b.example.')
+    pc, targets, plan = cascade_for(cloud, a)
+    ptr_step = f'delete:{dns.FloatingIPRecord.name}:RegionOne:{fip["id"]}'
+    assert (ptr_step, f'delete:network.floating_ip:{fip["id"]}') in (
+        plan.edges)
+
+    pc.execute(plan, targets)
+
+    assert not cloud.exists('ptrs', f'RegionOne:{fip["id"]}')
+    assert cloud.exists('ptrs', f'RegionOne:{b_fip["id"]}')
+    patch = cloud.changes.index(
+        ('PATCH', f'/v2/reverse/floatingips/RegionOne:{fip["id"]}'))
+    assert patch < cloud.changes.index(
+        ('DELETE', f'/v2.0/floatingips/{fip["id"]}'))
+
+
+def test_ptrs_are_not_searched_for_orphans(cloud, ptrs):
+    assert ptrs.list(cloud.connection(), None) == []
+    assert cloud.dns_calls == []

@@ -1,0 +1,56 @@
+"""Barbican: what the cascade cannot reach is said, not silently skipped;
+its quotas, which it can reach, are reset."""
+
+import pytest
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.discovery import Discovery
+from tests.unit import scenarios
+from tests.unit.fake_heat import ENDPOINTS_WITH_HEAT
+from tests.unit.fake_services import ServicesCloud, cascade_for
+from tests.unit.fakes import FakeClock
+
+BARBICAN = 'key_manager.container, key_manager.order, key_manager.secret'
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+def test_secrets_containers_and_orders_are_noted_as_beyond_reach(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    _refs, notes = Discovery(cloud.connection(), kinds_mod.build(),
+                             clock=FakeClock()).run([a])
+    [note] = [n for n in notes if 'key_manager.secret' in n]
+    assert note.startswith(f'not listed: {BARBICAN}: ')
+    assert 'scoped to their own project' in note
+    assert 'stay in Barbican' in note
+    assert not [p for _, p in cloud.requests
+                if '/secrets' in p or '/orders' in p or '/containers' in p]
+
+
+def test_without_barbican_the_note_is_the_missing_service_one():
+    services = list(ENDPOINTS_WITH_HEAT)
+    with ServicesCloud(services=services) as cloud:
+        a = scenarios.project(cloud, 'A')['id']
+        _refs, notes = Discovery(cloud.connection(), kinds_mod.build(),
+                                 clock=FakeClock()).run([a])
+    assert (f'service key-manager is not in the catalog: skipped '
+            f'{BARBICAN}, quota.key_manager') in notes
+    assert not [n for n in notes if n.startswith('not listed')]
+
+
+def test_the_projects_barbican_quota_is_reset(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    cloud.set_quota('barbican', a, secrets=5)
+    cloud.set_quota('barbican', b, secrets=5)
+    pc, targets, plan = cascade_for(cloud, a)
+    assert f'delete:quota.key_manager:{a}' in plan.steps
+
+    pc.execute(plan, targets)
+
+    assert not cloud.has_quota('barbican', a)
+    assert cloud.has_quota('barbican', b)

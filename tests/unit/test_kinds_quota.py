@@ -1,0 +1,87 @@
+"""Quotas: listed while a project's differ from the defaults, reset after
+every delete of their service, gone after the reset."""
+
+import pytest
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.executor import DONE
+from osc_cascade.kinds import quota
+from tests.unit import scenarios
+from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
+
+#: quota kind -> the fake's service, and a value of its own
+QUOTAS = {
+    quota.ComputeQuota.name: ('nova', {'instances': 50}),
+    quota.BlockStorageQuota.name: ('cinder', {'volumes': 50}),
+    quota.NetworkQuota.name: ('neutron', {'network': 50}),
+    quota.LoadBalancerQuota.name: ('octavia', {'load_balancer': 5}),
+    quota.SharedFileSystemQuota.name: ('manila', {'shares': 5}),
+    quota.KeyManagerQuota.name: ('barbican', {'secrets': 5}),
+    quota.ContainerInfraQuota.name: ('magnum', {'Cluster': 3,
+                                                'NodeGroup': 4}),
+}
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+@pytest.mark.parametrize('name', sorted(QUOTAS))
+def test_listed_only_while_the_project_has_its_own_then_reset(cloud, name):
+    service, values = QUOTAS[name]
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    c = scenarios.project(cloud, 'C')['id']
+    cloud.set_quota(service, a, **values)
+    cloud.set_quota(service, b, **values)
+    kind = kinds_mod.build()[name]
+    conn = cloud.connection()
+    assert kind.list(conn, c) == []
+    refs = kind.list(conn, a)
+    assert [(r.id, r.project_id) for r in refs] == [(a, a)]
+
+    [result] = run_kind(cloud, kind, refs).results.values()
+
+    assert result.outcome == DONE
+    assert kind.list(conn, a) == []  # what ends a verification round
+    assert kind.list(conn, b) != []
+
+
+def test_an_octavia_row_of_defaults_is_not_a_quota_of_its_own(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    cloud.set_quota('octavia', a)  # the row Octavia keeps for usage
+    kind = kinds_mod.build()[quota.LoadBalancerQuota.name]
+    assert kind.list(cloud.connection(), a) == []
+
+
+def test_a_quota_is_reset_after_every_delete_of_its_service(cloud,
+                                                             external):
+    a = scenarios.full_project(cloud, 'A', external)
+    pid = a['project']['id']
+    cloud.set_quota('nova', pid, instances=50)
+    cloud.set_quota('neutron', pid, network=50)
+    cloud.keypair('user-A', 'laptop')
+    _pc, _t, plan = cascade_for(cloud, pid)
+    preds = plan.predecessors()
+    compute = preds[f'delete:quota.compute:{pid}']
+    network = preds[f'delete:quota.network:{pid}']
+    assert f'delete:compute.server:{a["server"]["id"]}' in compute
+    assert f'delete:network.network:{a["network"]["id"]}' in network
+    assert not [s for s in compute if ':network.' in s]
+    # a member's keypair is only reported: nothing to wait for
+    assert 'keep:compute.keypair:user-A/laptop' in plan.steps
+    assert not [s for s in compute if 'keypair' in s]
+
+
+def test_the_orphan_search_lists_what_a_service_can_list(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    cloud.set_quota('neutron', a, network=50)
+    cloud.set_quota('nova', a, instances=50)
+    kinds = kinds_mod.build()
+    conn = cloud.connection()
+    assert [r.id for r in kinds[quota.NetworkQuota.name].list(
+        conn, None)] == [a]
+    assert kinds[quota.ComputeQuota.name].list(conn, None) == []
+    assert not [p for _, p in cloud.requests if 'os-quota-sets' in p]
