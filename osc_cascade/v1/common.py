@@ -62,3 +62,13 @@ def counts_text(plan: Any) -> str:
                           sorted(per_action.items()))
         lines.append(f'  {kind}: {parts}')
     return '\n'.join(lines)
+
+
+def refuse_stray_options(parsed_args: argparse.Namespace,
+                         options: tuple[str, ...], needed: str) -> None:
+    """A hook's options mean nothing without its switch: say so rather than
+    let OSC's own command run as if they were not given."""
+    given = [o for o in options if getattr(parsed_args, o, None)]
+    if given:
+        raise exceptions.CommandError(
+            '--' + given[0].replace('_', '-') + f' needs {needed}')

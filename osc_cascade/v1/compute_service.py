@@ -20,7 +20,7 @@ from osc_lib import exceptions
 
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (add_execution_options, confirm,
-                                    counts_text)
+                                    counts_text, refuse_stray_options)
 
 #: options that mean nothing without --purge-allocations
 _PURGE_ONLY = ('dry_run', 'yes', 'force')
@@ -61,11 +61,8 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:
         if not parsed_args.purge_allocations:
-            given = [o for o in _PURGE_ONLY if getattr(parsed_args, o, None)]
-            if given:
-                raise exceptions.CommandError(
-                    '--' + given[0].replace('_', '-')
-                    + ' needs --purge-allocations')
+            refuse_stray_options(parsed_args, _PURGE_ONLY,
+                                 '--purge-allocations')
             return parsed_args
         # imported here: `openstack help` builds every hook, keep it cheap
         from osc_cascade import purge

@@ -21,7 +21,8 @@ from cliff import hooks
 from osc_lib import exceptions
 
 from osc_cascade.v1 import output
-from osc_cascade.v1.common import add_execution_options, confirm, counts_text
+from osc_cascade.v1.common import (add_execution_options, confirm,
+                                   counts_text, refuse_stray_options)
 
 #: options that mean nothing without --cascade
 _CASCADE_ONLY = ('dry_run', 'yes', 'recursive', 'delete_shared_images',
@@ -71,11 +72,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:
         if not getattr(parsed_args, 'cascade', False):
-            given = [o for o in _CASCADE_ONLY if getattr(parsed_args, o,
-                                                         None)]
-            if given:
-                raise exceptions.CommandError(
-                    '--' + given[0].replace('_', '-') + ' needs --cascade')
+            refuse_stray_options(parsed_args, _CASCADE_ONLY, '--cascade')
             return parsed_args
         self._check_identity_v3()
         # imported here: `openstack help` builds every hook, keep it cheap
