@@ -3,10 +3,15 @@ themselves (children before their parent, each after all it owns)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+from openstack import exceptions as sdk_exc
 
 from osc_cascade.kinds.base import ResourceKind, delete_of
 from osc_cascade.planner import Edge
+
+LOG = logging.getLogger(__name__)
 
 
 def users_of(conn: Any, project_id: str) -> set[str]:
@@ -26,13 +31,26 @@ class ApplicationCredential(ResourceKind):
         # bound to a deleted project behind. The users who can hold one are
         # those with a role on the project; once the project is gone, only
         # asking every user finds them.
-        users = ({u.id for u in conn.identity.users()} if project_id is None
-                 else users_of(conn, project_id))
+        if project_id is not None:
+            return [self.ref(cred, user_id=user_id)
+                    for user_id in sorted(users_of(conn, project_id))
+                    for cred in conn.identity.application_credentials(
+                        user=user_id)
+                    if cred.project_id == project_id]
         refs = []
-        for user_id in sorted(users):
-            for cred in conn.identity.application_credentials(user=user_id):
-                if project_id is None or cred.project_id == project_id:
-                    refs.append(self.ref(cred, user_id=user_id))
+        for user in conn.identity.users():
+            try:
+                refs.extend(self.ref(cred, user_id=user.id) for cred in
+                            conn.identity.application_credentials(
+                                user=user.id))
+            except sdk_exc.NotFoundException:
+                continue  # deleted while we looked
+            except sdk_exc.ForbiddenException:
+                # Keystone's policy may keep a user's credentials private
+                # even from admins (service users): say so, search on
+                LOG.warning('application credentials of user %s (%s) '
+                            'could not be listed (HTTP 403)', user.name,
+                            user.id)
         return refs
 
     def delete(self, conn, ref):

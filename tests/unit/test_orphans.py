@@ -174,3 +174,15 @@ def test_keystone_failure_is_a_clear_error(cloud, world, osc):
     result = osc('orphan', 'list')
     assert result.code != 0
     assert 'listing the projects of the cloud failed' in result.stderr
+
+
+def test_a_user_whose_credentials_are_private_does_not_stop_the_search(
+        cloud, world, osc):
+    cloud.add('users', id='svc-user', name='nova')
+    cloud.forbidden.add(r'/v3/users/svc-user/application_credentials')
+    result = osc('orphan', 'list', '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert 'application credentials of user nova (svc-user) could not be ' \
+           'listed (HTTP 403)' in result.stderr
+    kinds = {r['Kind'] for r in json.loads(result.stdout)}
+    assert 'identity.application_credential' in kinds
