@@ -44,7 +44,29 @@ def admin():
         if os.environ.get('CI'):
             pytest.fail(reason + ' (CI must provide the minicloud)')
         pytest.skip(reason)
-    return openstack.connect(cloud=ADMIN_CLOUD)
+    # a loaded machine's API workers sometimes drop a connection: the
+    # builders of the fixtures retry rather than fail the whole module
+    return openstack.connect(cloud=ADMIN_CLOUD, connect_retries=3)
+
+
+@pytest.fixture(scope='module', autouse=True)
+def _cascade_away_what_the_module_made():
+    """Every project a test module made goes at the end of the module,
+    also when its fixture failed half-way: what it left (servers on the
+    computes) would break the modules after it."""
+    from tests.functional import topology
+
+    first = len(topology.CREATED)
+    yield
+    made = topology.CREATED[first:]
+    if not made:
+        return
+    admin = openstack.connect(cloud=ADMIN_CLOUD)
+    for project_id in made:
+        if admin.identity.find_project(project_id) is not None:
+            result = run_openstack('project', 'delete', '--cascade', '--yes',
+                                   project_id)
+            assert result.code == 0, result.stdout + result.stderr
 
 
 def openstack_bin() -> str:

@@ -73,4 +73,3 @@ def test_orphans_of_a_plainly_deleted_project_are_listed_and_purged(
     assert topology.owned(admin, gone.id) == set()
     assert orphans_of(cli, gone.id) == set()
     assert topology.owned(admin, live.id) == live_owned
-    topology.cascade_away(live.id)

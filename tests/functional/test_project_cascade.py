@@ -31,11 +31,8 @@ def twins(admin):
     a = topology.build(admin, a_project.name, project=a_project,
                        shared_network_from=shared.id)
     public_image = topology.public_image(admin)
-    yield {'a': a, 'b': b, 'shared': shared.id,
-           'public_image': public_image.id}
-    # B's servers would otherwise stay on the computes that later tests
-    # take down or delete
-    topology.cascade_away(b.project.id)
+    return {'a': a, 'b': b, 'shared': shared.id,
+            'public_image': public_image.id}
 
 
 def test_dry_run_lists_exactly_what_the_run_deletes(admin, twins, cli):
