@@ -153,6 +153,7 @@ def test_evacuated_instance_purge(admin, computes):
     svc = service(admin)
 
     dry = ok(purge('--dry-run', HOST, '-f', 'json'))
+    print(dry.stdout)  # the closing note quotes it
     rows = {(r['Kind'], r['ID']): r for r in dry.json()}
     assert rows[('placement.allocation', vm.id)]['Class'] == (
         'evacuated instance')
