@@ -13,8 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import uuid
 
 import openstack
 import pytest
@@ -96,19 +94,3 @@ def run_openstack(*args: str, cloud: str = ADMIN_CLOUD,
 @pytest.fixture
 def cli(admin):
     return run_openstack
-
-
-def unique(prefix: str) -> str:
-    return f'{prefix}-{uuid.uuid4().hex[:8]}'
-
-
-def wait_for(predicate, timeout: float = 180, interval: float = 1.0,
-             what: str = 'condition'):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out waiting for {what}')
-        time.sleep(interval)

@@ -7,7 +7,7 @@ import pytest
 
 from osc_cascade.kinds.object_store import account
 from tests.functional import topology
-from tests.functional.conftest import unique
+from tests.functional.topology import unique
 
 pytestmark = pytest.mark.functional
 

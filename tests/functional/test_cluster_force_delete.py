@@ -17,7 +17,7 @@ import pytest
 
 from osc_cascade.kinds.object_store import account
 from tests.functional import topology
-from tests.functional.conftest import unique, wait_for
+from tests.functional.topology import unique, wait_for
 
 pytestmark = pytest.mark.functional
 

@@ -17,7 +17,8 @@ import uuid
 
 import pytest
 
-from tests.functional.conftest import run_openstack, unique, wait_for
+from tests.functional.conftest import run_openstack
+from tests.functional.topology import unique, wait_for
 
 pytestmark = pytest.mark.functional
 

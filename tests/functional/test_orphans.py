@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import unique, wait_for
+from tests.functional.topology import unique, wait_for
 
 pytestmark = pytest.mark.functional
 

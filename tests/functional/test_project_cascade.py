@@ -10,8 +10,8 @@ import time
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import (
-    ADMIN_CLOUD, openstack_bin, run_openstack, unique, wait_for)
+from tests.functional.conftest import ADMIN_CLOUD, openstack_bin, run_openstack
+from tests.functional.topology import unique, wait_for
 
 pytestmark = pytest.mark.functional
 

@@ -4,8 +4,25 @@ what a project owns in every service independently of the plugin."""
 from __future__ import annotations
 
 import dataclasses
+import time
+import uuid
 
-from tests.functional.conftest import wait_for
+
+def unique(prefix: str) -> str:
+    return f'{prefix}-{uuid.uuid4().hex[:8]}'
+
+
+def wait_for(predicate, timeout: float = 180, interval: float = 1.0,
+             what: str = 'condition'):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out waiting for {what}')
+        time.sleep(interval)
+
 
 FLAVOR = 'm1.tiny'
 
