@@ -13,6 +13,8 @@ import concurrent.futures
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from keystoneauth1 import exceptions as ks_exc
+
 from osc_cascade.errors import CascadeError
 from osc_cascade.executor import Clock, RetryPolicy, is_transient, status_code
 from osc_cascade.kinds import PROJECT_KIND
@@ -55,9 +57,19 @@ class Discovery:
         return usable, notes
 
     def _in_catalog(self, service_type: str) -> bool:
-        # once per service: the SDK logs a warning for each missing one
+        # Asked of keystoneauth's catalog (which knows the service types'
+        # aliases) rather than with the SDK's has_service, which logs a
+        # warning for every service a cloud does not run; the note says it.
         if service_type not in self._catalog:
-            self._catalog[service_type] = self.conn.has_service(service_type)
+            config = self.conn.config
+            try:
+                self._catalog[service_type] = bool(
+                    self.conn.session.get_endpoint(
+                        service_type=service_type,
+                        interface=config.get_interface(service_type),
+                        region_name=config.get_region_name(service_type)))
+            except ks_exc.EndpointNotFound:
+                self._catalog[service_type] = False
         return self._catalog[service_type]
 
     def run(self, project_ids: Iterable[str | None]

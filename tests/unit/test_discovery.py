@@ -153,9 +153,20 @@ def test_each_services_proxy_is_made_once_before_its_lists(clock):
     events = []
     lock = threading.Lock()
 
+    class Catalog:
+        """Both the session and the config, for the catalog check."""
+
+        def get_endpoint(self, **_filters):
+            return 'http://service.test'
+
+        def get_interface(self, service_type):
+            return 'public'
+
+        def get_region_name(self, service_type):
+            return 'RegionOne'
+
     class Conn:
-        def has_service(self, service_type):
-            return True
+        session = config = Catalog()
 
         def __getattr__(self, name):
             with lock:
@@ -183,3 +194,29 @@ def test_each_services_proxy_is_made_once_before_its_lists(clock):
                           ('b.x', 'compute'), ('c.x', 'load_balancer')):
         assert events.index(f'proxy {service}') < events.index(
             f'list {name}')
+
+
+def test_a_service_missing_from_the_catalog_is_a_note_not_a_warning():
+    # the SDK's has_service logs a warning for each service a cloud does
+    # not run; the cascade's own note is enough
+    import logging
+
+    class Records(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.WARNING)
+            self.messages = []
+
+        def emit(self, record):
+            self.messages.append(record.getMessage())
+
+    records = Records()
+    logging.getLogger().addHandler(records)
+    try:
+        with FakeCloud(services=('identity', 'network')) as cloud:
+            _usable, notes = Discovery(cloud.connection(), kinds_mod.build()
+                                       ).available_kinds()
+    finally:
+        logging.getLogger().removeHandler(records)
+    assert any('service compute is not in the catalog' in n for n in notes)
+    assert not [m for m in records.messages
+                if 'catalog entry not found' in m]
