@@ -38,6 +38,18 @@ def cloud():
 
 
 @pytest.fixture
+def conn(cloud):
+    """An SDK connection to the fake cloud."""
+    return cloud.connection()
+
+
+@pytest.fixture
+def pid(cloud):
+    """A project of the fake cloud, to fill."""
+    return scenarios.project(cloud, 'A')['id']
+
+
+@pytest.fixture
 def external(cloud):
     return scenarios.external_network(cloud)[0]
 

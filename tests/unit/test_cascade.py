@@ -13,10 +13,6 @@ from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
 from tests.unit.fakes import FakeClock, make_plan
 
 
-@pytest.fixture
-def conn(cloud):
-    return cloud.connection()
-
 
 def cascade_of(conn, **options):
     return ProjectCascade(conn, CascadeOptions(**options), clock=FakeClock())

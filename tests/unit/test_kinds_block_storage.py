@@ -17,14 +17,6 @@ VOL, SNAP, BACKUP = (block_storage.Volume.name, block_storage.Snapshot.name,
 SERVER = compute.Server.name
 
 
-@pytest.fixture
-def conn(cloud):
-    return cloud.connection()
-
-
-@pytest.fixture
-def pid(cloud):
-    return scenarios.project(cloud, 'A')['id']
 
 
 def discover(conn, pid, *kinds):

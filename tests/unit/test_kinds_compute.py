@@ -11,10 +11,6 @@ from tests.unit.fakecloud import FakeCloud
 from tests.unit.fakes import ignoring_filters
 
 
-@pytest.fixture
-def conn(cloud):
-    return cloud.connection()
-
 
 def projects(cloud):
     return (scenarios.project(cloud, 'A')['id'],

@@ -13,10 +13,6 @@ from tests.unit.fakes import ref
 CRED, PROJECT = identity.ApplicationCredential.name, identity.Project.name
 
 
-@pytest.fixture
-def conn(cloud):
-    return cloud.connection()
-
 
 def assign(cloud, pid, user=None, group=None):
     actor = {'user': {'id': user}} if user else {'group': {'id': group}}

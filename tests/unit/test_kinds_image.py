@@ -15,14 +15,6 @@ from tests.unit.fakes import FakeClock, ignoring_filters
 IMAGE = image.Image.name
 
 
-@pytest.fixture
-def conn(cloud):
-    return cloud.connection()
-
-
-@pytest.fixture
-def pid(cloud):
-    return scenarios.project(cloud, 'A')['id']
 
 
 def plan_for(conn, pid, **options):

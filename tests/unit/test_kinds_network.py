@@ -27,14 +27,6 @@ LISTS = {
 }
 
 
-@pytest.fixture
-def conn(cloud):
-    return cloud.connection()
-
-
-@pytest.fixture
-def pid(cloud):
-    return scenarios.project(cloud, 'A')['id']
 
 
 def discover(conn, pid):

@@ -28,10 +28,6 @@ def kind():
     return kinds_mod.build()[CONTAINER]
 
 
-@pytest.fixture
-def pid(cloud):
-    return scenarios.project(cloud, 'A')['id']
-
 
 def test_lists_the_containers_of_the_projects_own_account(cloud, kind, pid):
     b = scenarios.project(cloud, 'B')['id']
