@@ -227,6 +227,15 @@ def resources(cfg):
         wait('cinder services up', volume_services)
         say('cinder services up')
 
+        # A volume created before the scheduler has the backend's first
+        # capacity report fails with NoValidBackend (seen in CI): wait
+        # until the scheduler knows a pool.
+        def scheduler_pools():
+            return conn.block_storage.get(
+                '/scheduler-stats/get_pools').json().get('pools')
+        wait('cinder scheduler knows a pool', scheduler_pools)
+        say('cinder scheduler knows a pool')
+
     if 'heat' in groups:
         def engine_up():
             r = conn.orchestration.get('/services')
