@@ -362,6 +362,8 @@ def summarize(runs: list[dict]) -> list[dict]:
     """One row per (N, tool): medians over the repeats."""
     groups: dict[tuple[int, str], list[dict]] = collections.defaultdict(list)
     for run in runs:
+        if run.get('superseded'):
+            continue  # kept in results.json, with the reason
         for tool, row in run['tools'].items():
             groups[(run['n'], tool)].append(dict(row, latency=run.get(
                 'latency_ms')))
@@ -398,6 +400,7 @@ def markdown(summary: list[dict]) -> str:
         'bound s | wall/bound | speed-up vs cleanup |',
         '|---|---|---|---|---|---|---|---|---|---|']
     walls = {(s['n'], s['tool']): s['wall'] for s in summary}
+    lefts = {(s['n'], s['tool']): s['left'] for s in summary}
     for s in summary:
         m = s['by_method']
         methods = '/'.join(str(m.get(k, 0)) for k in ('GET', 'POST', 'PUT',
@@ -412,6 +415,10 @@ def markdown(summary: list[dict]) -> str:
             speedup = f'{cleanup / s["wall"]:.1f}x'
             if s['left']:
                 speedup += ' (left resources)'
+            elif lefts.get((s['n'], CLEANUP)):
+                # a tool that leaves resources does not win on time
+                speedup += (f' (cleanup left {lefts[(s["n"], CLEANUP)]}: '
+                            f'it did not finish)')
         bound_text = f'{s["bound"]:.1f}' if 'bound' in s else ''
         ratio = f'{s["ratio"]:.2f}' if 'ratio' in s else ''
         lines.append(
@@ -427,6 +434,8 @@ def phases_markdown(runs: list[dict]) -> str:
     """Where the cascade's wall time goes, medians per N."""
     per_n: dict[int, list[dict]] = collections.defaultdict(list)
     for run in runs:
+        if run.get('superseded'):
+            continue
         row = run['tools'].get(CASCADE)
         if row and 'phases' in row:
             per_n[run['n']].append(row)

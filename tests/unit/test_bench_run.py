@@ -39,7 +39,7 @@ def test_tables():
     table = run.markdown(run.summarize(RUNS))
     assert '| 10 | cascade | 11.0 (10.0-12.0) |' in table
     # a tool that leaves resources does not win on time unremarked
-    assert '3.8x' in table
+    assert '3.8x (cleanup left 2: it did not finish)' in table
     assert '2 (2 port)' in table
     phases = run.phases_markdown(RUNS)
     assert '| 10 | 11.0 | 3.0 | 2.0 | 5.0 | 1.0 | 5.0 | 1.00 | 0.10 |' in \
@@ -53,3 +53,11 @@ def test_cleanup_never_touches_stacks_or_load_balancers():
     cmd = run.tool_command(run.CASCADE, 'p', cloud='c', parallel=3,
                            report='r.json')
     assert cmd[-5:] == ['--parallel', '3', '--report-file', 'r.json', 'p']
+
+
+def test_superseded_runs_stay_out_of_the_tables():
+    runs = RUNS + [{'n': 10, 'superseded': 'older code', 'tools': {
+        run.CLEANUP: _row(run.CLEANUP, 1000.0),
+        run.CASCADE: _cascade(1000.0, 5.0)}}]
+    assert run.summarize(runs) == run.summarize(RUNS)
+    assert run.phases_markdown(runs) == run.phases_markdown(RUNS)
