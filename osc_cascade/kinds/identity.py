@@ -31,26 +31,26 @@ class ApplicationCredential(ResourceKind):
         # bound to a deleted project behind. The users who can hold one are
         # those with a role on the project; once the project is gone, only
         # asking every user finds them.
-        if project_id is not None:
-            return [self.ref(cred, user_id=user_id)
-                    for user_id in sorted(users_of(conn, project_id))
-                    for cred in conn.identity.application_credentials(
-                        user=user_id)
-                    if cred.project_id == project_id]
+        names = ({u: '' for u in users_of(conn, project_id)}
+                 if project_id is not None
+                 else {u.id: u.name for u in conn.identity.users()})
         refs = []
-        for user in conn.identity.users():
+        for user_id in sorted(names):
             try:
-                refs.extend(self.ref(cred, user_id=user.id) for cred in
-                            conn.identity.application_credentials(
-                                user=user.id))
+                creds = list(conn.identity.application_credentials(
+                    user=user_id))
             except sdk_exc.NotFoundException:
                 continue  # deleted while we looked
             except sdk_exc.ForbiddenException:
                 # Keystone's policy may keep a user's credentials private
-                # even from admins (service users): say so, search on
-                LOG.warning('application credentials of user %s (%s) '
-                            'could not be listed (HTTP 403)', user.name,
-                            user.id)
+                # even from admins (service users): say so, go on
+                LOG.warning('application credentials of user %s (%s) could '
+                            'not be listed (HTTP 403)', names[user_id],
+                            user_id)
+                continue
+            refs.extend(self.ref(cred, user_id=user_id) for cred in creds
+                        if project_id is None
+                        or cred.project_id == project_id)
         return refs
 
     def delete(self, conn, ref):

@@ -13,7 +13,6 @@ from tests.unit.fakes import ref
 CRED, PROJECT = identity.ApplicationCredential.name, identity.Project.name
 
 
-
 def assign(cloud, pid, user=None, group=None):
     actor = {'user': {'id': user}} if user else {'group': {'id': group}}
     return cloud.add('role_assignments', role={'id': 'member'},
@@ -48,6 +47,18 @@ def test_application_credentials_are_found_through_role_assignments(
     asked = sorted(p for p in calls if '/application_credentials' in p)
     assert asked == ['/v3/users/alice/application_credentials',
                      '/v3/users/bob/application_credentials']
+
+
+def test_a_user_whose_credentials_are_private_is_passed_over(cloud, conn):
+    # Keystone's policy can keep a service user's credentials from admins
+    a = scenarios.project(cloud, 'A')['id']
+    assign(cloud, a, user='alice')
+    assign(cloud, a, user='nova')
+    mine = cred(cloud, 'alice', a)
+    cred(cloud, 'nova', a, 'private')
+    cloud.forbidden.add(r'/v3/users/nova/application_credentials')
+    refs = list(identity.ApplicationCredential().list(conn, a))
+    assert [r.id for r in refs] == [mine['id']]
 
 
 def test_application_credential_delete_goes_through_its_user(cloud, conn):
