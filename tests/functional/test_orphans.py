@@ -21,7 +21,7 @@ def light_project(admin, name):
                                         cidr='10.30.0.0/24')
     router = conn.network.create_router(
         name='router', external_gateway_info={'network_id': public.id})
-    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
     conn.network.create_port(network_id=net.id, name='port')
     conn.network.create_ip(floating_network_id=public.id)
     conn.network.create_security_group(name='sg')

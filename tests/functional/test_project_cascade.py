@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
 
 from tests.functional import topology
 from tests.functional.conftest import ADMIN_CLOUD, openstack_bin, run_openstack
-from tests.functional.topology import unique, wait_for
+from tests.functional.topology import unique
 
 pytestmark = pytest.mark.functional
 
@@ -73,16 +74,24 @@ def test_killed_run_finishes_when_run_again(admin, cli):
     proc = subprocess.Popen(
         [openstack_bin(), '--os-cloud', ADMIN_CLOUD, 'project', 'delete',
          '--cascade', '--yes', '--parallel', '2', pid],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL)
+    # Kill it on its first finished delete, read from its own progress
+    # lines: polling the cloud from here is too slow to catch it mid-way.
+    watchdog = threading.Timer(300, proc.kill)
+    watchdog.start()
+    progress = []
     try:
-        # kill it once it has started deleting (some resource is gone)
-        before = topology.owned(admin, pid)
-        wait_for(lambda: topology.owned(admin, pid) < before, timeout=300,
-                 interval=0.5, what='the first deletions')
+        for line in proc.stderr:
+            progress.append(line)
+            if '] done: delete ' in line:
+                break
     finally:
         os.kill(proc.pid, signal.SIGKILL)
+        watchdog.cancel()
         proc.communicate()
+    assert any('] done: delete ' in line for line in progress), \
+        'no delete finished before the kill:\n' + ''.join(progress)
     assert topology.owned(admin, pid), 'killed too late to prove anything'
 
     again = cli('project', 'delete', '--cascade', '--yes', pid)

@@ -82,7 +82,7 @@ def build(admin, name, *, project=None, shared_network_from=None):
                                         ip_version=4, cidr='10.10.0.0/24')
     router = conn.network.create_router(
         name='router', external_gateway_info={'network_id': public.id})
-    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
     web = conn.network.create_security_group(name='web')
     db = conn.network.create_security_group(name='db')
     for group, remote in ((web, db), (db, web)):  # a cycle of references
