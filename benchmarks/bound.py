@@ -2,10 +2,12 @@
 time of each step (pure: no I/O).
 
 The critical path is the longest chain of steps through the plan's edges,
-each weighted by the seconds it took: with unlimited concurrency and no
-overhead the run cannot be shorter. With ``parallel`` workers it cannot be
-shorter than the total work divided by ``parallel`` either (Graham), so
-``max(critical path, work / parallel)`` is the tighter bound.
+each weighted by the seconds it took, less the time it waited for a free API
+slot (``queued``: the executor's concurrency limit, not the cloud): with
+unlimited concurrency and no overhead the run cannot be shorter. With
+``parallel`` workers it cannot be shorter than the total work divided by
+``parallel`` either (Graham), so ``max(critical path, work / parallel)`` is
+the tighter bound.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ def bounds(plan: Mapping[str, Any], results: Iterable[Mapping[str, Any]],
     steps = [s['id'] if 'id' in s else step_id(s) for s in plan['steps']]
     edges = [tuple(e) for e in plan['edges']]
     results = list(results)
-    seconds = {r['id']: float(r.get('seconds') or 0.0) for r in results}
+    seconds = {r['id']: float(r.get('seconds') or 0.0)
+               - float(r.get('queued') or 0.0) for r in results}
+    queued = [float(r.get('queued') or 0.0) for r in results]
     length, path = critical_path(steps, edges, seconds)
     work = sum(seconds.values())
     span = 0.0
@@ -84,6 +88,9 @@ def bounds(plan: Mapping[str, Any], results: Iterable[Mapping[str, Any]],
         'ready_delay_mean': round(sum(delays) / len(delays), 3)
         if delays else 0.0,
         'ready_delay_max': round(max(delays), 3) if delays else 0.0,
+        # of the steps' own time, how long they waited for an API slot
+        'queued_total': round(sum(queued), 3),
+        'queued_max': round(max(queued, default=0.0), 3),
         'critical_path': round(length, 3),
         'critical_steps': len(path),
         'critical_path_head': path[:3] + (['...'] if len(path) > 3 else []),

@@ -33,7 +33,7 @@ import time
 import uuid
 from typing import Any
 
-from benchmarks import bound, generate
+from benchmarks import bound, cpu, generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -45,18 +45,20 @@ CLEANUP_SKIPS = ('--skip-resource', 'orchestration.stack',
 CASCADE = 'cascade'
 
 
+def minicloud_home() -> str:
+    return os.environ.get('MINICLOUD_HOME') or os.path.join(REPO,
+                                                            '.minicloud')
+
+
 def default_clouds_yaml() -> str:
     return os.environ.get('OS_CLIENT_CONFIG_FILE') or os.path.join(
-        os.environ.get('MINICLOUD_HOME') or os.path.join(REPO, '.minicloud'),
-        'clouds.yaml')
+        minicloud_home(), 'clouds.yaml')
 
 
 def proxy_state_dir() -> str:
     """Where the proxy keeps its state and its clouds.yaml (which holds
     the cloud's credentials): beside the minicloud's, not in the results."""
-    return os.path.join(
-        os.environ.get('MINICLOUD_HOME') or os.path.join(REPO, '.minicloud'),
-        'proxy-bench')
+    return os.path.join(minicloud_home(), 'proxy-bench')
 
 
 def openstack_bin() -> str:
@@ -196,9 +198,13 @@ def measure(admin: Any, auditor: Any, proxy: ProxyProcess, tool: str,
                        parallel=parallel, report=report)
     twin_before = owned(admin, auditor, twin)
     proxy.stats(reset=True)
+    meter = cpu.Meter(cpu.minicloud_groups(minicloud_home()),
+                      proxy.proc.pid)
     log(f'{tag}: {tool} on {project["name"]} ...')
+    meter.start()
     code, wall = run_tool(cmd, proxy.clouds_yaml,
                           os.path.join(outdir, f'{tag}-{tool}.log'), timeout)
+    used = meter.stop(wall)
     stats = proxy.stats(reset=True)
     left = owned(admin, auditor, project)
     twin_after = owned(admin, auditor, twin)
@@ -217,6 +223,8 @@ def measure(admin: Any, auditor: Any, proxy: ProxyProcess, tool: str,
         'project_deleted': _project(admin, pid) is None,
         'twin_intact': twin_after == twin_before,
         'twin_lost': sorted(f'{k} {i}' for k, i in twin_before - twin_after),
+        # while the tool ran: a cloud near 100 % busy sets the wall time
+        'cpu': used,
     }
     if tool == CASCADE and os.path.exists(report):
         with open(report) as f:
@@ -229,6 +237,7 @@ def measure(admin: Any, auditor: Any, proxy: ProxyProcess, tool: str,
             'steps': b['steps'], 'critical_steps': b['critical_steps'],
             'ready_delay_mean': b['ready_delay_mean'],
             'ready_delay_max': b['ready_delay_max'],
+            'queued_total': b['queued_total'],
             'phases': rep['phases'], 'rounds': len(rep['rounds']),
             'attempts': sum(r['attempts'] for rd in rep['rounds']
                             for r in rd),
@@ -240,7 +249,7 @@ def measure(admin: Any, auditor: Any, proxy: ProxyProcess, tool: str,
                                            if rep['rounds'] else []),
         })
     log(f'{tag}: {tool}: exit {code}, {wall:.1f}s, {stats["total"]} '
-        f'requests, {len(left)} left'
+        f'requests, {len(left)} left, cloud {used["cloud_busy"]:.0%} busy'
         + (f', bound {row["bound"]:.1f}s' if 'bound' in row else ''))
     return row
 
@@ -385,6 +394,11 @@ def summarize(runs: list[dict]) -> list[dict]:
             for method, count in methods.items():
                 by_method[method] += count
         s['by_method'] = dict(sorted(by_method.items()))
+        if all('cpu' in r for r in rows):
+            s['cloud_cpu'] = statistics.median(r['cpu']['cloud_cpu_s']
+                                               for r in rows)
+            s['cloud_busy'] = statistics.median(r['cpu']['cloud_busy']
+                                                for r in rows)
         if all('bound' in r for r in rows):
             s['bound'] = statistics.median(r['bound'] for r in rows)
             s['ratio'] = statistics.median(r['wall_over_bound'] or 0
@@ -397,8 +411,8 @@ def markdown(summary: list[dict]) -> str:
     lines = [
         '| N | tool | wall s (median, min-max) | requests (GET/POST/PUT/'
         'DELETE) | listed before | left behind | twin intact | '
-        'bound s | wall/bound | speed-up vs cleanup |',
-        '|---|---|---|---|---|---|---|---|---|---|']
+        'cloud CPU s (busy) | bound s | wall/bound | speed-up vs cleanup |',
+        '|---|---|---|---|---|---|---|---|---|---|---|']
     walls = {(s['n'], s['tool']): s['wall'] for s in summary}
     lefts = {(s['n'], s['tool']): s['left'] for s in summary}
     for s in summary:
@@ -421,11 +435,14 @@ def markdown(summary: list[dict]) -> str:
                             f'it did not finish)')
         bound_text = f'{s["bound"]:.1f}' if 'bound' in s else ''
         ratio = f'{s["ratio"]:.2f}' if 'ratio' in s else ''
+        busy = (f'{s["cloud_cpu"]:.0f} ({s["cloud_busy"]:.0%})'
+                if 'cloud_cpu' in s else '')
         lines.append(
             f'| {s["n"]} | {s["tool"]} | {s["wall"]:.1f} '
             f'({s["wall_min"]:.1f}-{s["wall_max"]:.1f}) | '
             f'{s["requests"]:.0f} ({methods}) | {s["before"]:.0f} | {left} '
-            f'| {"yes" if s["twin_intact"] else "NO"} | {bound_text} | '
+            f'| {"yes" if s["twin_intact"] else "NO"} | {busy} | '
+            f'{bound_text} | '
             f'{ratio} | {speedup} |')
     return '\n'.join(lines) + '\n'
 

@@ -13,6 +13,7 @@ fails nothing else but the steps that must come after it, which are skipped.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import threading
 import time
@@ -66,6 +67,9 @@ class StepResult:
     error: str = ''
     #: the clock's reading when the step started (None: it never ran)
     started: float | None = None
+    #: of ``seconds``, how long the step waited for a free API slot: our
+    #: concurrency limit, not the cloud
+    queued: float = 0.0
 
 
 class StepFailed(Exception):
@@ -237,6 +241,7 @@ class Executor:
     def run_step(self, step: Step) -> StepResult:
         started = self.clock.now()
         deadline = started + self.timeout
+        queue = _QueueTime()
         self.emit(Event('started', step))
         attempts = 0
         try:
@@ -246,33 +251,42 @@ class Executor:
             if kind is None:
                 raise StepFailed(f'no resource kind {step.target.kind}')
             if step.is_delete:
-                attempts = self._call(kind, step, deadline,
+                attempts = self._call(kind, step, deadline, queue,
                                       lambda: kind.delete(self.conn,
                                                           step.target))
                 if attempts and not kind.synchronous_delete:
-                    self._wait_gone(kind, step, deadline)
+                    self._wait_gone(kind, step, deadline, queue)
             else:
-                attempts = self._call(kind, step, deadline,
+                attempts = self._call(kind, step, deadline, queue,
                                       lambda: kind.apply(self.conn, step))
         except StepFailed as exc:
             # _call raised before returning its count: the count is on exc
             return StepResult(step, FAILED, self.clock.now() - started,
-                              exc.attempts or attempts, str(exc), started)
+                              exc.attempts or attempts, str(exc), started,
+                              queue.seconds)
         except Exception as exc:  # noqa: BLE001 - reported, never lost
             return StepResult(step, FAILED, self.clock.now() - started,
-                              attempts, _one_line(exc), started)
+                              attempts, _one_line(exc), started,
+                              queue.seconds)
         return StepResult(step, DONE, self.clock.now() - started, attempts,
-                          started=started)
+                          started=started, queued=queue.seconds)
+
+    @contextlib.contextmanager
+    def _slot(self, queue: _QueueTime):
+        asked = self.clock.now()
+        with self._slots:
+            queue.seconds += self.clock.now() - asked
+            yield
 
     def _call(self, kind: ResourceKind, step: Step, deadline: float,
-              call: Callable[[], None]) -> int:
+              queue: _QueueTime, call: Callable[[], None]) -> int:
         """Make the call, retrying what may pass; returns the number of
         attempts, or 0 when the resource was already gone."""
         attempt = 0
         while True:
             attempt += 1
             try:
-                with self._slots:
+                with self._slot(queue):
                     call()
                 return attempt
             except Exception as exc:
@@ -296,12 +310,12 @@ class Executor:
                 self.clock.sleep(delay)
 
     def _wait_gone(self, kind: ResourceKind, step: Step,
-                   deadline: float) -> None:
+                   deadline: float, queue: _QueueTime) -> None:
         delay = self.retry.poll_min
         transient_failures = 0
         while True:
             try:
-                with self._slots:
+                with self._slot(queue):
                     status = kind.status(self.conn, step.target)
             except Exception as exc:
                 if is_gone(exc):
@@ -324,6 +338,13 @@ class Executor:
                                  f'{status})')
             self.clock.sleep(delay)
             delay = min(self.retry.poll_max, delay * 2)
+
+
+class _QueueTime:
+    """Seconds one step has waited for API slots so far."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
 
 
 def _one_line(exc: Exception) -> str:

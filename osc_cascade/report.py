@@ -1,8 +1,9 @@
 """``--report-file``: what a cascade did, step by step, as JSON.
 
 For benchmarks and post-mortems: the plan that ran (steps and edges), and
-for each round each step's outcome, seconds, attempts and start (seconds
-after the execution began), with the time of each phase.
+for each round each step's outcome, seconds (of which ``queued``: waiting
+for a free API slot), attempts and start (seconds after the execution
+began), with the time of each phase.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ def step_rows(run: Any, origin: float) -> list[dict[str, Any]]:
         rows.append({
             'id': step_id, 'kind': r.step.target.kind,
             'action': r.step.action, 'outcome': r.outcome,
-            'seconds': round(r.seconds, 4), 'attempts': r.attempts,
+            'seconds': round(r.seconds, 4), 'queued': round(r.queued, 4),
+            'attempts': r.attempts,
             'started': (None if r.started is None
                         else round(r.started - origin, 4)),
             'error': r.error,

@@ -24,7 +24,7 @@ def test_report_file_has_plan_and_step_times(cloud, external, osc,
     server = f'delete:compute.server:{a["server"]["id"]}'
     row = next(r for r in first if r['id'] == server)
     assert row['outcome'] == 'done' and row['attempts'] >= 1
-    assert row['seconds'] >= 0 and row['started'] >= 0
+    assert row['seconds'] >= row['queued'] >= 0 and row['started'] >= 0
     # no project step: the project is deleted by OSC after verification
     assert not any(r['kind'] == 'identity.project' for r in first)
     b = bound.bounds(report['plan'], first, report['parallel'])
@@ -91,6 +91,19 @@ def test_bounds_summary_and_graham():
     assert b['graham'] == 7.0  # one worker: the work is the bound
     assert b['executed_span'] == 4.0
     assert bound.bounds(plan, results, parallel=8)['graham'] == 4.0
+
+
+def test_time_waiting_for_a_slot_is_not_the_clouds():
+    plan = {'steps': [{'id': 'a'}, {'id': 'b'}], 'edges': [['a', 'b']]}
+    results = [
+        {'id': 'a', 'seconds': 5.0, 'queued': 3.0, 'started': 0.0},
+        {'id': 'b', 'seconds': 1.0, 'queued': 0.0, 'started': 5.0},
+    ]
+    b = bound.bounds(plan, results, parallel=1)
+    assert b['critical_path'] == 3.0
+    assert b['work'] == 3.0
+    assert b['queued_total'] == 3.0 and b['queued_max'] == 3.0
+    assert b['executed_span'] == 6.0  # the wall time of the run still
 
 
 def test_ready_delays():

@@ -8,7 +8,8 @@ def _row(tool, wall, left=0, **extra):
                  'requests_by_service': {'network': {'GET': 6, 'DELETE': 4}},
                  'before': 5, 'left': left,
                  'left_by_kind': {'network.port': left} if left else {},
-                 'twin_intact': True, 'exit_code': 0}, **extra)
+                 'twin_intact': True, 'exit_code': 0,
+                 'cpu': {'cloud_cpu_s': wall, 'cloud_busy': 0.5}}, **extra)
 
 
 def _cascade(wall, cp):
@@ -41,6 +42,7 @@ def test_tables():
     # a tool that leaves resources does not win on time unremarked
     assert '3.8x (cleanup left 2: it did not finish)' in table
     assert '2 (2 port)' in table
+    assert '| yes | 11 (50%) | 5.0 | 2.20 |' in table  # cloud CPU, bound
     phases = run.phases_markdown(RUNS)
     assert '| 10 | 11.0 | 3.0 | 2.0 | 5.0 | 1.0 | 5.0 | 1.00 | 0.10 |' in \
         phases

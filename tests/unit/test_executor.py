@@ -489,3 +489,39 @@ def test_results_record_when_each_step_started():
     # a waited 1s before its second attempt: b started after that
     assert result.results[d('b')].started == 51.0
     assert result.results[d('c')].started is None  # skipped, never ran
+
+
+def test_results_record_how_long_a_step_waited_for_a_slot():
+    # one slot, two steps: the one that gets it holds it for 7 s (fake
+    # time) once the other has asked; the other's 7 s are queue time,
+    # which the benchmark's bound must not count as the cloud's
+    clock = FakeClock()
+    asked = threading.Condition()
+    state = {'asked': 0}
+
+    class Slots(threading.BoundedSemaphore):
+        def acquire(self, *args, **kwargs):
+            with asked:
+                state['asked'] += 1
+                asked.notify_all()
+            return super().acquire(*args, **kwargs)
+
+        __enter__ = acquire  # Semaphore's own binds its own acquire
+
+    def on_call(what, key):
+        with asked:
+            assert asked.wait_for(lambda: state['asked'] == 2, timeout=10)
+        if state.setdefault('first', key) == key:
+            clock.sleep(7)
+
+    ex = Executor(object(), {KIND: FakeKind(on_call=on_call)}, parallel=1,
+                  clock=clock)
+    ex._slots = Slots(1)
+    result = ex.run(make_plan(['a', 'b']))
+    assert result.ok
+    first = state['first']
+    second = 'b' if first == 'a' else 'a'
+    assert result.results[d(first)].queued == 0
+    assert result.results[d(first)].seconds == 7
+    assert result.results[d(second)].queued == 7
+    assert result.results[d(second)].seconds == 7

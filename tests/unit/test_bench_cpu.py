@@ -1,0 +1,53 @@
+"""benchmarks/cpu.py: CPU seconds from /proc."""
+
+import os
+import time
+
+from benchmarks import cpu
+
+
+def _burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_a_process_group_and_the_machine_count_what_we_burn():
+    group = os.getpgid(0)
+    before = cpu.groups([group]), cpu.process(os.getpid()), \
+        cpu.machine_busy()
+    _burn(0.3)
+    after = cpu.groups([group]), cpu.process(os.getpid()), \
+        cpu.machine_busy()
+    # /proc counts in clock ticks (10 ms): allow for the rounding
+    assert all(a - b >= 0.25 for a, b in zip(after, before))
+
+
+def test_a_group_nobody_is_in_used_nothing():
+    assert cpu.groups([2 ** 22 + 7]) == 0.0
+    assert cpu.process(2 ** 22 + 7) == 0.0
+
+
+def test_minicloud_groups_come_from_its_pid_files(tmp_path):
+    run = tmp_path / 'run'
+    run.mkdir()
+    (run / 'nova-api.pid').write_text('4242 99887766\n')
+    (run / 'keystone.pid').write_text('17 1\n')
+    (run / 'broken.pid').write_text('')
+    (run / 'mariadbd.own-pid').write_text('55\n')  # not a unit's record
+    assert sorted(cpu.minicloud_groups(str(tmp_path))) == [17, 4242]
+
+
+def test_meter_divides_by_what_the_cores_could_give(monkeypatch):
+    readings = iter([
+        {'cloud': 100.0, 'tool': 1.0, 'proxy': 5.0, 'machine': 200.0},
+        {'cloud': 130.0, 'tool': 3.5, 'proxy': 6.0, 'machine': 236.0},
+    ])
+    meter = cpu.Meter([1], None)
+    monkeypatch.setattr(meter, '_read', lambda: next(readings))
+    monkeypatch.setattr(os, 'cpu_count', lambda: 2)
+    meter.start()
+    used = meter.stop(20.0)
+    assert used == {'cloud_cpu_s': 30.0, 'tool_cpu_s': 2.5,
+                    'proxy_cpu_s': 1.0, 'machine_cpu_s': 36.0, 'cores': 2,
+                    'cloud_busy': 0.75, 'machine_busy': 0.9}
