@@ -521,11 +521,25 @@ def plot(summary: list[dict], path: str) -> bool:
     return True
 
 
+def list_table(table: str) -> str:
+    """A Markdown table as an RST list-table (for README.rst)."""
+    rows = [[cell.strip() for cell in line.strip().strip('|').split('|')]
+            for line in table.strip().splitlines()
+            if not set(line) <= set('|-')]
+    out = ['.. list-table::', '   :header-rows: 1', '']
+    for row in rows:
+        out += [f'   {"*" if i == 0 else " "} - {cell}'.rstrip()
+                for i, cell in enumerate(row)]
+    return '\n'.join(out) + '\n'
+
+
 def report(runs: list[dict], outdir: str) -> None:
     summary = summarize(runs)
+    tables = [markdown(summary), phases_markdown(runs)]
     with open(os.path.join(outdir, 'results.md'), 'w') as f:
-        f.write(markdown(summary))
-        f.write('\n' + phases_markdown(runs))
+        f.write('\n'.join(tables))
+    with open(os.path.join(outdir, 'results.rst'), 'w') as f:
+        f.write('\n'.join(list_table(t) for t in tables))
     plot(summary, os.path.join(outdir, 'time-vs-n.png'))
 
 

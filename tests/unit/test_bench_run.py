@@ -63,3 +63,12 @@ def test_superseded_runs_stay_out_of_the_tables():
         run.CASCADE: _cascade(1000.0, 5.0)}}]
     assert run.summarize(runs) == run.summarize(RUNS)
     assert run.phases_markdown(runs) == run.phases_markdown(RUNS)
+
+
+def test_list_table_for_the_readme():
+    rst = run.list_table('| N | tool |\n|---|---|\n| 10 | cascade |\n'
+                         '| 30 |  |\n')
+    assert rst == ('.. list-table::\n   :header-rows: 1\n\n'
+                   '   * - N\n     - tool\n'
+                   '   * - 10\n     - cascade\n'
+                   '   * - 30\n     -\n')
