@@ -41,7 +41,8 @@ from openstack import exceptions as sdk_exc
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.discovery import Discovery
 from osc_cascade.errors import CascadeError
-from osc_cascade.executor import Clock, Event, Executor, RetryPolicy
+from osc_cascade.executor import (Clock, Event, Executor, RetryPolicy,
+                                  is_transient)
 from osc_cascade.kinds import network, orchestration
 from osc_cascade.planner import Inventory, build_plan
 from osc_cascade.resource import ResourceRef
@@ -468,11 +469,26 @@ def find_stuck(conn: Any, services: Iterable[ClusterService],
 
 
 def _checked(what: str, call: Callable[[], Any]) -> Any:
-    """An API call whose failure becomes one clear line."""
-    try:
-        return call()
-    except sdk_exc.HttpException as exc:
-        raise CascadeError(http_message(what, exc)) from exc
+    """An API call whose failure becomes one clear line. What may pass (a
+    dropped connection, 5xx, 429) is retried with the executor's backoff:
+    these are lookups and the cluster's normal delete, which a second try
+    cannot harm (the abandon is not made through here)."""
+    retry = RetryPolicy()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return call()
+        except Exception as exc:
+            if is_transient(exc) and attempt < retry.max_attempts:
+                Clock().sleep(retry.delay(attempt))
+                continue
+            if isinstance(exc, sdk_exc.HttpException):
+                raise CascadeError(http_message(what, exc)) from exc
+            if is_transient(exc):
+                raise CascadeError(f'{what} failed after {attempt} '
+                                   f'attempts: {exc}') from exc
+            raise
 
 
 def http_message(what: str, exc: Exception) -> str:

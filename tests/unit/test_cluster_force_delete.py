@@ -306,6 +306,30 @@ def test_stuck_magnum_delete_abandons_the_stack_and_the_cluster_goes(
     assert len(outcome.left_behind) == 6
 
 
+def test_lookups_and_the_normal_delete_are_retried_when_they_may_pass(
+        cloud, clock, virtual_time):
+    built = magnum_k8s(cloud)
+    uuid = built['cluster']['uuid']
+    cloud.faults += [('GET', r'/v1/clusters', 503),
+                     ('DELETE', f'/v1/clusters/{uuid}', 502),
+                     ('GET', r'/resources', 500)]
+    engine = force(cloud, clock, wait=True)
+    outcome = engine.run(engine.preview(find(cloud, 'k8s',
+                                             clusters.MagnumClusters())))
+    assert (outcome.result, outcome.record, outcome.ok) == (
+        'abandoned', 'gone', True)
+    assert cloud.faults == []  # each fault was met, and retried
+    assert virtual_time.sleeps == [1.0, 1.0, 1.0]
+
+
+def test_a_service_that_keeps_failing_is_a_clear_error(cloud, virtual_time):
+    magnum_k8s(cloud)
+    cloud.faults += [('GET', r'/v1/clusters', 503)] * 8
+    with pytest.raises(CascadeError, match=r'HTTP 503'):
+        find(cloud, 'k8s', clusters.MagnumClusters())
+    assert virtual_time.sleeps == [1, 2, 4, 8, 16, 30, 30]
+
+
 def test_cluster_already_being_deleted_is_not_deleted_again(cloud, clock):
     built = magnum_k8s(cloud, status='DELETE_IN_PROGRESS')
     cloud.delete_stack(built['stack'])
