@@ -23,7 +23,7 @@ from osc_cascade.v1.common import (add_execution_options, confirm,
                                     counts_text, refuse_stray_options)
 
 #: options that mean nothing without --purge-allocations
-_PURGE_ONLY = ('dry_run', 'yes', 'force')
+_PURGE_ONLY = ('dry_run', 'yes', 'force', 'column')
 
 
 class ComputeServiceDeletePurge(hooks.CommandHook):
@@ -91,6 +91,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             output.emit(parsed_args, purge.BLOCKER_COLUMNS,
                         purge.blocker_rows(plan))
             raise exceptions.CommandError(purge.blocked_message(plan))
+        output.chosen_columns(parsed_args, purge.SUMMARY_COLUMNS)
         names = ', '.join(f'{s.host} ({s.id})' for s in services)
         confirm(f'The purge will, for compute service(s) {names}:\n'
                 + counts_text(plan) + '\nContinue?', parsed_args.yes)

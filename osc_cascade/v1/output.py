@@ -10,6 +10,8 @@ from typing import Any, TextIO
 
 import stevedore
 
+from osc_cascade.errors import CascadeError
+
 DOT = 'dot'
 
 
@@ -30,14 +32,37 @@ def add_format_options(parser: argparse.ArgumentParser, *,
                        help='the output format, defaults to table'
                        + ('; dot is a Graphviz graph of the plan'
                           if with_dot else ''))
+    group.add_argument('-c', '--column', dest='column', action='append',
+                       default=[], metavar='COLUMN',
+                       help='a column to include; repeat it for more '
+                            '(default: all)')
     for ext in formatters:
         ext.obj.add_argument_group(parser)
+
+
+def chosen_columns(parsed_args: argparse.Namespace,
+                   columns: Sequence[str]) -> list[int]:
+    """The indexes of the columns ``-c`` asked for, as cliff's listers
+    choose them: in the table's order, unknown names ignored, but at least
+    one known. Commands check this before they change anything."""
+    wanted = getattr(parsed_args, 'column', None)
+    if not wanted:
+        return list(range(len(columns)))
+    keep = [i for i, c in enumerate(columns) if c in wanted]
+    if not keep:
+        raise CascadeError(f'No recognized column names in '
+                           f'{", ".join(wanted)}. Recognized columns are '
+                           f'{", ".join(columns)}.')
+    return keep
 
 
 def emit(parsed_args: argparse.Namespace, columns: Sequence[str],
          rows: Sequence[Sequence[Any]], stdout: TextIO | None = None) -> None:
     stdout = stdout or sys.stdout
     formatter = _formatters()[parsed_args.formatter].obj
+    keep = chosen_columns(parsed_args, columns)
+    columns = [columns[i] for i in keep]
+    rows = [[row[i] for i in keep] for row in rows]
     # the table and value formatters print lists poorly: join them
     if parsed_args.formatter not in ('json', 'yaml'):
         rows = [[', '.join(map(str, v)) if isinstance(v, list) else v

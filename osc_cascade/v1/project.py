@@ -26,8 +26,9 @@ from osc_cascade.v1.common import (add_execution_options, confirm,
 
 #: options that mean nothing without --cascade
 _CASCADE_ONLY = ('dry_run', 'yes', 'recursive', 'delete_shared_images',
-                 'plan_file', 'report_file')
-
+                 'plan_file', 'report_file', 'column')
+#: what a real run prints: per kind, how many steps ended how
+SUMMARY_COLUMNS = ('Kind', 'Deleted', 'Failed', 'Skipped')
 
 class ProjectDeleteCascade(hooks.CommandHook):
     """Adds ``--cascade`` and its options to ``openstack project delete``."""
@@ -105,6 +106,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             parsed_args.projects = []
             return parsed_args
 
+        output.chosen_columns(parsed_args, SUMMARY_COLUMNS)
         names = ', '.join(f'{t.name} ({t.id})' for t in targets)
         confirm(f'The cascade will delete, in project(s) {names}:\n'
                 + counts_text(plan) + '\nContinue?', parsed_args.yes)
@@ -190,5 +192,4 @@ class ProjectDeleteCascade(hooks.CommandHook):
                   + len(outcome.deleted_children), 0, 0)]
         if parsed_args.formatter == output.DOT:
             parsed_args.formatter = 'table'
-        output.emit(parsed_args, ['Kind', 'Deleted', 'Failed', 'Skipped'],
-                    rows)
+        output.emit(parsed_args, SUMMARY_COLUMNS, rows)

@@ -7,6 +7,7 @@ import json
 import pytest
 import yaml
 
+from osc_cascade.errors import CascadeError
 from osc_cascade.v1 import output
 
 COLUMNS = ['Stage', 'Kind', 'After']
@@ -72,3 +73,17 @@ def test_formatter_options_are_added():
     assert len(out.getvalue().strip().splitlines()) == 1
     assert emit('-f', 'csv', '--quote', 'none').splitlines()[0] == (
         'Stage,Kind,After')
+
+
+def test_columns_are_chosen_as_cliff_does():
+    # the table's order, not the order asked; unknown names ignored
+    assert emit('-f', 'value', '-c', 'Kind', '-c', 'Stage', '-c', 'Nope'
+                ).splitlines() == ['1 compute.server', '2 network.port']
+    assert json.loads(emit('-f', 'json', '--column', 'After')) == [
+        {'After': []}, {'After': ['a', 'b']}]
+
+
+def test_no_known_column_is_a_clear_error():
+    with pytest.raises(CascadeError, match='Recognized columns are Stage, '
+                                           'Kind, After'):
+        emit('-c', 'Nope')

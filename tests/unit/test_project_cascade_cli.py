@@ -52,3 +52,29 @@ def test_cascade_deletes_in_dependency_order_and_keeps_external(
         '/volumes', a['volume']['id'])
     assert order('/snapshots', a['snapshot']['id']) < order(
         '/volumes', a['volume']['id'])
+
+
+def test_columns_of_the_summary(cloud, external, osc):
+    scenarios.full_project(cloud, 'A', external)
+    result = osc('project', 'delete', '--cascade', '--yes', 'A',
+                 '-f', 'value', '-c', 'Kind', '-c', 'Failed')
+    assert result.code == 0, result.stderr
+    assert 'compute.server 0' in result.stdout.splitlines()
+
+
+def test_unknown_columns_are_refused_before_anything_changes(cloud, external,
+                                                            osc):
+    a = scenarios.full_project(cloud, 'A', external)
+    result = osc('project', 'delete', '--cascade', '--yes', 'A',
+                 '-c', 'Stage')
+    assert result.code != 0
+    assert 'No recognized column names in Stage' in result.stderr
+    assert cloud.changes == []
+    assert cloud.exists('projects', a['project']['id'])
+
+
+def test_column_needs_cascade(cloud, osc):
+    result = osc('project', 'delete', 'A', '-c', 'Kind')
+    assert result.code != 0
+    assert '--column needs --cascade' in result.stderr
+    assert cloud.changes == []
