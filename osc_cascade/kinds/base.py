@@ -3,7 +3,8 @@
 A kind is one small class: how to list a project's resources of that kind
 (``list``), which ordering edges and break actions it adds (``relations``),
 how to delete one (``delete``), how to tell whether the delete has finished
-(``status``), and how to carry out its break actions (``apply``).
+(``status``, or ``list_statuses`` for many at once), and how to carry out
+its break actions (``apply``).
 ``list``/``delete``/``status``/``apply`` talk to the cloud through an
 openstacksdk ``Connection``; ``primary_step``/``relations`` are pure and
 feed the planner.
@@ -67,6 +68,14 @@ class ResourceKind:
     def status(self, conn: Any, ref: ResourceRef) -> str | None:
         """The resource's status, or GONE once it no longer exists."""
         raise NotImplementedError
+
+    def list_statuses(self, conn: Any,
+                      project_id: str) -> dict[str, str] | None:
+        """The status of each of the project's resources of this kind that
+        still exist, from one list call, or None where the kind cannot
+        (then each delete is polled with ``status``). Steps waiting on
+        deletes of the same kind and project share that list."""
+        return None
 
     def apply(self, conn: Any, step: Step) -> None:
         raise NotImplementedError(f'{self.name} has no action '

@@ -57,6 +57,11 @@ class Volume(_CinderKind):
     def status(self, conn, ref):
         return conn.block_storage.get_volume(ref.id).status
 
+    def list_statuses(self, conn, project_id):
+        # cinder lists a volume, snapshot or backup until it is deleted
+        return {v.id: v.status for v in conn.block_storage.volumes(
+            details=True, all_projects=True, project_id=project_id)}
+
     def apply(self, conn, step):
         if step.action != 'detach_volume':
             return super().apply(conn, step)
@@ -82,6 +87,10 @@ class Snapshot(_CinderKind):
 
     def status(self, conn, ref):
         return conn.block_storage.get_snapshot(ref.id).status
+
+    def list_statuses(self, conn, project_id):
+        return {s.id: s.status for s in conn.block_storage.snapshots(
+            details=True, all_projects=True, project_id=project_id)}
 
 
 class Backup(_CinderKind):
@@ -119,6 +128,10 @@ class Backup(_CinderKind):
 
     def status(self, conn, ref):
         return conn.block_storage.get_backup(ref.id).status
+
+    def list_statuses(self, conn, project_id):
+        return {b.id: b.status for b in conn.block_storage.backups(
+            details=True, all_projects=True, project_id=project_id)}
 
 
 KINDS = (Volume, Snapshot, Backup)

@@ -37,7 +37,15 @@ class Server(ResourceKind):
             conn.compute.delete_server(ref.id)
 
     def status(self, conn, ref):
-        server = conn.compute.get_server(ref.id)
+        return self._status(conn.compute.get_server(ref.id))
+
+    def list_statuses(self, conn, project_id):
+        # nova lists a server until its delete has finished
+        return {s.id: self._status(s) for s in conn.compute.servers(
+            details=True, all_projects=True, project_id=project_id)}
+
+    @staticmethod
+    def _status(server):
         if server.status == 'DELETED':
             return GONE
         if server.status == 'ERROR' and not server.task_state:

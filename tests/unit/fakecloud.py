@@ -224,6 +224,13 @@ class FakeCloud:
             obj['status'] = status_while_deleting
         return obj
 
+    def _async_list(self, collection, status_while_deleting):
+        """A list counts as one poll of each resource being deleted."""
+        listed = (self._async_get(collection, obj['id'],
+                                  status_while_deleting)
+                  for obj in list(self.all(collection)))
+        return [obj for obj in listed if obj is not None]
+
     def _start_delete(self, collection, id_):
         self._deleting[(collection, id_)] = self.delete_polls
 
@@ -303,7 +310,8 @@ class FakeCloud:
                 'min_version': '2.1', 'links': [
                     {'rel': 'self', 'href': ENDPOINTS['compute'] + '/'}]}}
         if path == '/servers/detail':
-            items = [_server_view(s) for s in self.all('servers')
+            items = [_server_view(s) for s in self._async_list(
+                'servers', 'ACTIVE')
                      if _matches(s, query, {'project_id'},
                                  aliases={'project_id': 'tenant_id'})]
             return 200, {'servers': items}
@@ -369,7 +377,7 @@ class FakeCloud:
                 ('snapshots', 'os-extended-snapshot-attributes:project_id'),
                 ('backups', 'os-backup-project-attr:project_id')):
             if path == f'/{coll}/detail':
-                items = [o for o in self.all(coll)
+                items = [o for o in self._async_list(coll, 'deleting')
                          if not query.get('project_id')
                          or o[owner_key] == query['project_id']]
                 return 200, {coll: items}

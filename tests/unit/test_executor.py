@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import threading
+import time
 
 import pytest
 from keystoneauth1 import exceptions as ks_exc
@@ -493,35 +494,173 @@ def test_results_record_when_each_step_started():
 
 def test_results_record_how_long_a_step_waited_for_a_slot():
     # one slot, two steps: the one that gets it holds it for 7 s (fake
-    # time) once the other has asked; the other's 7 s are queue time,
+    # time) once the other is queued; the other's 7 s are queue time,
     # which the benchmark's bound must not count as the cloud's
     clock = FakeClock()
-    asked = threading.Condition()
-    state = {'asked': 0}
-
-    class Slots(threading.BoundedSemaphore):
-        def acquire(self, *args, **kwargs):
-            with asked:
-                state['asked'] += 1
-                asked.notify_all()
-            return super().acquire(*args, **kwargs)
-
-        __enter__ = acquire  # Semaphore's own binds its own acquire
+    first = []
 
     def on_call(what, key):
-        with asked:
-            assert asked.wait_for(lambda: state['asked'] == 2, timeout=10)
-        if state.setdefault('first', key) == key:
+        if not first:
+            first.append(key)
+            assert wait_until(lambda: ex._slots.waiting == 1)
             clock.sleep(7)
 
     ex = Executor(object(), {KIND: FakeKind(on_call=on_call)}, parallel=1,
                   clock=clock)
-    ex._slots = Slots(1)
     result = ex.run(make_plan(['a', 'b']))
     assert result.ok
-    first = state['first']
-    second = 'b' if first == 'a' else 'a'
-    assert result.results[d(first)].queued == 0
-    assert result.results[d(first)].seconds == 7
+    second = 'b' if first == ['a'] else 'a'
+    assert result.results[d(first[0])].queued == 0
+    assert result.results[d(first[0])].seconds == 7
     assert result.results[d(second)].queued == 7
     assert result.results[d(second)].seconds == 7
+
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+def test_a_free_slot_goes_to_the_highest_priority_then_first_come():
+    slots = executor._Slots(1)
+    served = []
+
+    def want(priority, name):
+        with slots.hold(priority):
+            served.append(name)
+
+    with slots.hold(0):
+        threads = []
+        for priority, name in ((1, 'low'), (5, 'high'), (1, 'low-later')):
+            threads.append(threading.Thread(target=want,
+                                            args=(priority, name)))
+            threads[-1].start()
+            assert wait_until(lambda: slots.waiting == len(threads))
+    for t in threads:
+        t.join(10)
+    assert served == ['high', 'low', 'low-later']
+
+
+def test_ready_steps_start_with_the_longest_chain():
+    # one slot: y heads a chain of three, x stands alone and comes first
+    # in the plan's own order; y goes first
+    kind = FakeKind()
+    plan = make_plan(['x', 'y', 'y2', 'y3'], [('y', 'y2'), ('y2', 'y3')])
+    assert run(plan, kind, parallel=1).ok
+    assert kind.deleted()[0] == 'y'
+
+
+def test_priorities_weigh_asynchronous_deletes():
+    plan = make_plan(['a', 'b'], [('a', 'b')])
+    assert executor.priorities(plan, {KIND: FakeKind(synchronous=False)}
+                               ) == {d('a'): 2 * executor.ASYNC_WEIGHT,
+                                     d('b'): executor.ASYNC_WEIGHT}
+    assert executor.priorities(plan, {KIND: FakeKind(synchronous=True)}
+                               ) == {d('a'): 2, d('b'): 1}
+
+
+class ListedKind(FakeKind):
+    """Lists the statuses of all its resources at once: ``listings`` are
+    the successive answers (the last one repeats)."""
+
+    def __init__(self, listings, **kw):
+        super().__init__(synchronous=False, **kw)
+        self.listings = list(listings)
+        self.listed = []
+
+    def list_statuses(self, conn, project_id):
+        with self._lock:
+            self.listed.append(project_id)
+            return dict(self.listings[0] if len(self.listings) == 1
+                        else self.listings.pop(0))
+
+    def status(self, conn, ref_):
+        raise AssertionError('polled one by one although it lists')
+
+
+def test_waiting_deletes_of_a_kind_share_one_listing():
+    # a's listing is under way when b and c are deleted: b lists again
+    # once it is done, and that listing answers c (and a) too
+    deleted = {'b': threading.Event(), 'c': threading.Event()}
+
+    class Kind(ListedKind):
+        def list_statuses(self, conn, project_id):
+            self.listed.append(project_id)
+            if len(self.listed) == 1:
+                assert all(e.wait(10) for e in deleted.values())
+                return dict.fromkeys('abc', 'deleting')
+            return {}
+
+        def delete(self, conn, ref_):
+            super().delete(conn, ref_)
+            if ref_.id in deleted:
+                deleted[ref_.id].set()
+
+    kind = Kind([])
+    assert run(make_plan(['a', 'b', 'c']), kind, parallel=3).ok
+    # without sharing: at least one listing per step and poll, 4 or more
+    assert len(kind.listed) <= 3
+    assert set(kind.listed) == {'p1'}
+
+
+def test_listed_polls_back_off_to_a_shorter_cap():
+    kind = ListedKind([{'a': 'deleting'}] * 6 + [{}])
+    clock = FakeClock()
+    assert run(make_plan(['a']), kind, clock=clock).ok
+    assert clock.sleeps == [0.5, 1.0, 2.0, 2.0, 2.0, 2.0]
+    assert len(kind.listed) == 7  # alone, each poll lists
+
+
+def test_an_error_status_in_the_listing_fails_the_step():
+    kind = ListedKind([{'a': 'error_deleting'}])
+    result = run(make_plan(['a']), kind)
+    assert outcomes(result) == {d('a'): FAILED}
+    assert 'status is error_deleting' in result.results[d('a')].error
+
+
+def test_a_listing_that_fails_for_a_while_is_retried():
+    kind = ListedKind([{}])
+    failures = [http_error(503)]
+
+    def list_statuses(conn, project_id):
+        if failures:
+            raise failures.pop()
+        return {}
+
+    kind.list_statuses = list_statuses
+    assert run(make_plan(['a']), kind).ok
+
+
+def test_a_listing_made_before_the_delete_does_not_answer_for_it():
+    # b's delete ends after a's first listing, which shows b as it was
+    # before its delete (in error): b must wait for a newer listing
+    listed, b_deleted = threading.Event(), threading.Event()
+    order = []
+
+    class Kind(ListedKind):
+        def list_statuses(self, conn, project_id):
+            order.append('list')
+            listed.set()
+            return {} if b_deleted.is_set() else {
+                'a': 'deleting', 'b': 'error_deleting'}
+
+        def delete(self, conn, ref_):
+            if ref_.id == 'b':
+                assert listed.wait(10)
+                b_deleted.set()
+            order.append(f'delete {ref_.id}')
+
+    class Clock(FakeClock):
+        def sleep(self, seconds):  # a polls again only after b's delete
+            assert b_deleted.wait(10)
+            super().sleep(seconds)
+
+    result = run(make_plan(['a', 'b']), Kind([]), parallel=2,
+                 clock=Clock())
+    assert outcomes(result) == {d('a'): DONE, d('b'): DONE}
+    assert order[:4] == ['delete a', 'list', 'delete b', 'list']
+    assert set(order[4:]) <= {'list'}

@@ -238,3 +238,24 @@ def test_the_plan_runs_against_cinder_in_an_order_it_accepts(
     # the server of the other project keeps running
     assert cloud.exists('servers', their_vm['id'])
     assert cloud.get('volumes', stale['id']) is None
+
+
+@pytest.mark.parametrize('kind,coll', [
+    (block_storage.Volume, 'volumes'), (block_storage.Snapshot, 'snapshots'),
+    (block_storage.Backup, 'backups')])
+def test_statuses_of_a_project_in_one_list(cloud, conn, pid, kind, coll):
+    vol = scenarios.volume(cloud, pid)
+    made = {'volumes': lambda: vol,
+            'snapshots': lambda: scenarios.snapshot(cloud, pid, vol),
+            'backups': lambda: scenarios.backup(cloud, pid, vol)}
+    obj = made[coll]()
+    other = scenarios.project(cloud, 'other')['id']
+    theirs = scenarios.volume(cloud, other)
+    [ref] = [r for r in kind().list(conn, pid) if r.id == obj['id']]
+    kind().delete(conn, ref)
+    cloud.requests.clear()
+    statuses = kind().list_statuses(conn, pid)
+    assert statuses[obj['id']] == 'deleting'
+    assert theirs['id'] not in statuses
+    assert len(cloud.requests) == 1
+    assert obj['id'] not in kind().list_statuses(conn, pid)

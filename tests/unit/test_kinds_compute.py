@@ -147,3 +147,20 @@ def test_server_group_goes_after_its_members_and_deletes_synchronously(
     assert not cloud.exists('server_groups', group['id'])
     assert cloud.changes == [
         ('DELETE', f'/v2.1/os-server-groups/{group["id"]}')]
+
+
+def test_server_statuses_of_a_project_in_one_list(cloud, conn):
+    a, b = projects(cloud)
+    going = scenarios.server(cloud, a, 'going')
+    failed = scenarios.server(cloud, a, 'failed', status='ERROR')
+    scenarios.server(cloud, b, 'theirs')
+    kind = compute.Server()
+    refs = {r.name: r for r in kind.list(conn, a)}
+    kind.delete(conn, refs['going'])
+    failed['task_state'] = None  # nova gave up on it
+    cloud.requests.clear()
+    assert kind.list_statuses(conn, a) == {
+        going['id']: 'ACTIVE', failed['id']: 'ERROR (delete failed)'}
+    assert len(cloud.requests) == 1
+    # gone from the list once nova has finished: the executor reads GONE
+    assert going['id'] not in kind.list_statuses(conn, a)
