@@ -327,14 +327,20 @@ class Executor:
                         ready.append(nxt)
 
         ready = [s for s, n in waiting.items() if n == 0]
+        threads = self.parallel * THREADS_PER_SLOT
+        # ready steps wait here, not in the pool's first-come queue, so
+        # that one on a longer chain that becomes ready later still gets
+        # the next free thread first
+        queue: list[tuple[tuple[float, int], str]] = []
         with concurrent.futures.ThreadPoolExecutor(
-                max_workers=self.parallel * THREADS_PER_SLOT,
-                thread_name_prefix='cascade') as pool:
+                max_workers=threads, thread_name_prefix='cascade') as pool:
             running: dict[concurrent.futures.Future, str] = {}
-            while ready or running:
-                ready.sort(key=order.__getitem__)
-                while ready:
-                    step_id = ready.pop(0)
+            while ready or queue or running:
+                for step_id in ready:
+                    heapq.heappush(queue, (order[step_id], step_id))
+                ready.clear()
+                while queue and len(running) < threads:
+                    _key, step_id = heapq.heappop(queue)
                     if step_id in results:
                         continue
                     step = plan.steps[step_id]

@@ -664,3 +664,18 @@ def test_a_listing_made_before_the_delete_does_not_answer_for_it():
     assert outcomes(result) == {d('a'): DONE, d('b'): DONE}
     assert order[:4] == ['delete a', 'list', 'delete b', 'list']
     assert set(order[4:]) <= {'list'}
+
+
+def test_a_step_that_becomes_ready_late_overtakes_queued_ones(monkeypatch):
+    # one thread: x heads a chain and goes first; its successor, ready
+    # only then, must get the thread before the fillers that were ready
+    # from the start (in the pool's own queue it would come after them)
+    monkeypatch.setattr(executor, 'THREADS_PER_SLOT', 1)
+    fillers = [f'f{i:02d}' for i in range(12)]
+    kind = FakeKind()
+    plan = make_plan(['x', 'late', 'late2', 'late3', *fillers],
+                     [('x', 'late'), ('late', 'late2'), ('late2', 'late3')])
+    assert run(plan, kind, parallel=1).ok
+    # (late3, of no more weight than a filler, takes its turn by plan
+    # order)
+    assert kind.deleted()[:3] == ['x', 'late', 'late2']
