@@ -10,10 +10,12 @@ For each N of the sweep and each repeat it builds two identical projects
 tools/cloudproxy (the same added latency, every request counted), and
 records per tool: wall time, requests by service and method, what is left
 of the project (admin listings by owner, independent of both tools) and
-whether the twin was touched; for the cascade also its critical-path bound,
-computed from its own plan and the measured time of each step
-(``--report-file``), and the ratio wall / bound. What a tool left behind is
-then deleted without the proxy (not timed), so that the cloud is clean.
+whether the twin was touched, and the CPU time of the cloud; for the
+cascade also its critical-path bound, computed from its own plan and the
+measured time of each step (``--report-file``), the bound of its cloud's
+CPU time over the cores, and the ratio wall / the larger bound. What a
+tool left behind is then deleted without the proxy (not timed), so that
+the cloud is clean.
 
 Results: ``<out>/results.json`` (every run, appended as it finishes),
 ``<out>/results.md`` (the table) and ``<out>/time-vs-n.png``.
@@ -401,18 +403,34 @@ def summarize(runs: list[dict]) -> list[dict]:
                                                 for r in rows)
         if all('bound' in r for r in rows):
             s['bound'] = statistics.median(r['bound'] for r in rows)
-            s['ratio'] = statistics.median(r['wall_over_bound'] or 0
+            s['ratio'] = statistics.median(r['wall'] / lower_bound(r)
                                            for r in rows)
+            if all('cpu' in r for r in rows):
+                s['cpu_bound'] = statistics.median(cpu_bound(r)
+                                                   for r in rows)
         out.append(s)
     return out
+
+
+def cpu_bound(row: dict) -> float:
+    """No run that makes the cloud do this much work is over sooner on
+    these cores: the cloud's CPU seconds over the machine's cores."""
+    return row['cpu']['cloud_cpu_s'] / row['cpu']['cores']
+
+
+def lower_bound(row: dict) -> float:
+    """The tighter of the two bounds of a cascade run: its critical path,
+    and its cloud's work over the cores."""
+    return max(row['bound'], cpu_bound(row) if 'cpu' in row else 0.0)
 
 
 def markdown(summary: list[dict]) -> str:
     lines = [
         '| N | tool | wall s (median, min-max) | requests (GET/POST/PUT/'
         'DELETE) | listed before | left behind | twin intact | '
-        'cloud CPU s (busy) | bound s | wall/bound | speed-up vs cleanup |',
-        '|---|---|---|---|---|---|---|---|---|---|---|']
+        'cloud CPU s (busy) | critical path s | cloud CPU / cores s | '
+        'wall / bound | speed-up vs cleanup |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|']
     walls = {(s['n'], s['tool']): s['wall'] for s in summary}
     lefts = {(s['n'], s['tool']): s['left'] for s in summary}
     for s in summary:
@@ -434,6 +452,7 @@ def markdown(summary: list[dict]) -> str:
                 speedup += (f' (cleanup left {lefts[(s["n"], CLEANUP)]}: '
                             f'it did not finish)')
         bound_text = f'{s["bound"]:.1f}' if 'bound' in s else ''
+        cpu_text = f'{s["cpu_bound"]:.1f}' if 'cpu_bound' in s else ''
         ratio = f'{s["ratio"]:.2f}' if 'ratio' in s else ''
         busy = (f'{s["cloud_cpu"]:.0f} ({s["cloud_busy"]:.0%})'
                 if 'cloud_cpu' in s else '')
@@ -442,8 +461,7 @@ def markdown(summary: list[dict]) -> str:
             f'({s["wall_min"]:.1f}-{s["wall_max"]:.1f}) | '
             f'{s["requests"]:.0f} ({methods}) | {s["before"]:.0f} | {left} '
             f'| {"yes" if s["twin_intact"] else "NO"} | {busy} | '
-            f'{bound_text} | '
-            f'{ratio} | {speedup} |')
+            f'{bound_text} | {cpu_text} | {ratio} | {speedup} |')
     return '\n'.join(lines) + '\n'
 
 
@@ -502,6 +520,9 @@ def plot(summary: list[dict], path: str) -> bool:
         if tool == CASCADE and all('bound' in r for r in rows):
             ax.plot(xs, [r['bound'] for r in rows], 'kx--',
                     label='cascade critical-path bound')
+        if tool == CASCADE and all('cpu_bound' in r for r in rows):
+            ax.plot(xs, [r['cpu_bound'] for r in rows], 'g+:',
+                    label="the cascade's cloud CPU / cores")
         for r in rows:
             if r['left']:
                 ax.annotate(f'{r["left"]} left', (r['n'], r['wall']),

@@ -9,7 +9,8 @@ def _row(tool, wall, left=0, **extra):
                  'before': 5, 'left': left,
                  'left_by_kind': {'network.port': left} if left else {},
                  'twin_intact': True, 'exit_code': 0,
-                 'cpu': {'cloud_cpu_s': wall, 'cloud_busy': 0.5}}, **extra)
+                 'cpu': {'cloud_cpu_s': wall, 'cloud_busy': 0.5,
+                         'cores': 2}}, **extra)
 
 
 def _cascade(wall, cp):
@@ -42,7 +43,9 @@ def test_tables():
     # a tool that leaves resources does not win on time unremarked
     assert '3.8x (cleanup left 2: it did not finish)' in table
     assert '2 (2 port)' in table
-    assert '| yes | 11 (50%) | 5.0 | 2.20 |' in table  # cloud CPU, bound
+    # cloud CPU; critical path 5 s, cloud CPU / 2 cores 5 and 6 s: the
+    # walls of 10 and 12 s are twice the larger bound
+    assert '| yes | 11 (50%) | 5.0 | 5.5 | 2.00 |' in table
     phases = run.phases_markdown(RUNS)
     assert '| 10 | 11.0 | 3.0 | 2.0 | 5.0 | 1.0 | 5.0 | 1.00 | 0.10 |' in \
         phases
