@@ -42,7 +42,7 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.discovery import Discovery
 from osc_cascade.errors import CascadeError
 from osc_cascade.executor import (Clock, Event, Executor, RetryPolicy,
-                                  is_transient)
+                                  is_transient, retrying)
 from osc_cascade.kinds import network, orchestration
 from osc_cascade.planner import Inventory, build_plan
 from osc_cascade.resource import ResourceRef
@@ -474,21 +474,15 @@ def _checked(what: str, call: Callable[[], Any]) -> Any:
     these are lookups and the cluster's normal delete, which a second try
     cannot harm (the abandon is not made through here)."""
     retry = RetryPolicy()
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return call()
-        except Exception as exc:
-            if is_transient(exc) and attempt < retry.max_attempts:
-                Clock().sleep(retry.delay(attempt))
-                continue
-            if isinstance(exc, sdk_exc.HttpException):
-                raise CascadeError(http_message(what, exc)) from exc
-            if is_transient(exc):
-                raise CascadeError(f'{what} failed after {attempt} '
-                                   f'attempts: {exc}') from exc
-            raise
+    try:
+        return retrying(call, retry=retry, clock=Clock())
+    except sdk_exc.HttpException as exc:
+        raise CascadeError(http_message(what, exc)) from exc
+    except Exception as exc:
+        if is_transient(exc):  # a connection that kept failing
+            raise CascadeError(f'{what} failed after {retry.max_attempts} '
+                               f'attempts: {exc}') from exc
+        raise
 
 
 def http_message(what: str, exc: Exception) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from keystoneauth1 import exceptions as ks_exc
 
 from osc_cascade.errors import CascadeError
-from osc_cascade.executor import Clock, RetryPolicy, is_transient, status_code
+from osc_cascade.executor import Clock, RetryPolicy, retrying, status_code
 from osc_cascade.kinds import PROJECT_KIND
 from osc_cascade.kinds.base import ResourceKind
 from osc_cascade.resource import ResourceRef
@@ -107,17 +107,12 @@ class Discovery:
               ) -> list[ResourceRef]:
         if proxy_ready is not None:
             proxy_ready.result()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return list(kind.list(self.conn, project_id))
-            except Exception as exc:
-                if is_transient(exc) and attempt < self.retry.max_attempts:
-                    self.clock.sleep(self.retry.delay(attempt))
-                    continue
-                raise CascadeError(describe_list_error(
-                    kind, project_id, exc)) from exc
+        try:
+            return retrying(lambda: list(kind.list(self.conn, project_id)),
+                            retry=self.retry, clock=self.clock)
+        except Exception as exc:
+            raise CascadeError(describe_list_error(
+                kind, project_id, exc)) from exc
 
 
 def describe_list_error(kind: ResourceKind, project_id: str | None,

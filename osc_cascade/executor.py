@@ -22,7 +22,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from keystoneauth1 import exceptions as ks_exc
 from openstack import exceptions as sdk_exc
@@ -35,6 +35,8 @@ DONE = 'done'
 FAILED = 'failed'
 SKIPPED = 'skipped'
 KEPT = 'kept'
+
+T = TypeVar('T')
 
 
 class Clock:
@@ -148,6 +150,23 @@ def is_transient(exc: Exception) -> bool:
         return True
     code = status_code(exc)
     return code is not None and (code == 429 or code >= 500)
+
+
+def retrying(call: Callable[[], T], *, retry: RetryPolicy, clock: Clock,
+             attempts: int | None = None) -> T:
+    """``call()``, made again with the policy's backoff while it fails in
+    a way that may pass (``is_transient``), ``attempts`` times at most
+    (default: the policy's); the last failure is raised as it is."""
+    limit = attempts or retry.max_attempts
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return call()
+        except Exception as exc:
+            if not (is_transient(exc) and attempt < limit):
+                raise
+            clock.sleep(retry.delay(attempt))
 
 
 def is_gone(exc: Exception) -> bool:

@@ -30,7 +30,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.errors import CascadeError
 from osc_cascade.executor import (DONE, FAILED, SKIPPED, Clock, Event,
                                   Executor, RetryPolicy, RunResult,
-                                  is_transient, status_code)
+                                  retrying, status_code)
 from osc_cascade.kinds import placement as kinds
 from osc_cascade.kinds.placement import NOVA_VERSION, PLACEMENT_VERSION
 from osc_cascade.planner import Inventory, Plan, build_plan
@@ -438,17 +438,12 @@ class ServicePurge:
         """A read, retried while the cloud answers 429, 5xx or does not
         answer; any other error is one clear line, before anything was
         changed."""
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return call()
-            except Exception as exc:
-                if is_transient(exc) and attempt < min(
-                        READ_ATTEMPTS, self.retry.max_attempts):
-                    self.clock.sleep(self.retry.delay(attempt))
-                    continue
-                raise CascadeError(read_error(what, exc)) from exc
+        try:
+            return retrying(call, retry=self.retry, clock=self.clock,
+                            attempts=min(READ_ATTEMPTS,
+                                         self.retry.max_attempts))
+        except Exception as exc:
+            raise CascadeError(read_error(what, exc)) from exc
 
     def _each(self, what: Callable[[Any], str], fn: Callable[[Any], Any],
               items: Sequence[Any]) -> list[Any]:
