@@ -245,8 +245,6 @@ def measure(admin: Any, auditor: Any, proxy: ProxyProcess, tool: str,
                             for r in rd),
             'failed_steps': sum(1 for rd in rep['rounds'] for r in rd
                                 if r['outcome'] == 'failed'),
-            'wall_over_bound': (round(wall / b['critical_path'], 2)
-                                if b['critical_path'] else None),
             'slowest_kinds': slowest_kinds(rep['rounds'][0]
                                            if rep['rounds'] else []),
         })
@@ -403,8 +401,9 @@ def summarize(runs: list[dict]) -> list[dict]:
                                                 for r in rows)
         if all('bound' in r for r in rows):
             s['bound'] = statistics.median(r['bound'] for r in rows)
-            s['ratio'] = statistics.median(r['wall'] / lower_bound(r)
-                                           for r in rows)
+            s['ratio'] = statistics.median(
+                r['wall'] / lower_bound(r) if lower_bound(r) else 0
+                for r in rows)
             if all('cpu' in r for r in rows):
                 s['cpu_bound'] = statistics.median(cpu_bound(r)
                                                    for r in rows)

@@ -14,7 +14,7 @@ def _row(tool, wall, left=0, **extra):
 
 
 def _cascade(wall, cp):
-    return _row(run.CASCADE, wall, bound=cp, wall_over_bound=wall / cp,
+    return _row(run.CASCADE, wall, bound=cp,
                 phases={'plan': 2.0, 'execute': 6.0}, executed_span=5.0,
                 ready_delay_mean=0.1)
 
