@@ -155,15 +155,20 @@ def test_backups_are_ordered_by_when_they_were_taken_not_by_listing(
     assert (d(BACKUP, newer['id']), d(BACKUP, older['id'])) in plan.edges
 
 
+def _one_of(cloud, pid, coll):
+    """A volume, or a snapshot or backup of a new volume."""
+    vol = scenarios.volume(cloud, pid)
+    if coll == 'volumes':
+        return vol
+    make = scenarios.snapshot if coll == 'snapshots' else scenarios.backup
+    return make(cloud, pid, vol)
+
+
 @pytest.mark.parametrize('kind,coll', [
     (block_storage.Volume, 'volumes'), (block_storage.Snapshot, 'snapshots'),
     (block_storage.Backup, 'backups')])
 def test_delete_then_status_until_404(cloud, conn, pid, kind, coll):
-    vol = scenarios.volume(cloud, pid)
-    made = {'volumes': lambda: vol,
-            'snapshots': lambda: scenarios.snapshot(cloud, pid, vol),
-            'backups': lambda: scenarios.backup(cloud, pid, vol)}
-    obj = made[coll]()
+    obj = _one_of(cloud, pid, coll)
     [ref] = [r for r in kind().list(conn, pid) if r.id == obj['id']]
     kind().delete(conn, ref)
     assert cloud.deleted_order() == [f'/v3/{coll}/{obj["id"]}']
@@ -244,11 +249,7 @@ def test_the_plan_runs_against_cinder_in_an_order_it_accepts(
     (block_storage.Volume, 'volumes'), (block_storage.Snapshot, 'snapshots'),
     (block_storage.Backup, 'backups')])
 def test_statuses_of_a_project_in_one_list(cloud, conn, pid, kind, coll):
-    vol = scenarios.volume(cloud, pid)
-    made = {'volumes': lambda: vol,
-            'snapshots': lambda: scenarios.snapshot(cloud, pid, vol),
-            'backups': lambda: scenarios.backup(cloud, pid, vol)}
-    obj = made[coll]()
+    obj = _one_of(cloud, pid, coll)
     other = scenarios.project(cloud, 'other')['id']
     theirs = scenarios.volume(cloud, other)
     [ref] = [r for r in kind().list(conn, pid) if r.id == obj['id']]
