@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Lower bounds on a cascade's run time, from its own plan and the measured
 time of each step (pure: no I/O).
 
@@ -16,8 +28,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-def critical_path(steps: Iterable[str], edges: Iterable[tuple[str, str]],
-                  seconds: Mapping[str, float]) -> tuple[float, list[str]]:
+def critical_path(
+    steps: Iterable[str],
+    edges: Iterable[tuple[str, str]],
+    seconds: Mapping[str, float],
+) -> tuple[float, list[str]]:
     """The heaviest path (seconds, steps in order); a step without a time
     (skipped, or only in the plan) weighs 0; edges to unknown steps are
     ignored."""
@@ -61,32 +76,41 @@ def critical_path(steps: Iterable[str], edges: Iterable[tuple[str, str]],
     return finish[end], path[::-1]
 
 
-def bounds(plan: Mapping[str, Any], results: Iterable[Mapping[str, Any]],
-           parallel: int) -> dict[str, Any]:
+def bounds(
+    plan: Mapping[str, Any],
+    results: Iterable[Mapping[str, Any]],
+    parallel: int,
+) -> dict[str, Any]:
     """Bounds of one executed plan: ``plan`` as ``Plan.to_dict()`` (or the
     ``--plan-file`` JSON), ``results`` as the report's step results (id,
     seconds, started)."""
     steps = [s['id'] if 'id' in s else step_id(s) for s in plan['steps']]
     edges = [tuple(e) for e in plan['edges']]
     results = list(results)
-    seconds = {r['id']: float(r.get('seconds') or 0.0)
-               - float(r.get('queued') or 0.0) for r in results}
+    seconds = {
+        r['id']: float(r.get('seconds') or 0.0) - float(r.get('queued') or 0.0)
+        for r in results
+    }
     queued = [float(r.get('queued') or 0.0) for r in results]
     length, path = critical_path(steps, edges, seconds)
     work = sum(seconds.values())
     span = 0.0
     starts = [r['started'] for r in results if r.get('started') is not None]
     if starts:
-        span = max(r['started'] + float(r.get('seconds') or 0.0)
-                   for r in results if r.get('started') is not None) - \
-            min(starts)
+        span = max(
+            r['started'] + float(r.get('seconds') or 0.0)
+            for r in results
+            if r.get('started') is not None
+        ) - min(starts)
     delays = ready_delays(steps, edges, results)
     return {
-        'steps': len(steps), 'edges': len(edges),
+        'steps': len(steps),
+        'edges': len(edges),
         # how long steps waited for a worker once all before them were
         # done (the executor's scheduling, not the cloud)
         'ready_delay_mean': round(sum(delays) / len(delays), 3)
-        if delays else 0.0,
+        if delays
+        else 0.0,
         'ready_delay_max': round(max(delays), 3) if delays else 0.0,
         # of the steps' own time, how long they waited for an API slot
         'queued_total': round(sum(queued), 3),
@@ -103,8 +127,11 @@ def bounds(plan: Mapping[str, Any], results: Iterable[Mapping[str, Any]],
     }
 
 
-def ready_delays(steps: Iterable[str], edges: Iterable[tuple[str, str]],
-                 results: Iterable[Mapping[str, Any]]) -> list[float]:
+def ready_delays(
+    steps: Iterable[str],
+    edges: Iterable[tuple[str, str]],
+    results: Iterable[Mapping[str, Any]],
+) -> list[float]:
     """Per step that ran: its start minus the moment the last step before
     it ended (its start minus the first start, for a step with none)."""
     rows = {r['id']: r for r in results if r.get('started') is not None}
@@ -117,8 +144,11 @@ def ready_delays(steps: Iterable[str], edges: Iterable[tuple[str, str]],
             preds[then].append(first)
     out = []
     for step, row in rows.items():
-        ends = [rows[p]['started'] + float(rows[p].get('seconds') or 0.0)
-                for p in preds.get(step, []) if p in rows]
+        ends = [
+            rows[p]['started'] + float(rows[p].get('seconds') or 0.0)
+            for p in preds.get(step, [])
+            if p in rows
+        ]
         ready = max(ends, default=origin)
         out.append(max(0.0, row['started'] - ready))
     return out

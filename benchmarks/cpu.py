@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Where the CPU went while a tool ran: the cloud's processes, the tool, the
 proxy, and the whole machine (from /proc, Linux only).
 
@@ -8,10 +20,10 @@ the cloud's, whatever the client does. These figures say when that is so.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 import glob
 import os
 import resource
-from collections.abc import Iterable
 
 TICKS = os.sysconf('SC_CLK_TCK')
 
@@ -31,7 +43,7 @@ def _stat(pid: int) -> list[bytes] | None:
     except OSError:
         return None
     # after "pid (comm) ": state is field 0, pgrp 2, utime 11 ... cstime 14
-    return stat[stat.rindex(b')') + 2:].split()
+    return stat[stat.rindex(b')') + 2 :].split()
 
 
 def _seconds(fields: list[bytes]) -> float:
@@ -107,7 +119,9 @@ class Meter:
             **{f'{k}_cpu_s': v for k, v in used.items()},
             'cores': cores,
             'cloud_busy': round(used['cloud'] / capacity, 3)
-            if capacity else 0.0,
+            if capacity
+            else 0.0,
             'machine_busy': round(used['machine'] / capacity, 3)
-            if capacity else 0.0,
+            if capacity
+            else 0.0,
         }

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """``project delete --cascade``: resolve, check, plan, drain, delete, verify.
 
 The command layer (``v1.project``) only parses options, prompts and prints;
@@ -16,8 +28,8 @@ this module holds the workflow:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Sequence
+import dataclasses
 from typing import Any
 
 from openstack import exceptions as sdk_exc
@@ -50,37 +62,49 @@ class Outcome:
     deleted_children: list[ResourceRef]
 
 
-def resolve_project(conn: Any, name_or_id: str,
-                    domain: str | None = None) -> Any:
+def resolve_project(
+    conn: Any, name_or_id: str, domain: str | None = None
+) -> Any:
     identity = conn.identity
     domain_id = None
     if domain:
-        found = _call_identity(lambda: identity.find_domain(domain),
-                               f'looking up domain {domain!r}')
+        found = _call_identity(
+            lambda: identity.find_domain(domain),
+            f'looking up domain {domain!r}',
+        )
         if found is None:
-            raise CascadeError(f'No domain with a name or ID of {domain!r} '
-                               f'exists.')
+            raise CascadeError(
+                f'No domain with a name or ID of {domain!r} exists.'
+            )
         domain_id = found.id
     project = _call_identity(
         lambda: _get_or_none(identity.get_project, name_or_id),
-        f'looking up project {name_or_id!r}')
-    if project is not None and (domain_id is None
-                                or project.domain_id == domain_id):
+        f'looking up project {name_or_id!r}',
+    )
+    if project is not None and (
+        domain_id is None or project.domain_id == domain_id
+    ):
         return project
     query = {'name': name_or_id}
     if domain_id:
         query['domain_id'] = domain_id
-    matches = _call_identity(lambda: list(identity.projects(**query)),
-                             f'looking up project {name_or_id!r}')
+    matches = _call_identity(
+        lambda: list(identity.projects(**query)),
+        f'looking up project {name_or_id!r}',
+    )
     if not matches:
         where = f' in domain {domain!r}' if domain else ''
-        raise CascadeError(f'No project with a name or ID of '
-                           f'{name_or_id!r} exists{where}.')
+        raise CascadeError(
+            f'No project with a name or ID of {name_or_id!r} exists{where}.'
+        )
     if len(matches) > 1:
-        candidates = ', '.join(f'{p.id} (domain {p.domain_id})'
-                               for p in matches)
-        raise CascadeError(f'More than one project is named {name_or_id!r}: '
-                           f'{candidates}; name it by ID or use --domain.')
+        candidates = ', '.join(
+            f'{p.id} (domain {p.domain_id})' for p in matches
+        )
+        raise CascadeError(
+            f'More than one project is named {name_or_id!r}: '
+            f'{candidates}; name it by ID or use --domain.'
+        )
     return matches[0]
 
 
@@ -95,36 +119,57 @@ def _call_identity(call: Callable[[], Any], what: str) -> Any:
     try:
         return call()
     except sdk_exc.ForbiddenException as exc:
-        raise CascadeError(f'{what} was refused (HTTP 403): the cascade '
-                           f'needs the admin role. {exc}') from exc
+        raise CascadeError(
+            f'{what} was refused (HTTP 403): the cascade '
+            f'needs the admin role. {exc}'
+        ) from exc
     except sdk_exc.HttpException as exc:
         raise CascadeError(f'{what} failed: {exc}') from exc
 
 
 def project_ref(project: Any) -> ResourceRef:
-    return ResourceRef(kind=kinds_mod.PROJECT_KIND, id=project.id,
-                       name=project.name or '', project_id=project.id,
-                       attrs={k: v for k, v in {
-                           'parent_id': project.parent_id,
-                           'domain_id': project.domain_id}.items() if v})
+    return ResourceRef(
+        kind=kinds_mod.PROJECT_KIND,
+        id=project.id,
+        name=project.name or '',
+        project_id=project.id,
+        attrs={
+            k: v
+            for k, v in {
+                'parent_id': project.parent_id,
+                'domain_id': project.domain_id,
+            }.items()
+            if v
+        },
+    )
 
 
 class ProjectCascade:
-    def __init__(self, conn: Any, options: CascadeOptions | None = None, *,
-                 on_event: Callable[[Event], None] | None = None,
-                 clock: Clock | None = None,
-                 retry: RetryPolicy | None = None):
+    def __init__(
+        self,
+        conn: Any,
+        options: CascadeOptions | None = None,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        clock: Clock | None = None,
+        retry: RetryPolicy | None = None,
+    ):
         self.conn = conn
         self.options = options or CascadeOptions()
         self.kinds = kinds_mod.build(
-            delete_shared_images=self.options.delete_shared_images)
+            delete_shared_images=self.options.delete_shared_images
+        )
         self.clock = clock or Clock()
         self.retry = retry
         self.on_event = on_event
         #: the rounds of the last execute(), one RunResult each
         self.runs: list[RunResult] = []
-        self.discovery = Discovery(conn, self.kinds, clock=self.clock,
-                                   parallel=max(1, self.options.parallel))
+        self.discovery = Discovery(
+            conn,
+            self.kinds,
+            clock=self.clock,
+            parallel=max(1, self.options.parallel),
+        )
 
     # -- what to cascade ---------------------------------------------------
 
@@ -139,10 +184,11 @@ class ProjectCascade:
             if children and not self.options.recursive:
                 raise CascadeError(
                     f'Project {project.name} ({project.id}) has child '
-                    f'projects: ' + ', '.join(
-                        f'{c.name} ({c.id})' for c in children)
+                    f'projects: '
+                    + ', '.join(f'{c.name} ({c.id})' for c in children)
                     + '. Keystone refuses to delete a project that has '
-                    'children; pass --recursive to cascade into them.')
+                    'children; pass --recursive to cascade into them.'
+                )
             for child in children:
                 self._check_deletable(child)
                 refs[child.id] = project_ref(child)
@@ -154,13 +200,14 @@ class ProjectCascade:
             raise CascadeError(
                 f'Refusing to cascade project {label}: it is the project '
                 f'you are authenticated to. Authenticate to another '
-                f'project (for example admin) and run again.')
+                f'project (for example admin) and run again.'
+            )
         if (project.options or {}).get('immutable'):
-            raise CascadeError(f'Refusing to cascade project {label}: it is '
-                               f'marked immutable.')
+            raise CascadeError(
+                f'Refusing to cascade project {label}: it is marked immutable.'
+            )
         if project.is_domain:
-            raise CascadeError(f'Refusing to cascade {label}: it is a '
-                               f'domain.')
+            raise CascadeError(f'Refusing to cascade {label}: it is a domain.')
 
     def _subtree(self, project: Any) -> list[Any]:
         out, todo = [], [project.id]
@@ -168,7 +215,8 @@ class ProjectCascade:
             parent = todo.pop()
             children = _call_identity(
                 lambda: list(self.conn.identity.projects(parent_id=parent)),
-                f'listing the child projects of {parent}')
+                f'listing the child projects of {parent}',
+            )
             out.extend(children)
             todo.extend(c.id for c in children)
         return out
@@ -191,9 +239,10 @@ class ProjectCascade:
             raise CascadeError(
                 'Nothing was changed: the projects own resources that the '
                 'cascade keeps, and a project is never deleted while it '
-                'still owns something: ' + '; '.join(
-                    s.describe() for s in kept)
-                + '. Pass --delete-shared-images to delete them too.')
+                'still owns something: '
+                + '; '.join(s.describe() for s in kept)
+                + '. Pass --delete-shared-images to delete them too.'
+            )
         self.drain(targets)
         # kept on the cascade, so that a report has them when the
         # verification raises
@@ -208,34 +257,47 @@ class ProjectCascade:
             leftover = still_to_do(self.plan(targets))
             if leftover.steps:
                 raise CascadeError(_leftover_message(leftover, runs))
-        children = [t for t in targets if t.attrs.get('parent_id') in
-                    {x.id for x in targets}]
+        children = [
+            t
+            for t in targets
+            if t.attrs.get('parent_id') in {x.id for x in targets}
+        ]
         self._delete_children(children)
-        return Outcome(runs, [t for t in targets if t not in children],
-                       children)
+        return Outcome(
+            runs, [t for t in targets if t not in children], children
+        )
 
     def drain(self, targets: Iterable[ResourceRef]) -> None:
         """Stage 1: disable the projects, leaves first (Keystone refuses to
         disable a project whose subtree is enabled)."""
         for target in _leaves_first(targets):
             _call_identity(
-                lambda: self.conn.identity.update_project(target.id,
-                                                          is_enabled=False),
-                f'disabling project {target.name} ({target.id})')
+                lambda: self.conn.identity.update_project(
+                    target.id, is_enabled=False
+                ),
+                f'disabling project {target.name} ({target.id})',
+            )
 
     def _run(self, plan: Plan) -> RunResult:
-        executor = Executor(self.conn, self.kinds,
-                            parallel=self.options.parallel,
-                            timeout=self.options.timeout, retry=self.retry,
-                            clock=self.clock, on_event=self.on_event)
+        executor = Executor(
+            self.conn,
+            self.kinds,
+            parallel=self.options.parallel,
+            timeout=self.options.timeout,
+            retry=self.retry,
+            clock=self.clock,
+            on_event=self.on_event,
+        )
         return executor.run(plan)
 
     def _delete_children(self, children: Sequence[ResourceRef]) -> None:
         for child in _leaves_first(children):
             _call_identity(
                 lambda: self.conn.identity.delete_project(
-                    child.id, ignore_missing=True),
-                f'deleting child project {child.name} ({child.id})')
+                    child.id, ignore_missing=True
+                ),
+                f'deleting child project {child.name} ({child.id})',
+            )
 
 
 def without_projects(plan: Plan) -> Plan:
@@ -246,15 +308,24 @@ def without_projects(plan: Plan) -> Plan:
 def still_to_do(plan: Plan) -> Plan:
     """What a verification round must still do: the plan without the
     projects and without what is only reported (the first round did)."""
-    return _subplan(plan, lambda s: s.target.kind != kinds_mod.PROJECT_KIND
-                    and not s.is_report_only)
+    return _subplan(
+        plan,
+        lambda s: (
+            s.target.kind != kinds_mod.PROJECT_KIND and not s.is_report_only
+        ),
+    )
 
 
 def _subplan(plan: Plan, wanted: Callable[[Step], bool]) -> Plan:
     steps = {k: s for k, s in plan.steps.items() if wanted(s)}
     edges = {e for e in plan.edges if e[0] in steps and e[1] in steps}
-    return Plan(projects=plan.projects, steps=steps, edges=edges,
-                notes=plan.notes, soft_edges=plan.soft_edges & edges)
+    return Plan(
+        projects=plan.projects,
+        steps=steps,
+        edges=edges,
+        notes=plan.notes,
+        soft_edges=plan.soft_edges & edges,
+    )
 
 
 def _projects(targets: Iterable[ResourceRef]) -> list[dict[str, str]]:
@@ -284,5 +355,7 @@ def _leftover_message(leftover: Plan, runs: Sequence[RunResult]) -> str:
     for step in leftover.steps.values():
         why = errors.get(step.target.key)
         items.append(step.target.label() + (f' ({why})' if why else ''))
-    return ('The projects were not deleted: they still own '
-            f'{len(items)} resource(s): ' + '; '.join(sorted(items)))
+    return (
+        'The projects were not deleted: they still own '
+        f'{len(items)} resource(s): ' + '; '.join(sorted(items))
+    )

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Finds what projects own, in every service of the catalog.
 
 Discovery runs as admin across projects with the project filter on every
@@ -9,8 +21,9 @@ partial picture and then delete the project.
 
 from __future__ import annotations
 
-import concurrent.futures
 from collections.abc import Iterable, Mapping
+import concurrent.futures
+import contextlib
 from typing import Any
 
 from keystoneauth1 import exceptions as ks_exc
@@ -23,9 +36,15 @@ from osc_cascade.resource import ResourceRef
 
 
 class Discovery:
-    def __init__(self, conn: Any, kinds: Mapping[str, ResourceKind], *,
-                 parallel: int = 8, retry: RetryPolicy | None = None,
-                 clock: Clock | None = None):
+    def __init__(
+        self,
+        conn: Any,
+        kinds: Mapping[str, ResourceKind],
+        *,
+        parallel: int = 8,
+        retry: RetryPolicy | None = None,
+        clock: Clock | None = None,
+    ):
         self.conn = conn
         self.kinds = kinds
         self.parallel = parallel
@@ -45,13 +64,14 @@ class Discovery:
             if not self._in_catalog(kind.service_type):
                 missing.setdefault(kind.service_type, []).append(kind.name)
             elif kind.unreachable:
-                unreachable.setdefault(kind.unreachable, []).append(
-                    kind.name)
+                unreachable.setdefault(kind.unreachable, []).append(kind.name)
             else:
                 usable.append(kind)
         for service, names in sorted(missing.items()):
-            notes.append(f'service {service} is not in the catalog: '
-                         f'skipped {", ".join(sorted(names))}')
+            notes.append(
+                f'service {service} is not in the catalog: '
+                f'skipped {", ".join(sorted(names))}'
+            )
         for reason, names in sorted(unreachable.items()):
             notes.append(f'not listed: {", ".join(sorted(names))}: {reason}')
         return usable, notes
@@ -67,58 +87,72 @@ class Discovery:
                     self.conn.session.get_endpoint(
                         service_type=service_type,
                         interface=config.get_interface(service_type),
-                        region_name=config.get_region_name(service_type)))
+                        region_name=config.get_region_name(service_type),
+                    )
+                )
             except ks_exc.EndpointNotFound:
                 self._catalog[service_type] = False
         return self._catalog[service_type]
 
-    def run(self, project_ids: Iterable[str | None]
-            ) -> tuple[list[ResourceRef], list[str]]:
+    def run(
+        self, project_ids: Iterable[str | None]
+    ) -> tuple[list[ResourceRef], list[str]]:
         """What the projects own; a None project stands for all."""
         kinds, notes = self.available_kinds()
         jobs = [(kind, pid) for pid in project_ids for kind in kinds]
         refs: list[ResourceRef] = []
         with concurrent.futures.ThreadPoolExecutor(
-                max_workers=self.parallel,
-                thread_name_prefix='discover') as pool:
+            max_workers=self.parallel, thread_name_prefix='discover'
+        ) as pool:
             # Each service's SDK proxy first, once: made lazily by the
             # first call that needs it, it costs a version discovery (a GET
             # of the service's root) in every thread that gets there before
             # it is cached (measured: up to six GETs of Cinder's and three
             # of Nova's version document per round). Submitted first, so
             # every list that waits for one waits for a running one.
-            ready = {service: pool.submit(self._proxy, service)
-                     for service in sorted({k.service_type for k in kinds})}
-            futures = [pool.submit(self._list, kind, pid,
-                                   ready[kind.service_type])
-                       for kind, pid in jobs]
+            ready = {
+                service: pool.submit(self._proxy, service)
+                for service in sorted({k.service_type for k in kinds})
+            }
+            futures = [
+                pool.submit(self._list, kind, pid, ready[kind.service_type])
+                for kind, pid in jobs
+            ]
             for fut in futures:
                 refs.extend(fut.result())
         return refs, notes
 
     def _proxy(self, service_type: str) -> None:
-        try:
+        # a failure here is the lists' to report, with what was listed
+        with contextlib.suppress(Exception):
             getattr(self.conn, service_type.replace('-', '_'), None)
-        except Exception:  # noqa: BLE001 - the lists will say what fails
-            pass
 
-    def _list(self, kind: ResourceKind, project_id: str | None,
-              proxy_ready: concurrent.futures.Future | None = None
-              ) -> list[ResourceRef]:
+    def _list(
+        self,
+        kind: ResourceKind,
+        project_id: str | None,
+        proxy_ready: concurrent.futures.Future | None = None,
+    ) -> list[ResourceRef]:
         if proxy_ready is not None:
             proxy_ready.result()
         try:
-            return retrying(lambda: list(kind.list(self.conn, project_id)),
-                            retry=self.retry, clock=self.clock)
+            return retrying(
+                lambda: list(kind.list(self.conn, project_id)),
+                retry=self.retry,
+                clock=self.clock,
+            )
         except Exception as exc:
-            raise CascadeError(describe_list_error(
-                kind, project_id, exc)) from exc
+            raise CascadeError(
+                describe_list_error(kind, project_id, exc)
+            ) from exc
 
 
-def describe_list_error(kind: ResourceKind, project_id: str | None,
-                        exc: Exception) -> str:
+def describe_list_error(
+    kind: ResourceKind, project_id: str | None, exc: Exception
+) -> str:
     what = f'listing {kind.name} of ' + (
-        f'project {project_id}' if project_id else 'all projects')
+        f'project {project_id}' if project_id else 'all projects'
+    )
     code = status_code(exc)
     detail = ' '.join(str(exc).split())
     if code == 403:

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Runs a plan against the cloud.
 
 Each step starts as soon as every step before it is done (not in waves by
@@ -14,6 +26,7 @@ fails nothing else but the steps that must come after it, which are skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -21,7 +34,6 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from keystoneauth1 import exceptions as ks_exc
@@ -138,22 +150,34 @@ class RunResult:
 
 def status_code(exc: Exception) -> int | None:
     """The HTTP status of an SDK or keystoneauth error, if it has one."""
-    return getattr(exc, 'status_code', None) or getattr(exc, 'http_status',
-                                                         None)
+    return getattr(exc, 'status_code', None) or getattr(
+        exc, 'http_status', None
+    )
 
 
 def is_transient(exc: Exception) -> bool:
     """Worth retrying whatever the kind: throttling, server-side errors and
     connections that failed or timed out."""
-    if isinstance(exc, (ks_exc.ConnectFailure, ks_exc.ConnectTimeout,
-                        ks_exc.RetriableConnectionFailure)):
+    if isinstance(
+        exc,
+        (
+            ks_exc.ConnectFailure,
+            ks_exc.ConnectTimeout,
+            ks_exc.RetriableConnectionFailure,
+        ),
+    ):
         return True
     code = status_code(exc)
     return code is not None and (code == 429 or code >= 500)
 
 
-def retrying(call: Callable[[], T], *, retry: RetryPolicy, clock: Clock,
-             attempts: int | None = None) -> T:
+def retrying(
+    call: Callable[[], T],
+    *,
+    retry: RetryPolicy,
+    clock: Clock,
+    attempts: int | None = None,
+) -> T:
     """``call()``, made again with the policy's backoff while it fails in
     a way that may pass (``is_transient``), ``attempts`` times at most
     (default: the policy's); the last failure is raised as it is."""
@@ -186,8 +210,9 @@ THREADS_PER_SLOT = 8
 ASYNC_WEIGHT = 4
 
 
-def priorities(plan: Plan, kinds: Mapping[str, ResourceKind]
-               ) -> dict[str, float]:
+def priorities(
+    plan: Plan, kinds: Mapping[str, ResourceKind]
+) -> dict[str, float]:
     """Per step, the weight of the heaviest chain from it to the end of the
     plan (itself included): list scheduling by this "height" starts the
     long chains first."""
@@ -196,10 +221,12 @@ def priorities(plan: Plan, kinds: Mapping[str, ResourceKind]
     for step_id in reversed(plan.order()):
         step = plan.steps[step_id]
         kind = kinds.get(step.target.kind)
-        slow = step.is_delete and kind is not None and \
-            not kind.synchronous_delete
+        slow = (
+            step.is_delete and kind is not None and not kind.synchronous_delete
+        )
         height[step_id] = (ASYNC_WEIGHT if slow else 1) + max(
-            (height[n] for n in succs[step_id]), default=0)
+            (height[n] for n in succs[step_id]), default=0
+        )
     return height
 
 
@@ -214,8 +241,13 @@ class _SharedListing:
     delete), else it lists again for everyone. One request per round of
     polls for the lot instead of one per resource."""
 
-    def __init__(self, conn: Any, kind: ResourceKind, project_id: str,
-                 sequence: Callable[[], int]):
+    def __init__(
+        self,
+        conn: Any,
+        kind: ResourceKind,
+        project_id: str,
+        sequence: Callable[[], int],
+    ):
         self.conn = conn
         self.kind = kind
         self.project_id = project_id
@@ -225,9 +257,12 @@ class _SharedListing:
         self._listed_seq: int | None = None
         self._statuses: dict[str, str] | None = None
 
-    def status_of(self, resource_id: str, since: int,
-                  slot: Callable[[], contextlib.AbstractContextManager]
-                  ) -> Any:
+    def status_of(
+        self,
+        resource_id: str,
+        since: int,
+        slot: Callable[[], contextlib.AbstractContextManager],
+    ) -> Any:
         """The status in a listing begun after the event numbered
         ``since``: an older one shows the resource as it was (an ERROR
         server from before its delete would look like a failed delete)."""
@@ -235,12 +270,14 @@ class _SharedListing:
         # its answer must not keep the slots from other calls
         with self._lock:
             unlisted = self._listed_seq is not None and self._statuses is None
-            if not unlisted and (self._listed_seq is None
-                                 or self._listed_seq < since):
+            if not unlisted and (
+                self._listed_seq is None or self._listed_seq < since
+            ):
                 seq = self._sequence()
                 with slot():
                     self._statuses = self.kind.list_statuses(
-                        self.conn, self.project_id)
+                        self.conn, self.project_id
+                    )
                 self._listed_seq = seq
             if self._statuses is None:
                 return _UNLISTED
@@ -268,7 +305,8 @@ class _Slots:
             ticket = (-priority, next(self._tickets))
             heapq.heappush(self._queue, ticket)
             self._cond.wait_for(
-                lambda: self._free > 0 and self._queue[0] == ticket)
+                lambda: self._free > 0 and self._queue[0] == ticket
+            )
             heapq.heappop(self._queue)
             self._free -= 1
             # another slot may be free for the next in line
@@ -282,11 +320,17 @@ class _Slots:
 
 
 class Executor:
-    def __init__(self, conn: Any, kinds: Mapping[str, ResourceKind], *,
-                 parallel: int = 10, timeout: float = 600.0,
-                 retry: RetryPolicy | None = None,
-                 clock: Clock | None = None,
-                 on_event: Callable[[Event], None] | None = None):
+    def __init__(
+        self,
+        conn: Any,
+        kinds: Mapping[str, ResourceKind],
+        *,
+        parallel: int = 10,
+        timeout: float = 600.0,
+        retry: RetryPolicy | None = None,
+        clock: Clock | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ):
         if parallel < 1:
             raise ValueError('parallel must be at least 1')
         self.conn = conn
@@ -316,29 +360,33 @@ class Executor:
         waiting = {s: len(p) for s, p in preds.items()}
         results: dict[str, StepResult] = {}
         self._priority = priorities(plan, self.kinds)
-        order = {s: (-self._priority[s], i)
-                 for i, s in enumerate(plan.order())}
+        order = {
+            s: (-self._priority[s], i) for i, s in enumerate(plan.order())
+        }
 
-        def finish(step_id: str, result: StepResult,
-                   ready: list[str]) -> None:
+        def finish(step_id: str, result: StepResult, ready: list[str]) -> None:
             # a work list, not recursion: a failure at the head of a chain
             # of thousands of steps skips them all
             todo = [(step_id, result)]
             while todo:
                 step_id, result = todo.pop()
                 results[step_id] = result
-                self.emit(Event(result.outcome, result.step, result.error,
-                                result))
-                for nxt in sorted(succs[step_id], key=order.__getitem__,
-                                  reverse=True):
+                self.emit(
+                    Event(result.outcome, result.step, result.error, result)
+                )
+                for nxt in sorted(
+                    succs[step_id], key=order.__getitem__, reverse=True
+                ):
                     blocked = result.outcome in (FAILED, SKIPPED, KEPT)
                     if blocked and (step_id, nxt) not in plan.soft_edges:
                         if nxt not in results:
                             # recorded now so that no other path queues it
                             results[nxt] = StepResult(
-                                plan.steps[nxt], SKIPPED,
+                                plan.steps[nxt],
+                                SKIPPED,
                                 error=f'after {result.step.describe()}, '
-                                      f'which was {result.outcome}')
+                                f'which was {result.outcome}',
+                            )
                             todo.append((nxt, results[nxt]))
                         continue
                     waiting[nxt] -= 1
@@ -352,7 +400,8 @@ class Executor:
         # the next free thread first
         queue: list[tuple[tuple[float, int], str]] = []
         with concurrent.futures.ThreadPoolExecutor(
-                max_workers=threads, thread_name_prefix='cascade') as pool:
+            max_workers=threads, thread_name_prefix='cascade'
+        ) as pool:
             running: dict[concurrent.futures.Future, str] = {}
             while ready or queue or running:
                 for step_id in ready:
@@ -364,15 +413,20 @@ class Executor:
                         continue
                     step = plan.steps[step_id]
                     if step.action == KEEP:
-                        finish(step_id, StepResult(
-                            step, KEPT, error=step.params.get('reason', '')),
-                            ready)
+                        finish(
+                            step_id,
+                            StepResult(
+                                step, KEPT, error=step.params.get('reason', '')
+                            ),
+                            ready,
+                        )
                         continue
                     running[pool.submit(self.run_step, step)] = step_id
                 if not running:
                     continue
                 done, _ = concurrent.futures.wait(
-                    running, return_when=concurrent.futures.FIRST_COMPLETED)
+                    running, return_when=concurrent.futures.FIRST_COMPLETED
+                )
                 for fut in done:
                     finish(running.pop(fut), fut.result(), ready)
         return RunResult(results)
@@ -392,26 +446,54 @@ class Executor:
             if kind is None:
                 raise StepFailed(f'no resource kind {step.target.kind}')
             if step.is_delete:
-                attempts = self._call(kind, step, deadline, queue,
-                                      lambda: kind.delete(self.conn,
-                                                          step.target))
+                attempts = self._call(
+                    kind,
+                    step,
+                    deadline,
+                    queue,
+                    lambda: kind.delete(self.conn, step.target),
+                )
                 if attempts and not kind.synchronous_delete:
-                    self._wait_gone(kind, step, deadline, queue,
-                                    since=self._sequence())
+                    self._wait_gone(
+                        kind, step, deadline, queue, since=self._sequence()
+                    )
             else:
-                attempts = self._call(kind, step, deadline, queue,
-                                      lambda: kind.apply(self.conn, step))
+                attempts = self._call(
+                    kind,
+                    step,
+                    deadline,
+                    queue,
+                    lambda: kind.apply(self.conn, step),
+                )
         except StepFailed as exc:
             # _call raised before returning its count: the count is on exc
-            return StepResult(step, FAILED, self.clock.now() - started,
-                              exc.attempts or attempts, str(exc), started,
-                              queue.seconds)
-        except Exception as exc:  # noqa: BLE001 - reported, never lost
-            return StepResult(step, FAILED, self.clock.now() - started,
-                              attempts, _one_line(exc), started,
-                              queue.seconds)
-        return StepResult(step, DONE, self.clock.now() - started, attempts,
-                          started=started, queued=queue.seconds)
+            return StepResult(
+                step,
+                FAILED,
+                self.clock.now() - started,
+                exc.attempts or attempts,
+                str(exc),
+                started,
+                queue.seconds,
+            )
+        except Exception as exc:  # reported, never lost
+            return StepResult(
+                step,
+                FAILED,
+                self.clock.now() - started,
+                attempts,
+                _one_line(exc),
+                started,
+                queue.seconds,
+            )
+        return StepResult(
+            step,
+            DONE,
+            self.clock.now() - started,
+            attempts,
+            started=started,
+            queued=queue.seconds,
+        )
 
     @contextlib.contextmanager
     def _slot(self, step: Step, queue: _QueueTime):
@@ -420,8 +502,14 @@ class Executor:
             queue.seconds += self.clock.now() - asked
             yield
 
-    def _call(self, kind: ResourceKind, step: Step, deadline: float,
-              queue: _QueueTime, call: Callable[[], None]) -> int:
+    def _call(
+        self,
+        kind: ResourceKind,
+        step: Step,
+        deadline: float,
+        queue: _QueueTime,
+        call: Callable[[], None],
+    ) -> int:
         """Make the call, retrying what may pass; returns the number of
         attempts, or 0 when the resource was already gone."""
         attempt = 0
@@ -438,21 +526,34 @@ class Executor:
                     raise StepFailed(_one_line(exc), attempt) from exc
                 if attempt >= self.retry.max_attempts:
                     raise StepFailed(
-                        f'gave up after {attempt} attempts: '
-                        f'{_one_line(exc)}', attempt) from exc
+                        f'gave up after {attempt} attempts: {_one_line(exc)}',
+                        attempt,
+                    ) from exc
                 delay = self.retry.delay(attempt)
                 if self.clock.now() + delay > deadline:
                     raise StepFailed(
-                        f'timed out after {self.timeout:g}s: '
-                        f'{_one_line(exc)}', attempt) from exc
-                self.emit(Event('retry', step,
-                                f'attempt {attempt} failed '
-                                f'({_one_line(exc)}); retrying in '
-                                f'{delay:g}s'))
+                        f'timed out after {self.timeout:g}s: {_one_line(exc)}',
+                        attempt,
+                    ) from exc
+                self.emit(
+                    Event(
+                        'retry',
+                        step,
+                        f'attempt {attempt} failed '
+                        f'({_one_line(exc)}); retrying in '
+                        f'{delay:g}s',
+                    )
+                )
                 self.clock.sleep(delay)
 
-    def _wait_gone(self, kind: ResourceKind, step: Step,
-                   deadline: float, queue: _QueueTime, since: int) -> None:
+    def _wait_gone(
+        self,
+        kind: ResourceKind,
+        step: Step,
+        deadline: float,
+        queue: _QueueTime,
+        since: int,
+    ) -> None:
         delay = self.retry.poll_min
         transient_failures = 0
         while True:
@@ -475,15 +576,20 @@ class Executor:
             if status in kind.error_statuses:
                 raise StepFailed(f'delete failed: status is {status}')
             if self.clock.now() + delay > deadline:
-                raise StepFailed(f'timed out after {self.timeout:g}s '
-                                 f'waiting for the delete (status '
-                                 f'{status})')
+                raise StepFailed(
+                    f'timed out after {self.timeout:g}s '
+                    f'waiting for the delete (status '
+                    f'{status})'
+                )
             self.clock.sleep(delay)
-            delay = min(self.retry.poll_listed_max if listed
-                        else self.retry.poll_max, delay * 2)
+            delay = min(
+                self.retry.poll_listed_max if listed else self.retry.poll_max,
+                delay * 2,
+            )
 
-    def _poll(self, kind: ResourceKind, step: Step, queue: _QueueTime,
-              since: int) -> tuple[Any, bool]:
+    def _poll(
+        self, kind: ResourceKind, step: Step, queue: _QueueTime, since: int
+    ) -> tuple[Any, bool]:
         """(status, whether a shared listing answered) of a resource whose
         delete, or last poll, was the event numbered ``since``."""
         project_id = step.target.project_id
@@ -493,9 +599,11 @@ class Executor:
                 listing = self._listings.get(key)
                 if listing is None:
                     listing = self._listings[key] = _SharedListing(
-                        self.conn, kind, project_id, self._sequence)
-            status = listing.status_of(step.target.id, since,
-                                       lambda: self._slot(step, queue))
+                        self.conn, kind, project_id, self._sequence
+                    )
+            status = listing.status_of(
+                step.target.id, since, lambda: self._slot(step, queue)
+            )
             if status is not _UNLISTED:
                 return status, True
         with self._slot(step, queue):

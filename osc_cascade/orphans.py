@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Orphans: resources whose owner project no longer exists in Keystone.
 
 Every kind the cascade knows is listed across all projects (the kinds'
@@ -11,8 +23,8 @@ owner (a router's gateway port, a DHCP port) are not reported on their own.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
+import dataclasses
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
@@ -34,42 +46,65 @@ class Orphan:
 
     def row(self) -> tuple[str, ...]:
         attrs = self.ref.attrs
-        return (self.ref.project_id, self.ref.kind, self.ref.id,
-                self.ref.name, self.reason, attrs.get('created_at', ''),
-                attrs.get('updated_at', ''))
+        return (
+            self.ref.project_id,
+            self.ref.kind,
+            self.ref.id,
+            self.ref.name,
+            self.reason,
+            attrs.get('created_at', ''),
+            attrs.get('updated_at', ''),
+        )
 
 
-COLUMNS = ('Project ID', 'Kind', 'ID', 'Name', 'Reason', 'Created At',
-           'Updated At')
+COLUMNS = (
+    'Project ID',
+    'Kind',
+    'ID',
+    'Name',
+    'Reason',
+    'Created At',
+    'Updated At',
+)
 
 
-def select_kinds(kinds: Mapping[str, ResourceKind],
-                 services: Sequence[str] = (),
-                 kind_names: Sequence[str] = ()) -> dict[str, ResourceKind]:
+def select_kinds(
+    kinds: Mapping[str, ResourceKind],
+    services: Sequence[str] = (),
+    kind_names: Sequence[str] = (),
+) -> dict[str, ResourceKind]:
     """The kinds to search, filtered by service type and kind name."""
     unknown = [k for k in kind_names if k not in kinds]
     if unknown:
-        raise CascadeError(f'Unknown kind(s): {", ".join(unknown)}. Known: '
-                           + ', '.join(sorted(kinds)))
-    return {name: kind for name, kind in kinds.items()
-            if name != kinds_mod.PROJECT_KIND
-            and (not services or kind.service_type in services)
-            and (not kind_names or name in kind_names)}
+        raise CascadeError(
+            f'Unknown kind(s): {", ".join(unknown)}. Known: '
+            + ', '.join(sorted(kinds))
+        )
+    return {
+        name: kind
+        for name, kind in kinds.items()
+        if name != kinds_mod.PROJECT_KIND
+        and (not services or kind.service_type in services)
+        and (not kind_names or name in kind_names)
+    }
 
 
 def existing_owners(conn: Any) -> set[str]:
     """Every project and domain Keystone has (resources can be owned by a
     domain, and Heat's stack-user projects are projects like any other)."""
     try:
-        return ({p.id for p in conn.identity.projects()}
-                | {d.id for d in conn.identity.domains()})
+        return {p.id for p in conn.identity.projects()} | {
+            d.id for d in conn.identity.domains()
+        }
     except Exception as exc:
-        raise CascadeError(f'listing the projects of the cloud failed: '
-                           f'{exc}') from exc
+        raise CascadeError(
+            f'listing the projects of the cloud failed: {exc}'
+        ) from exc
 
 
-def classify(ref: ResourceRef, kind: ResourceKind,
-             owners: set[str]) -> str | None:
+def classify(
+    ref: ResourceRef, kind: ResourceKind, owners: set[str]
+) -> str | None:
     if kind.primary_step(ref) is None:
         return None  # goes with its owner resource
     if not ref.project_id:
@@ -92,8 +127,13 @@ class Findings:
     owned_by_gone: list[ResourceRef]
 
 
-def find(conn: Any, kinds: Mapping[str, ResourceKind], *,
-         owners_filter: Iterable[str] = (), parallel: int = 8) -> Findings:
+def find(
+    conn: Any,
+    kinds: Mapping[str, ResourceKind],
+    *,
+    owners_filter: Iterable[str] = (),
+    parallel: int = 8,
+) -> Findings:
     """Every orphan of the given kinds."""
     owners = existing_owners(conn)
     refs, notes = Discovery(conn, kinds, parallel=parallel).run([None])
@@ -103,19 +143,19 @@ def find(conn: Any, kinds: Mapping[str, ResourceKind], *,
         reason = classify(ref, kinds[ref.kind], owners)
         if reason and (not wanted or ref.project_id in wanted):
             found.append(Orphan(ref, reason))
-    found.sort(key=lambda o: (o.ref.project_id, o.ref.kind, o.ref.name,
-                              o.ref.id))
+    found.sort(
+        key=lambda o: (o.ref.project_id, o.ref.kind, o.ref.name, o.ref.id)
+    )
     gone = {o.ref.project_id for o in found if o.reason == GONE_OWNER}
-    return Findings(found, notes,
-                    [r for r in refs if r.project_id in gone])
+    return Findings(found, notes, [r for r in refs if r.project_id in gone])
 
 
-def purge_plan(findings: Findings,
-               kinds: Mapping[str, ResourceKind]) -> Plan:
+def purge_plan(findings: Findings, kinds: Mapping[str, ResourceKind]) -> Plan:
     """A plan that deletes what deleted projects left, ordered as a cascade
     of those projects would be. Resources with no owner, or owned by a
     live project, are never part of it."""
     refs = findings.owned_by_gone
-    projects = [{'id': pid, 'name': ''}
-                for pid in sorted({r.project_id for r in refs})]
+    projects = [
+        {'id': pid, 'name': ''} for pid in sorted({r.project_id for r in refs})
+    ]
     return build_plan(Inventory(refs), kinds, projects)

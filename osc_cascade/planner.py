@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The dependency-ordered deletion planner (pure: no I/O).
 
 A plan is a DAG whose nodes are steps (delete a resource, keep it, or a break
@@ -9,10 +21,10 @@ that nothing can cut, naming it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 import dataclasses
 import heapq
 import json
-from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from osc_cascade import resource
@@ -72,8 +84,11 @@ class Inventory:
         return self._by_kind.get(kind, [])
 
     def where(self, kind: str, **attrs: Any) -> list[ResourceRef]:
-        return [r for r in self.of_kind(kind)
-                if all(r.attrs.get(k) == v for k, v in attrs.items())]
+        return [
+            r
+            for r in self.of_kind(kind)
+            if all(r.attrs.get(k) == v for k, v in attrs.items())
+        ]
 
 
 class KindRules(Protocol):
@@ -81,8 +96,9 @@ class KindRules(Protocol):
 
     def primary_step(self, ref: ResourceRef) -> Step | None: ...
 
-    def relations(self, ref: ResourceRef,
-                  inventory: Inventory) -> Iterable[Edge]: ...
+    def relations(
+        self, ref: ResourceRef, inventory: Inventory
+    ) -> Iterable[Edge]: ...
 
 
 @dataclasses.dataclass
@@ -134,8 +150,9 @@ class Plan:
         preds = self.predecessors()
         depth: dict[str, int] = {}
         for step_id in self.order():
-            depth[step_id] = 1 + max((depth[p] for p in preds[step_id]),
-                                     default=0)
+            depth[step_id] = 1 + max(
+                (depth[p] for p in preds[step_id]), default=0
+            )
         return depth
 
     def _sort_key(self, step_id: str) -> tuple[str, str, str]:
@@ -152,34 +169,47 @@ class Plan:
 
     def kept(self) -> list[Step]:
         """The keep steps that keep their project alive."""
-        return [s for s in self.steps.values()
-                if s.action == resource.KEEP and not s.is_report_only]
+        return [
+            s
+            for s in self.steps.values()
+            if s.action == resource.KEEP and not s.is_report_only
+        ]
 
     # -- rendering ---------------------------------------------------------
 
     def rows(self) -> tuple[list[str], list[tuple[Any, ...]]]:
-        columns = ['Stage', 'Action', 'Kind', 'ID', 'Name', 'Project',
-                   'After']
+        columns = ['Stage', 'Action', 'Kind', 'ID', 'Name', 'Project', 'After']
         stages = self.stages()
         preds = self.predecessors()
         rows = []
         for step_id in self.order():
             step = self.steps[step_id]
             after = sorted(preds[step_id])
-            rows.append((stages[step_id], step.action, step.target.kind,
-                         step.target.id, step.target.name,
-                         step.target.project_id,
-                         after))
+            rows.append(
+                (
+                    stages[step_id],
+                    step.action,
+                    step.target.kind,
+                    step.target.id,
+                    step.target.name,
+                    step.target.project_id,
+                    after,
+                )
+            )
         return columns, rows
 
     def to_dot(self) -> str:
-        lines = ['digraph cascade {', '  rankdir=LR;',
-                 '  node [shape=box, fontsize=10];']
+        lines = [
+            'digraph cascade {',
+            '  rankdir=LR;',
+            '  node [shape=box, fontsize=10];',
+        ]
         for step_id in self.order():
             step = self.steps[step_id]
             style = {'delete': '', 'keep': ', style=dashed'}.get(
-                step.action, ', shape=ellipse, style=filled, '
-                'fillcolor=lightyellow')
+                step.action,
+                ', shape=ellipse, style=filled, fillcolor=lightyellow',
+            )
             label = step.describe().replace('"', "'")
             lines.append(f'  "{step_id}" [label="{label}"{style}];')
         for first, then in sorted(self.edges):
@@ -205,7 +235,8 @@ class Plan:
         if data.get('format') != PLAN_FORMAT_VERSION:
             raise PlanError(
                 f'unsupported plan file format {data.get("format")!r} '
-                f'(expected {PLAN_FORMAT_VERSION})')
+                f'(expected {PLAN_FORMAT_VERSION})'
+            )
         try:
             steps = {}
             for raw in data['steps']:
@@ -213,33 +244,49 @@ class Plan:
                 steps[step.id] = step
             edges = {(a, b) for a, b in data['edges']}
             soft_edges = {(a, b) for a, b in data.get('soft_edges', [])}
-            projects = [{'id': p['id'], 'name': p.get('name', '')}
-                        for p in data['projects']]
+            projects = [
+                {'id': p['id'], 'name': p.get('name', '')}
+                for p in data['projects']
+            ]
             notes = list(data.get('notes', []))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             # a clear refusal, not a bare KeyError from deep inside
-            raise PlanError(f'malformed plan file: {type(exc).__name__}: '
-                            f'{exc}') from exc
+            raise PlanError(
+                f'malformed plan file: {type(exc).__name__}: {exc}'
+            ) from exc
         unknown = {s for e in edges | soft_edges for s in e} - steps.keys()
         if unknown:
-            raise PlanError(f'plan file has edges to unknown steps: '
-                            f'{", ".join(sorted(unknown))}')
+            raise PlanError(
+                f'plan file has edges to unknown steps: '
+                f'{", ".join(sorted(unknown))}'
+            )
         # the owner check of build_plan, again: a file can be edited
         project_ids = {p['id'] for p in projects}
-        foreign = [s for s in steps.values()
-                   if s.target.project_id not in project_ids]
+        foreign = [
+            s for s in steps.values() if s.target.project_id not in project_ids
+        ]
         if foreign:
-            raise PlanError('plan file has steps on resources owned by '
-                            'another project: ' + ', '.join(
-                                s.target.label() for s in foreign))
-        plan = cls(projects=projects, steps=steps, edges=edges, notes=notes,
-                   soft_edges=soft_edges & edges)
+            raise PlanError(
+                'plan file has steps on resources owned by '
+                'another project: '
+                + ', '.join(s.target.label() for s in foreign)
+            )
+        plan = cls(
+            projects=projects,
+            steps=steps,
+            edges=edges,
+            notes=notes,
+            soft_edges=soft_edges & edges,
+        )
         _check_acyclic(plan)
         return plan
 
 
-def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
-               projects: list[dict[str, str]]) -> Plan:
+def build_plan(
+    inventory: Inventory,
+    rules: Mapping[str, KindRules],
+    projects: list[dict[str, str]],
+) -> Plan:
     """Turn what discovery found into an ordered, acyclic plan.
 
     Every resource must be owned by one of ``projects``: discovery filters
@@ -248,8 +295,10 @@ def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
     project_ids = {p['id'] for p in projects}
     foreign = [r for r in inventory if r.project_id not in project_ids]
     if foreign:
-        raise PlanError('refusing to plan resources owned by another '
-                        'project: ' + ', '.join(r.label() for r in foreign))
+        raise PlanError(
+            'refusing to plan resources owned by another '
+            'project: ' + ', '.join(r.label() for r in foreign)
+        )
 
     steps: dict[str, Step] = {}
     for ref in inventory:
@@ -269,8 +318,12 @@ def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
                     steps.setdefault(step.id, step)
             first = edge.first.id
             kept = steps.get(f'{resource.KEEP}:{edge.first.target.key}')
-            if (first not in steps and edge.first.is_delete
-                    and kept is not None and not kept.is_report_only):
+            if (
+                first not in steps
+                and edge.first.is_delete
+                and kept is not None
+                and not kept.is_report_only
+            ):
                 # a kept resource is never deleted: what waits for its
                 # delete (its project) waits for the keep step, and stays
                 first = kept.id
@@ -286,14 +339,19 @@ def build_plan(inventory: Inventory, rules: Mapping[str, KindRules],
                 breakers.setdefault(pair, {})[edge.breaker.id] = edge.breaker
 
     # an order asked for both ways is required if any kind requires it
-    plan = Plan(projects=projects, steps=steps, edges=edges,
-                soft_edges=edges - hard_edges)
+    plan = Plan(
+        projects=projects,
+        steps=steps,
+        edges=edges,
+        soft_edges=edges - hard_edges,
+    )
     _cut_cycles(plan, breakers)
     return plan
 
 
-def _cut_cycles(plan: Plan,
-                breakers: dict[tuple[str, str], dict[str, Step]]) -> None:
+def _cut_cycles(
+    plan: Plan, breakers: dict[tuple[str, str], dict[str, Step]]
+) -> None:
     while True:
         cycle = find_cycle(plan.steps, plan.edges)
         if cycle is None:
@@ -303,8 +361,10 @@ def _cut_cycles(plan: Plan,
         if not breakable:
             raise PlanError(
                 'dependency cycle that no break action can cut: '
-                + ' -> '.join(plan.steps[s].describe()
-                              for s in cycle + cycle[:1]))
+                + ' -> '.join(
+                    plan.steps[s].describe() for s in cycle + cycle[:1]
+                )
+            )
         first, then = breakable[0]
         plan.edges.discard((first, then))
         plan.soft_edges.discard((first, then))
@@ -316,12 +376,14 @@ def _cut_cycles(plan: Plan,
 def _check_acyclic(plan: Plan) -> None:
     cycle = find_cycle(plan.steps, plan.edges)
     if cycle is not None:
-        raise PlanError('plan has a dependency cycle: ' + ' -> '.join(
-            cycle + cycle[:1]))
+        raise PlanError(
+            'plan has a dependency cycle: ' + ' -> '.join(cycle + cycle[:1])
+        )
 
 
-def find_cycle(nodes: Iterable[str],
-               edges: Iterable[tuple[str, str]]) -> list[str] | None:
+def find_cycle(
+    nodes: Iterable[str], edges: Iterable[tuple[str, str]]
+) -> list[str] | None:
     """One cycle of the graph as a list of nodes, or None if it is a DAG.
 
     Iterative depth-first search (a recursive one overflows on the long
@@ -348,7 +410,7 @@ def find_cycle(nodes: Iterable[str],
                 path.pop()
                 colour[node] = black
             elif colour[child] == grey:
-                return path[path.index(child):]
+                return path[path.index(child) :]
             elif colour[child] == white:
                 colour[child] = grey
                 stack.append((child, iter(succs[child])))

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Progress on stderr: a live bar on a terminal, plain log lines otherwise."""
 
 from __future__ import annotations
@@ -11,8 +23,9 @@ from osc_cascade import executor
 class Progress:
     """Receives executor events; knows the total from the plan sizes."""
 
-    def __init__(self, stream: TextIO | None = None, *,
-                 tty: bool | None = None):
+    def __init__(
+        self, stream: TextIO | None = None, *, tty: bool | None = None
+    ):
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
         self.total = 0
@@ -59,10 +72,12 @@ class Progress:
         width = 30
         done = int(width * self.finished / self.total) if self.total else 0
         current = next(iter(self.running.values()), '')
-        text = (f'[{"#" * done}{"." * (width - done)}] '
-                f'{self.finished}/{self.total}'
-                + (f', {self.failed} failed' if self.failed else '')
-                + (f' | {current}' if current else ''))
+        text = (
+            f'[{"#" * done}{"." * (width - done)}] '
+            f'{self.finished}/{self.total}'
+            + (f', {self.failed} failed' if self.failed else '')
+            + (f' | {current}' if current else '')
+        )
         self.stream.write('\r\033[K' + text[:150])
         self.stream.flush()
 

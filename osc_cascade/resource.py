@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """What the planner works on: references to cloud resources and plan steps.
 
 Everything here is plain data that round-trips through JSON, so that a plan
@@ -30,8 +42,11 @@ class ResourceRef:
         return f'{self.kind}:{self.id}'
 
     def label(self) -> str:
-        return f'{self.kind} {self.name} ({self.id})' if self.name else (
-            f'{self.kind} {self.id}')
+        return (
+            f'{self.kind} {self.name} ({self.id})'
+            if self.name
+            else (f'{self.kind} {self.id}')
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -57,8 +72,9 @@ class Step:
 
     action: str
     target: ResourceRef
-    params: dict[str, Any] = dataclasses.field(default_factory=dict,
-                                               hash=False)
+    params: dict[str, Any] = dataclasses.field(
+        default_factory=dict, hash=False
+    )
 
     @property
     def id(self) -> str:
@@ -66,7 +82,8 @@ class Step:
             return f'{self.action}:{self.target.key}'
         suffix = ','.join(f'{k}={v}' for k, v in sorted(self.params.items()))
         return f'{self.action}:{self.target.key}' + (
-            f'[{suffix}]' if suffix else '')
+            f'[{suffix}]' if suffix else ''
+        )
 
     @property
     def is_delete(self) -> bool:
@@ -86,21 +103,28 @@ class Step:
         if self.action == DELETE:
             return f'delete {self.target.label()}'
         if self.action == KEEP:
-            return (f'keep {self.target.label()}: '
-                    f'{self.params.get("reason", "")}')
+            return (
+                f'keep {self.target.label()}: {self.params.get("reason", "")}'
+            )
         detail = ', '.join(f'{k}={v}' for k, v in sorted(self.params.items()))
         return f'{self.action} on {self.target.label()}' + (
-            f' ({detail})' if detail else '')
+            f' ({detail})' if detail else ''
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {'action': self.action, 'target': self.target.to_dict(),
-                'params': dict(self.params)}
+        return {
+            'action': self.action,
+            'target': self.target.to_dict(),
+            'params': dict(self.params),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
-        return cls(action=data['action'],
-                   target=ResourceRef.from_dict(data['target']),
-                   params=dict(data.get('params') or {}))
+        return cls(
+            action=data['action'],
+            target=ResourceRef.from_dict(data['target']),
+            params=dict(data.get('params') or {}),
+        )
 
 
 def delete(ref: ResourceRef) -> Step:

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The registry of resource kinds the cascade knows."""
 
 from __future__ import annotations
@@ -5,9 +17,20 @@ from __future__ import annotations
 from typing import Any
 
 from osc_cascade.kinds import (
-    block_storage, compute, container_infra, dns, identity, image,
-    key_manager, load_balancer, network, object_store, orchestration, quota,
-    shared_file_system)
+    block_storage,
+    compute,
+    container_infra,
+    dns,
+    identity,
+    image,
+    key_manager,
+    load_balancer,
+    network,
+    object_store,
+    orchestration,
+    quota,
+    shared_file_system,
+)
 from osc_cascade.kinds.base import ResourceKind
 
 KIND_CLASSES: tuple[type[ResourceKind], ...] = (

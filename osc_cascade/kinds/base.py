@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The contract every resource kind fulfils.
 
 A kind is one small class: how to list a project's resources of that kind
@@ -39,15 +51,15 @@ class ResourceKind:
     #: note says so instead (a silent skip would hide what stays behind)
     unreachable: ClassVar[str] = ''
     #: what a 403 on listing means the caller lacks
-    forbidden_hint: ClassVar[str] = ('the cascade needs the admin role in '
-                                     'the {service_type} service')
+    forbidden_hint: ClassVar[str] = (
+        'the cascade needs the admin role in the {service_type} service'
+    )
 
     def __init__(self, **options: Any):
         #: the command's options that change what a kind does
         self.options = options
 
-    def list(self, conn: Any,
-             project_id: str | None) -> Iterable[ResourceRef]:
+    def list(self, conn: Any, project_id: str | None) -> Iterable[ResourceRef]:
         """The project's resources of this kind, or every project's when
         ``project_id`` is None (the orphan search: a None filter is left
         out of the query)."""
@@ -58,8 +70,9 @@ class ResourceKind:
         its owner (a DHCP port goes with its network)."""
         return resource.delete(ref)
 
-    def relations(self, ref: ResourceRef,
-                  inventory: Inventory) -> Iterable[Edge]:
+    def relations(
+        self, ref: ResourceRef, inventory: Inventory
+    ) -> Iterable[Edge]:
         return ()
 
     def delete(self, conn: Any, ref: ResourceRef) -> None:
@@ -69,8 +82,9 @@ class ResourceKind:
         """The resource's status, or GONE once it no longer exists."""
         raise NotImplementedError
 
-    def list_statuses(self, conn: Any,
-                      project_id: str) -> dict[str, str] | None:
+    def list_statuses(
+        self, conn: Any, project_id: str
+    ) -> dict[str, str] | None:
         """The status of each of the project's resources of this kind that
         still exist, from one list call, or None where the kind cannot
         (then each delete is polled with ``status``). Steps waiting on
@@ -78,8 +92,7 @@ class ResourceKind:
         return None
 
     def apply(self, conn: Any, step: Step) -> None:
-        raise NotImplementedError(f'{self.name} has no action '
-                                  f'{step.action}')
+        raise NotImplementedError(f'{self.name} has no action {step.action}')
 
     def is_in_use(self, exc: Exception) -> bool:
         """Whether a failed delete may succeed later (a dependency is
@@ -88,13 +101,18 @@ class ResourceKind:
 
     # helpers for subclasses ------------------------------------------------
 
-    def ref(self, obj: Any, *, project_id: str | None = None,
-            **attrs: Any) -> ResourceRef:
+    def ref(
+        self, obj: Any, *, project_id: str | None = None, **attrs: Any
+    ) -> ResourceRef:
         return ResourceRef(
-            kind=self.name, id=obj.id, name=getattr(obj, 'name', '') or '',
-            project_id=project_id if project_id is not None else (
-                getattr(obj, 'project_id', '') or ''),
-            attrs={k: v for k, v in attrs.items() if v not in (None, [], {})})
+            kind=self.name,
+            id=obj.id,
+            name=getattr(obj, 'name', '') or '',
+            project_id=project_id
+            if project_id is not None
+            else (getattr(obj, 'project_id', '') or ''),
+            attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
+        )
 
 
 def request(proxy: Any, method: str, path: str, **kwargs: Any) -> Any:
@@ -122,10 +140,12 @@ def delete_of(kind: str, id_: str) -> Step:
     return resource.delete(ResourceRef(kind=kind, id=id_))
 
 
-def owned(refs: Iterable[ResourceRef],
-          project_id: str | None) -> list[ResourceRef]:
+def owned(
+    refs: Iterable[ResourceRef], project_id: str | None
+) -> list[ResourceRef]:
     """Second check of ownership, client-side: a list call's project filter
     that a service ignores must never let another project's resource in.
     With no project (every project's resources) all are kept."""
-    return [r for r in refs if project_id is None
-            or r.project_id == project_id]
+    return [
+        r for r in refs if project_id is None or r.project_id == project_id
+    ]

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Nova: servers, server groups, and the keypairs of the project's users
 (reported, never deleted)."""
 
@@ -5,7 +17,12 @@ from __future__ import annotations
 
 from osc_cascade import resource
 from osc_cascade.kinds.base import (
-    GONE, ResourceKind, delete_of, owned, unless_absent)
+    GONE,
+    ResourceKind,
+    delete_of,
+    owned,
+    unless_absent,
+)
 from osc_cascade.kinds.identity import users_of
 from osc_cascade.planner import Edge
 from osc_cascade.resource import ResourceRef
@@ -21,12 +38,20 @@ class Server(ResourceKind):
     def list(self, conn, project_id):
         # Every state: ERROR, SHELVED_OFFLOADED, SOFT_DELETED and locked
         # servers are all listed by the admin detail call.
-        return owned((self.ref(
-            s, status=s.status, locked=bool(s.is_locked) or None,
-            volumes=[v['id'] for v in (s.attached_volumes or [])])
-            for s in conn.compute.servers(details=True, all_projects=True,
-                                          project_id=project_id)),
-            project_id)
+        return owned(
+            (
+                self.ref(
+                    s,
+                    status=s.status,
+                    locked=bool(s.is_locked) or None,
+                    volumes=[v['id'] for v in (s.attached_volumes or [])],
+                )
+                for s in conn.compute.servers(
+                    details=True, all_projects=True, project_id=project_id
+                )
+            ),
+            project_id,
+        )
 
     def delete(self, conn, ref):
         if ref.attrs.get('status') == 'SOFT_DELETED':
@@ -41,8 +66,12 @@ class Server(ResourceKind):
 
     def list_statuses(self, conn, project_id):
         # nova lists a server until its delete has finished
-        return {s.id: self._status(s) for s in conn.compute.servers(
-            details=True, all_projects=True, project_id=project_id)}
+        return {
+            s.id: self._status(s)
+            for s in conn.compute.servers(
+                details=True, all_projects=True, project_id=project_id
+            )
+        }
 
     @staticmethod
     def _status(server):
@@ -61,14 +90,19 @@ class ServerGroup(ResourceKind):
 
     def list(self, conn, project_id):
         # server groups have no project filter: filter client-side
-        return owned((self.ref(g, members=list(g.member_ids or []))
-                      for g in conn.compute.server_groups(all_projects=True)),
-                     project_id)
+        return owned(
+            (
+                self.ref(g, members=list(g.member_ids or []))
+                for g in conn.compute.server_groups(all_projects=True)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         for member in ref.attrs.get('members', []):
-            yield Edge(delete_of(Server.name, member), delete_of(
-                self.name, ref.id))
+            yield Edge(
+                delete_of(Server.name, member), delete_of(self.name, ref.id)
+            )
 
     def delete(self, conn, ref):
         conn.compute.delete_server_group(ref.id)
@@ -85,19 +119,29 @@ class Keypair(ResourceKind):
     def list(self, conn, project_id):
         if project_id is None:
             return []  # no project owns a keypair: never an orphan
-        return [ResourceRef(kind=self.name, id=f'{user_id}/{k.name}',
-                            name=k.name, project_id=project_id,
-                            attrs={'user_id': user_id})
-                for user_id in sorted(users_of(conn, project_id))
-                for k in unless_absent(
-                    lambda: conn.compute.keypairs(user_id=user_id))]
+        return [
+            ResourceRef(
+                kind=self.name,
+                id=f'{user_id}/{k.name}',
+                name=k.name,
+                project_id=project_id,
+                attrs={'user_id': user_id},
+            )
+            for user_id in sorted(users_of(conn, project_id))
+            for k in unless_absent(
+                lambda: conn.compute.keypairs(user_id=user_id)
+            )
+        ]
 
     def primary_step(self, ref):
         user = ref.attrs['user_id']
         return resource.keep(
-            ref, f'belongs to user {user}, not to the project; delete it '
-                 f'with `openstack keypair delete --user {user} {ref.name}` '
-                 f'if it is no longer needed', blocking=False)
+            ref,
+            f'belongs to user {user}, not to the project; delete it '
+            f'with `openstack keypair delete --user {user} {ref.name}` '
+            f'if it is no longer needed',
+            blocking=False,
+        )
 
 
 KINDS = (Server, ServerGroup, Keypair)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Magnum: clusters (their Heat stacks go with them) and cluster templates.
 
 An admin's list of clusters spans every project (Magnum's
@@ -17,9 +29,11 @@ from osc_cascade.planner import Edge
 from osc_cascade.resource import ResourceRef
 
 #: a cluster delete that failed, with the way out
-STUCK = ('DELETE_FAILED: Magnum cannot delete the cluster; abandon its '
-         'stack and delete what it leaves with `openstack cluster '
-         'force-delete --delete-leftovers <cluster id>`')
+STUCK = (
+    'DELETE_FAILED: Magnum cannot delete the cluster; abandon its '
+    'stack and delete what it leaves with `openstack cluster '
+    'force-delete --delete-leftovers <cluster id>`'
+)
 
 
 class Cluster(ResourceKind):
@@ -28,30 +42,51 @@ class Cluster(ResourceKind):
     error_statuses = frozenset({STUCK})
 
     def list(self, conn, project_id):
-        items = request(conn.container_infrastructure_management, 'GET',
-                        '/clusters/detail').json()['clusters']
-        return owned((ResourceRef(
-            kind=self.name, id=c['uuid'], name=c.get('name') or '',
-            project_id=c.get('project_id') or '',
-            attrs={k: v for k, v in (
-                ('stack_id', c.get('stack_id')),
-                ('template_id', c.get('cluster_template_id'))) if v})
-            for c in items), project_id)
+        items = request(
+            conn.container_infrastructure_management, 'GET', '/clusters/detail'
+        ).json()['clusters']
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=c['uuid'],
+                    name=c.get('name') or '',
+                    project_id=c.get('project_id') or '',
+                    attrs={
+                        k: v
+                        for k, v in (
+                            ('stack_id', c.get('stack_id')),
+                            ('template_id', c.get('cluster_template_id')),
+                        )
+                        if v
+                    },
+                )
+                for c in items
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
-        yield Edge(me, delete_of(Stack.name, ref.attrs.get('stack_id', '')),
-                   required=False)
-        yield Edge(me, delete_of(ClusterTemplate.name,
-                                 ref.attrs.get('template_id', '')))
+        yield Edge(
+            me,
+            delete_of(Stack.name, ref.attrs.get('stack_id', '')),
+            required=False,
+        )
+        yield Edge(
+            me,
+            delete_of(ClusterTemplate.name, ref.attrs.get('template_id', '')),
+        )
 
     def delete(self, conn, ref):
         conn.container_infrastructure_management.delete_cluster(
-            ref.id, ignore_missing=False)
+            ref.id, ignore_missing=False
+        )
 
     def status(self, conn, ref):
         status = conn.container_infrastructure_management.get_cluster(
-            ref.id).status
+            ref.id
+        ).status
         return STUCK if status == 'DELETE_FAILED' else status
 
 
@@ -61,22 +96,35 @@ class ClusterTemplate(ResourceKind):
     synchronous_delete = True
 
     def list(self, conn, project_id):
-        items = request(conn.container_infrastructure_management, 'GET',
-                        '/clustertemplates/detail').json()['clustertemplates']
-        return owned((ResourceRef(
-            kind=self.name, id=t['uuid'], name=t.get('name') or '',
-            project_id=t.get('project_id') or '')
-            for t in items), project_id)
+        items = request(
+            conn.container_infrastructure_management,
+            'GET',
+            '/clustertemplates/detail',
+        ).json()['clustertemplates']
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=t['uuid'],
+                    name=t.get('name') or '',
+                    project_id=t.get('project_id') or '',
+                )
+                for t in items
+            ),
+            project_id,
+        )
 
     def delete(self, conn, ref):
         conn.container_infrastructure_management.delete_cluster_template(
-            ref.id, ignore_missing=False)
+            ref.id, ignore_missing=False
+        )
 
     def is_in_use(self, exc):
         # "ClusterTemplate ... is referenced by one or multiple clusters"
         return super().is_in_use(exc) or (
             isinstance(exc, sdk_exc.BadRequestException)
-            and 'referenced' in str(exc))
+            and 'referenced' in str(exc)
+        )
 
 
 KINDS = (Cluster, ClusterTemplate)

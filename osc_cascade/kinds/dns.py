@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Designate: zones (their record sets go with them) and the PTR records of
 the project's floating IPs.
 
@@ -28,21 +40,36 @@ class Zone(ResourceKind):
     error_statuses = frozenset({'ERROR'})
 
     def list(self, conn, project_id):
-        query = ({'project_id': project_id} if project_id
-                 else {'all_projects': True})
+        query = (
+            {'project_id': project_id}
+            if project_id
+            else {'all_projects': True}
+        )
         # a zone shared with the project is listed too: owned() drops it
-        return owned((self.ref(z, status=z.status)
-                      for z in conn.dns.zones(**query)), project_id)
+        return owned(
+            (self.ref(z, status=z.status) for z in conn.dns.zones(**query)),
+            project_id,
+        )
 
     def delete(self, conn, ref):
-        request(conn.dns, 'DELETE', f'/zones/{ref.id}', headers={
-            **on_behalf_of(ref.project_id),
-            'X-Designate-Delete-Shares': 'true'})
+        request(
+            conn.dns,
+            'DELETE',
+            f'/zones/{ref.id}',
+            headers={
+                **on_behalf_of(ref.project_id),
+                'X-Designate-Delete-Shares': 'true',
+            },
+        )
 
     def status(self, conn, ref):
         # a 404 here is the executor's "gone"
-        return request(conn.dns, 'GET', f'/zones/{ref.id}',
-                       headers=on_behalf_of(ref.project_id)).json()['status']
+        return request(
+            conn.dns,
+            'GET',
+            f'/zones/{ref.id}',
+            headers=on_behalf_of(ref.project_id),
+        ).json()['status']
 
 
 class FloatingIPRecord(ResourceKind):
@@ -55,20 +82,32 @@ class FloatingIPRecord(ResourceKind):
     def list(self, conn, project_id):
         if project_id is None:
             return []  # Designate shows them per project only
-        return [ResourceRef(kind=self.name, id=f.id, name=f.ptrdname,
-                            project_id=project_id,
-                            attrs={'floating_ip_id': f.id.split(':')[-1]})
-                for f in conn.dns.floating_ips(project_id=project_id)
-                if f.ptrdname]
+        return [
+            ResourceRef(
+                kind=self.name,
+                id=f.id,
+                name=f.ptrdname,
+                project_id=project_id,
+                attrs={'floating_ip_id': f.id.split(':')[-1]},
+            )
+            for f in conn.dns.floating_ips(project_id=project_id)
+            if f.ptrdname
+        ]
 
     def relations(self, ref, inventory):
-        yield Edge(delete_of(self.name, ref.id),
-                   delete_of(FloatingIP.name, ref.attrs['floating_ip_id']))
+        yield Edge(
+            delete_of(self.name, ref.id),
+            delete_of(FloatingIP.name, ref.attrs['floating_ip_id']),
+        )
 
     def delete(self, conn, ref):
-        request(conn.dns, 'PATCH', f'/reverse/floatingips/{ref.id}',
-                json={'ptrdname': None},
-                headers=on_behalf_of(ref.project_id))
+        request(
+            conn.dns,
+            'PATCH',
+            f'/reverse/floatingips/{ref.id}',
+            json={'ptrdname': None},
+            headers=on_behalf_of(ref.project_id),
+        )
 
 
 KINDS = (Zone, FloatingIPRecord)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Glance: images owned by the project, and its memberships of other
 projects' images."""
 
@@ -20,12 +32,18 @@ class Image(ResourceKind):
             shared_with = []
             if image.visibility == 'shared':
                 # 'shared' only means "may have members": ask who
-                shared_with = sorted(m.member_id for m in conn.image.members(
-                    image.id))
-            refs.append(self.ref(image, project_id=image.owner_id or '',
-                                 visibility=image.visibility,
-                                 protected=bool(image.is_protected) or None,
-                                 shared_with=shared_with))
+                shared_with = sorted(
+                    m.member_id for m in conn.image.members(image.id)
+                )
+            refs.append(
+                self.ref(
+                    image,
+                    project_id=image.owner_id or '',
+                    visibility=image.visibility,
+                    protected=bool(image.is_protected) or None,
+                    shared_with=shared_with,
+                )
+            )
         return owned(refs, project_id)
 
     def reason_to_keep(self, ref):
@@ -47,8 +65,9 @@ class Image(ResourceKind):
 
     def relations(self, ref, inventory):
         if ref.attrs.get('protected') and not self.reason_to_keep(ref):
-            yield Edge(Step('unprotect_image', ref), delete_of(self.name,
-                                                               ref.id))
+            yield Edge(
+                Step('unprotect_image', ref), delete_of(self.name, ref.id)
+            )
 
     def delete(self, conn, ref):
         conn.image.delete_image(ref.id, ignore_missing=False)
@@ -71,20 +90,27 @@ class ImageMember(ResourceKind):
         # Glance cannot filter images by member: every shared image is
         # asked who its members are (an admin sees them all).
         refs = []
-        for image in conn.image.images(visibility='shared',
-                                       member_status='all'):
+        for image in conn.image.images(
+            visibility='shared', member_status='all'
+        ):
             if image.visibility != 'shared':
                 continue  # a filter a cloud may ignore
-            refs.extend(ResourceRef(
-                kind=self.name, id=f'{image.id}/{m.member_id}',
-                name=image.name or '', project_id=m.member_id,
-                attrs={'image_id': image.id})
-                for m in conn.image.members(image.id))
+            refs.extend(
+                ResourceRef(
+                    kind=self.name,
+                    id=f'{image.id}/{m.member_id}',
+                    name=image.name or '',
+                    project_id=m.member_id,
+                    attrs={'image_id': image.id},
+                )
+                for m in conn.image.members(image.id)
+            )
         return owned(refs, project_id)
 
     def delete(self, conn, ref):
-        conn.image.remove_member(ref.project_id, ref.attrs['image_id'],
-                                 ignore_missing=False)
+        conn.image.remove_member(
+            ref.project_id, ref.attrs['image_id'], ignore_missing=False
+        )
 
 
 KINDS = (Image, ImageMember)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Barbican: secrets, containers and orders, which the cascade cannot reach.
 
 Barbican lists a project's secrets, containers and orders only to a token
@@ -18,7 +30,8 @@ UNREACHABLE = (
     'Barbican shows and deletes them only for a token scoped to their own '
     'project, which the cascade (an admin of another project, on a '
     'project it disables first) cannot have: any the project holds stay in '
-    'Barbican; delete them as a member of the project before the cascade')
+    'Barbican; delete them as a member of the project before the cascade'
+)
 
 
 class _Barbican(ResourceKind):

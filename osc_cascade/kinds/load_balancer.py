@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Octavia: load balancers, each deleted with everything it holds.
 
 A load balancer goes by Octavia's cascade delete, which takes its listeners,
@@ -34,37 +46,45 @@ class LoadBalancer(ResourceKind):
         refs = []
         for lb in lbaas.load_balancers(**query):
             subnets = {lb.vip_subnet_id} | {
-                v.get('subnet_id') for v in lb.additional_vips or []}
+                v.get('subnet_id') for v in lb.additional_vips or []
+            }
             if project_id:
                 # members only order a cascade: not looked up for orphans
                 for pool in lb.pools or []:
-                    subnets |= {m.subnet_id for m in lbaas.members(
-                        pool['id'])}
-            refs.append(self.ref(
-                lb, status=lb.provisioning_status,
-                vip_port_id=lb.vip_port_id, vip_network_id=lb.vip_network_id,
-                subnet_ids=sorted(s for s in subnets if s),
-                security_group_ids=sorted(lb.vip_sg_ids or [])))
+                    subnets |= {m.subnet_id for m in lbaas.members(pool['id'])}
+            refs.append(
+                self.ref(
+                    lb,
+                    status=lb.provisioning_status,
+                    vip_port_id=lb.vip_port_id,
+                    vip_network_id=lb.vip_network_id,
+                    subnet_ids=sorted(s for s in subnets if s),
+                    security_group_ids=sorted(lb.vip_sg_ids or []),
+                )
+            )
         return owned(refs, project_id)
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
         for subnet_id in ref.attrs.get('subnet_ids', []):
             yield Edge(me, delete_of(Subnet.name, subnet_id))
-        yield Edge(me, delete_of(Network.name,
-                                 ref.attrs.get('vip_network_id', '')))
+        yield Edge(
+            me, delete_of(Network.name, ref.attrs.get('vip_network_id', ''))
+        )
         # a VIP port Octavia made has no step; one the user gave has
         yield Edge(me, delete_of(Port.name, ref.attrs.get('vip_port_id', '')))
         for sg_id in ref.attrs.get('security_group_ids', []):
             yield Edge(me, delete_of(SecurityGroup.name, sg_id))
 
     def delete(self, conn, ref):
-        conn.load_balancer.delete_load_balancer(ref.id, ignore_missing=False,
-                                                cascade=True)
+        conn.load_balancer.delete_load_balancer(
+            ref.id, ignore_missing=False, cascade=True
+        )
 
     def status(self, conn, ref):
         status = conn.load_balancer.get_load_balancer(
-            ref.id).provisioning_status
+            ref.id
+        ).provisioning_status
         return GONE if status == 'DELETED' else status
 
 

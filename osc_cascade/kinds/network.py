@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Neutron: floating IPs, routers, ports, trunks, subnets, networks,
 security groups and RBAC policies, and (at the end) what its extensions
 add.
@@ -12,32 +24,40 @@ the project's ``default`` security group goes last.
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Any, ClassVar
+import weakref
 
 from osc_cascade.kinds.base import (
-    ResourceKind, delete_of, owned, unless_absent)
+    ResourceKind,
+    delete_of,
+    owned,
+    unless_absent,
+)
 from osc_cascade.kinds.compute import Server
 from osc_cascade.planner import Edge
 from osc_cascade.resource import Step
 
 # Ports that belong to another resource and go with it, never deleted
 # through the port API (which refuses most of them anyway).
-ROUTER_INTERFACE_OWNERS = frozenset({
-    'network:router_interface',
-    'network:router_interface_distributed',
-    'network:ha_router_replicated_interface',
-})
-OWNED_PORT_OWNERS = ROUTER_INTERFACE_OWNERS | frozenset({
-    'network:router_gateway',
-    'network:router_ha_interface',
-    'network:router_centralized_snat',
-    'network:dhcp',
-    'network:floatingip',
-    'network:distributed',
-    'Octavia',
-    'neutron:LOADBALANCERV2',
-})
+ROUTER_INTERFACE_OWNERS = frozenset(
+    {
+        'network:router_interface',
+        'network:router_interface_distributed',
+        'network:ha_router_replicated_interface',
+    }
+)
+OWNED_PORT_OWNERS = ROUTER_INTERFACE_OWNERS | frozenset(
+    {
+        'network:router_gateway',
+        'network:router_ha_interface',
+        'network:router_centralized_snat',
+        'network:dhcp',
+        'network:floatingip',
+        'network:distributed',
+        'Octavia',
+        'neutron:LOADBALANCERV2',
+    }
+)
 
 
 class _NeutronKind(ResourceKind):
@@ -55,8 +75,10 @@ def router_interface_steps(router, inventory):
     project's ports (the router's own ports are owned by its project)."""
     for port in inventory.where(Port.name, device_id=router.id):
         if port.attrs.get('device_owner') in ROUTER_INTERFACE_OWNERS:
-            yield port, Step('remove_router_interface', router,
-                             {'port_id': port.id})
+            yield (
+                port,
+                Step('remove_router_interface', router, {'port_id': port.id}),
+            )
 
 
 def clear_gateway_step(router):
@@ -68,10 +90,18 @@ class FloatingIP(_NeutronKind):
     sdk_delete = 'delete_ip'
 
     def list(self, conn, project_id):
-        return owned((self.ref(f, router_id=f.router_id, port_id=f.port_id,
-                               address=f.floating_ip_address)
-                      for f in conn.network.ips(project_id=project_id)),
-                     project_id)
+        return owned(
+            (
+                self.ref(
+                    f,
+                    router_id=f.router_id,
+                    port_id=f.port_id,
+                    address=f.floating_ip_address,
+                )
+                for f in conn.network.ips(project_id=project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -92,11 +122,19 @@ class Router(_NeutronKind):
     sdk_delete = 'delete_router'
 
     def list(self, conn, project_id):
-        return owned((self.ref(
-            r, gateway_network_id=(r.external_gateway_info or {}).get(
-                'network_id'), has_routes=bool(r.routes) or None)
-            for r in conn.network.routers(project_id=project_id)),
-            project_id)
+        return owned(
+            (
+                self.ref(
+                    r,
+                    gateway_network_id=(r.external_gateway_info or {}).get(
+                        'network_id'
+                    ),
+                    has_routes=bool(r.routes) or None,
+                )
+                for r in conn.network.routers(project_id=project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -111,8 +149,9 @@ class Router(_NeutronKind):
                 yield Edge(clear_routes, step)
             for subnet_id in port.attrs.get('subnet_ids', []):
                 yield Edge(step, delete_of(Subnet.name, subnet_id))
-            yield Edge(step, delete_of(Network.name,
-                                       port.attrs.get('network_id', '')))
+            yield Edge(
+                step, delete_of(Network.name, port.attrs.get('network_id', ''))
+            )
         if ref.attrs.get('gateway_network_id'):
             # The gateway is cleared, the external network is never ours to
             # touch (it is another project's, so it is not in the plan).
@@ -121,10 +160,12 @@ class Router(_NeutronKind):
     def apply(self, conn, step):
         if step.action == 'remove_router_interface':
             conn.network.remove_interface_from_router(
-                step.target.id, port=step.params['port_id'])
+                step.target.id, port=step.params['port_id']
+            )
         elif step.action == 'clear_router_gateway':
-            conn.network.update_router(step.target.id,
-                                       external_gateway_info={})
+            conn.network.update_router(
+                step.target.id, external_gateway_info={}
+            )
         elif step.action == 'clear_router_routes':
             conn.network.update_router(step.target.id, routes=[])
         else:
@@ -136,13 +177,22 @@ class Port(_NeutronKind):
     sdk_delete = 'delete_port'
 
     def list(self, conn, project_id):
-        return owned((self.ref(
-            p, device_owner=p.device_owner or None,
-            device_id=p.device_id or None, network_id=p.network_id,
-            subnet_ids=sorted({ip['subnet_id'] for ip in p.fixed_ips or []}),
-            security_group_ids=sorted(p.security_group_ids or []))
-            for p in conn.network.ports(project_id=project_id)),
-            project_id)
+        return owned(
+            (
+                self.ref(
+                    p,
+                    device_owner=p.device_owner or None,
+                    device_id=p.device_id or None,
+                    network_id=p.network_id,
+                    subnet_ids=sorted(
+                        {ip['subnet_id'] for ip in p.fixed_ips or []}
+                    ),
+                    security_group_ids=sorted(p.security_group_ids or []),
+                )
+                for p in conn.network.ports(project_id=project_id)
+            ),
+            project_id,
+        )
 
     def primary_step(self, ref):
         if ref.attrs.get('device_owner') in OWNED_PORT_OWNERS:
@@ -153,8 +203,7 @@ class Port(_NeutronKind):
         me = delete_of(self.name, ref.id)
         if (ref.attrs.get('device_owner') or '').startswith('compute:'):
             # nova deletes the ports it created, and detaches the others
-            yield Edge(delete_of(Server.name, ref.attrs.get('device_id')),
-                       me)
+            yield Edge(delete_of(Server.name, ref.attrs.get('device_id')), me)
         for subnet_id in ref.attrs.get('subnet_ids', []):
             yield Edge(me, delete_of(Subnet.name, subnet_id))
         yield Edge(me, delete_of(Network.name, ref.attrs.get('network_id')))
@@ -167,11 +216,19 @@ class Trunk(_NeutronKind):
     sdk_delete = 'delete_trunk'
 
     def list(self, conn, project_id):
-        return owned((self.ref(
-            t, port_id=t.port_id,
-            sub_port_ids=sorted(s['port_id'] for s in t.sub_ports or []))
-            for t in conn.network.trunks(project_id=project_id)),
-            project_id)
+        return owned(
+            (
+                self.ref(
+                    t,
+                    port_id=t.port_id,
+                    sub_port_ids=sorted(
+                        s['port_id'] for s in t.sub_ports or []
+                    ),
+                )
+                for t in conn.network.trunks(project_id=project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -179,8 +236,10 @@ class Trunk(_NeutronKind):
         if parent is not None and parent.attrs.get('device_id'):
             # a trunk whose parent port is bound to a server is in use
             yield Edge(delete_of(Server.name, parent.attrs['device_id']), me)
-        for port_id in [ref.attrs.get('port_id'),
-                        *ref.attrs.get('sub_port_ids', [])]:
+        for port_id in [
+            ref.attrs.get('port_id'),
+            *ref.attrs.get('sub_port_ids', []),
+        ]:
             yield Edge(me, delete_of(Port.name, port_id))
 
 
@@ -189,13 +248,19 @@ class Subnet(_NeutronKind):
     sdk_delete = 'delete_subnet'
 
     def list(self, conn, project_id):
-        return owned((self.ref(s, network_id=s.network_id)
-                      for s in conn.network.subnets(project_id=project_id)),
-                     project_id)
+        return owned(
+            (
+                self.ref(s, network_id=s.network_id)
+                for s in conn.network.subnets(project_id=project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
-        yield Edge(delete_of(self.name, ref.id),
-                   delete_of(Network.name, ref.attrs.get('network_id')))
+        yield Edge(
+            delete_of(self.name, ref.id),
+            delete_of(Network.name, ref.attrs.get('network_id')),
+        )
 
 
 class Network(_NeutronKind):
@@ -203,10 +268,17 @@ class Network(_NeutronKind):
     sdk_delete = 'delete_network'
 
     def list(self, conn, project_id):
-        return owned((self.ref(n, shared=bool(n.is_shared) or None,
-                               external=bool(n.is_router_external) or None)
-                      for n in conn.network.networks(project_id=project_id)),
-                     project_id)
+        return owned(
+            (
+                self.ref(
+                    n,
+                    shared=bool(n.is_shared) or None,
+                    external=bool(n.is_router_external) or None,
+                )
+                for n in conn.network.networks(project_id=project_id)
+            ),
+            project_id,
+        )
 
 
 class SecurityGroup(_NeutronKind):
@@ -218,14 +290,21 @@ class SecurityGroup(_NeutronKind):
         # by first creating that project's ``default`` group when it has
         # none, so every verification round would find a new one and the
         # project could never be deleted. The owner is checked here.
-        return owned((self.ref(
-            g, remote_rules=sorted(
-                [r['id'], r['remote_group_id']]
-                for r in g.security_group_rules or []
-                if r.get('remote_group_id')
-                and r['remote_group_id'] != g.id))
-            for g in conn.network.security_groups()),
-            project_id)
+        return owned(
+            (
+                self.ref(
+                    g,
+                    remote_rules=sorted(
+                        [r['id'], r['remote_group_id']]
+                        for r in g.security_group_rules or []
+                        if r.get('remote_group_id')
+                        and r['remote_group_id'] != g.id
+                    ),
+                )
+                for g in conn.network.security_groups()
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -233,40 +312,57 @@ class SecurityGroup(_NeutronKind):
             # A rule of this group names another group as its remote: this
             # group goes first, or, to cut a cycle of groups that name each
             # other, the rule is deleted.
-            yield Edge(me, delete_of(self.name, remote_id),
-                       breaker=Step('delete_security_group_rule', ref,
-                                    {'rule_id': rule_id}))
+            yield Edge(
+                me,
+                delete_of(self.name, remote_id),
+                breaker=Step(
+                    'delete_security_group_rule', ref, {'rule_id': rule_id}
+                ),
+            )
         if ref.name == 'default':
             for other in inventory.where(self.name):
                 if other.name != 'default' and (
-                        other.project_id == ref.project_id):
+                    other.project_id == ref.project_id
+                ):
                     yield Edge(delete_of(self.name, other.id), me)
 
     def apply(self, conn, step):
         if step.action != 'delete_security_group_rule':
             return super().apply(conn, step)
-        conn.network.delete_security_group_rule(step.params['rule_id'],
-                                                ignore_missing=True)
+        conn.network.delete_security_group_rule(
+            step.params['rule_id'], ignore_missing=True
+        )
 
 
 class RBACPolicy(_NeutronKind):
     name = 'network.rbac_policy'
     sdk_delete = 'delete_rbac_policy'
-    _object_kinds = {'network': Network.name,
-                     'security_group': SecurityGroup.name}
+    _object_kinds = {
+        'network': Network.name,
+        'security_group': SecurityGroup.name,
+    }
 
     def list(self, conn, project_id):
-        return owned((self.ref(p, object_type=p.object_type,
-                               object_id=p.object_id,
-                               target=p.target_project_id)
-                      for p in conn.network.rbac_policies(
-                          project_id=project_id)), project_id)
+        return owned(
+            (
+                self.ref(
+                    p,
+                    object_type=p.object_type,
+                    object_id=p.object_id,
+                    target=p.target_project_id,
+                )
+                for p in conn.network.rbac_policies(project_id=project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         kind = self._object_kinds.get(ref.attrs.get('object_type'))
         if kind:
-            yield Edge(delete_of(self.name, ref.id),
-                       delete_of(kind, ref.attrs.get('object_id')))
+            yield Edge(
+                delete_of(self.name, ref.id),
+                delete_of(kind, ref.attrs.get('object_id')),
+            )
 
 
 # -- the rest: what Neutron extensions add -----------------------------------
@@ -285,14 +381,16 @@ def interfaces_on(subnet_id, inventory):
     for port in inventory.where(Port.name):
         router = inventory.get(Router.name, port.attrs.get('device_id'))
         if router is not None and subnet_id in port.attrs.get(
-                'subnet_ids', []):
+            'subnet_ids', []
+        ):
             for iface, step in router_interface_steps(router, inventory):
                 if iface.id == port.id:
                     yield step
 
 
-_EXTENSIONS: weakref.WeakKeyDictionary[Any, frozenset[str]] = \
+_EXTENSIONS: weakref.WeakKeyDictionary[Any, frozenset[str]] = (
     weakref.WeakKeyDictionary()
+)
 _EXTENSIONS_LOCK = threading.Lock()
 
 
@@ -304,8 +402,9 @@ def neutron_extensions(conn: Any) -> frozenset[str]:
     with _EXTENSIONS_LOCK:
         aliases = _EXTENSIONS.get(conn)
         if aliases is None:
-            aliases = frozenset(e.alias for e in unless_absent(
-                conn.network.extensions))
+            aliases = frozenset(
+                e.alias for e in unless_absent(conn.network.extensions)
+            )
             _EXTENSIONS[conn] = aliases
         return aliases
 
@@ -320,8 +419,12 @@ class _ExtensionKind(_NeutronKind):
         if self.extension not in neutron_extensions(conn):
             return []
         query = {'project_id': project_id} if project_id else {}
-        return owned(self.refs(conn, getattr(conn.network, self.sdk_list)(
-            **query), project_id), project_id)
+        return owned(
+            self.refs(
+                conn, getattr(conn.network, self.sdk_list)(**query), project_id
+            ),
+            project_id,
+        )
 
     def refs(self, conn, items, project_id):
         return [self.ref(item) for item in items]
@@ -334,13 +437,23 @@ class VPNSiteConnection(_ExtensionKind):
     sdk_delete = 'delete_vpn_ipsec_site_connection'
 
     def refs(self, conn, items, project_id):
-        return [self.ref(c, uses=sorted([kind, id_] for kind, id_ in (
-            (VPNService.name, c.vpnservice_id),
-            (VPNIKEPolicy.name, c.ikepolicy_id),
-            (VPNIPsecPolicy.name, c.ipsecpolicy_id),
-            (VPNEndpointGroup.name, c.local_ep_group_id),
-            (VPNEndpointGroup.name, c.peer_ep_group_id)) if id_))
-            for c in items]
+        return [
+            self.ref(
+                c,
+                uses=sorted(
+                    [kind, id_]
+                    for kind, id_ in (
+                        (VPNService.name, c.vpnservice_id),
+                        (VPNIKEPolicy.name, c.ikepolicy_id),
+                        (VPNIPsecPolicy.name, c.ipsecpolicy_id),
+                        (VPNEndpointGroup.name, c.local_ep_group_id),
+                        (VPNEndpointGroup.name, c.peer_ep_group_id),
+                    )
+                    if id_
+                ),
+            )
+            for c in items
+        ]
 
     def relations(self, ref, inventory):
         for kind, id_ in ref.attrs.get('uses', []):
@@ -354,8 +467,10 @@ class VPNService(_ExtensionKind):
     sdk_delete = 'delete_vpn_service'
 
     def refs(self, conn, items, project_id):
-        return [self.ref(v, router_id=v.router_id, subnet_id=v.subnet_id)
-                for v in items]
+        return [
+            self.ref(v, router_id=v.router_id, subnet_id=v.subnet_id)
+            for v in items
+        ]
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -376,8 +491,15 @@ class VPNEndpointGroup(_ExtensionKind):
     sdk_delete = 'delete_vpn_endpoint_group'
 
     def refs(self, conn, items, project_id):
-        return [self.ref(g, subnet_ids=sorted(g.endpoints or [])
-                         if g.type == 'subnet' else []) for g in items]
+        return [
+            self.ref(
+                g,
+                subnet_ids=sorted(g.endpoints or [])
+                if g.type == 'subnet'
+                else [],
+            )
+            for g in items
+        ]
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -415,16 +537,19 @@ class QoSPolicy(_ExtensionKind):
         # (another project's use makes the delete fail, as it must)
         users: dict[str, list[list[str]]] = {}
         net = conn.network
-        for kind, found in ((Port.name, net.ports(project_id=project_id)),
-                            (Network.name,
-                             net.networks(project_id=project_id)),
-                            (FloatingIP.name, net.ips(project_id=project_id))):
+        for kind, found in (
+            (Port.name, net.ports(project_id=project_id)),
+            (Network.name, net.networks(project_id=project_id)),
+            (FloatingIP.name, net.ips(project_id=project_id)),
+        ):
             for item in found:
                 if item.qos_policy_id:
                     users.setdefault(item.qos_policy_id, []).append(
-                        [kind, item.id])
-        return [self.ref(p, used_by=sorted(users.get(p.id, [])))
-                for p in policies]
+                        [kind, item.id]
+                    )
+        return [
+            self.ref(p, used_by=sorted(users.get(p.id, []))) for p in policies
+        ]
 
     def relations(self, ref, inventory):
         for kind, id_ in ref.attrs.get('used_by', []):
@@ -439,17 +564,24 @@ class SubnetPool(_ExtensionKind):
 
     def refs(self, conn, items, project_id):
         # every project's subnets from it: another's blocks the delete
-        return [self.ref(p, address_scope_id=p.address_scope_id,
-                         subnet_ids=sorted(s.id for s in conn.network.subnets(
-                             subnet_pool_id=p.id)))
-                for p in items]
+        return [
+            self.ref(
+                p,
+                address_scope_id=p.address_scope_id,
+                subnet_ids=sorted(
+                    s.id for s in conn.network.subnets(subnet_pool_id=p.id)
+                ),
+            )
+            for p in items
+        ]
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
         for subnet_id in ref.attrs.get('subnet_ids', []):
             yield Edge(delete_of(Subnet.name, subnet_id), me)
-        yield Edge(me, delete_of(AddressScope.name,
-                                 ref.attrs.get('address_scope_id')))
+        yield Edge(
+            me, delete_of(AddressScope.name, ref.attrs.get('address_scope_id'))
+        )
 
 
 class AddressScope(_ExtensionKind):
@@ -468,22 +600,26 @@ class PortForwarding(_ExtensionKind):
     sdk_list = 'ips'
 
     def refs(self, conn, items, project_id):
-        return [self.ref(pf, project_id=fip.project_id,
-                         floating_ip_id=fip.id,
-                         internal_port_id=pf.internal_port_id)
-                for fip in items
-                for pf in conn.network.port_forwardings(fip.id)]
+        return [
+            self.ref(
+                pf,
+                project_id=fip.project_id,
+                floating_ip_id=fip.id,
+                internal_port_id=pf.internal_port_id,
+            )
+            for fip in items
+            for pf in conn.network.port_forwardings(fip.id)
+        ]
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
-        yield Edge(me, delete_of(FloatingIP.name,
-                                 ref.attrs['floating_ip_id']))
-        yield Edge(me, delete_of(Port.name, ref.attrs.get(
-            'internal_port_id')))
+        yield Edge(me, delete_of(FloatingIP.name, ref.attrs['floating_ip_id']))
+        yield Edge(me, delete_of(Port.name, ref.attrs.get('internal_port_id')))
 
     def delete(self, conn, ref):
         conn.network.delete_port_forwarding(
-            ref.id, ref.attrs['floating_ip_id'], ignore_missing=False)
+            ref.id, ref.attrs['floating_ip_id'], ignore_missing=False
+        )
 
 
 class NetworkSegmentRange(_ExtensionKind):
@@ -498,8 +634,10 @@ class NetworkSegmentRange(_ExtensionKind):
     def relations(self, ref, inventory):
         for net in inventory.where(Network.name):
             if net.project_id == ref.project_id:
-                yield Edge(delete_of(Network.name, net.id),
-                           delete_of(self.name, ref.id))
+                yield Edge(
+                    delete_of(Network.name, net.id),
+                    delete_of(self.name, ref.id),
+                )
 
 
 class LocalIP(_ExtensionKind):
@@ -512,8 +650,10 @@ class LocalIP(_ExtensionKind):
     sdk_delete = 'delete_local_ip'
 
     def refs(self, conn, items, project_id):
-        return [self.ref(i, local_port_id=i.local_port_id,
-                         network_id=i.network_id) for i in items]
+        return [
+            self.ref(i, local_port_id=i.local_port_id, network_id=i.network_id)
+            for i in items
+        ]
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -521,7 +661,24 @@ class LocalIP(_ExtensionKind):
         yield Edge(me, delete_of(Network.name, ref.attrs.get('network_id')))
 
 
-KINDS = (FloatingIP, Router, Port, Trunk, Subnet, Network, SecurityGroup,
-         RBACPolicy, VPNSiteConnection, VPNService, VPNEndpointGroup,
-         VPNIKEPolicy, VPNIPsecPolicy, QoSPolicy, SubnetPool, AddressScope,
-         PortForwarding, NetworkSegmentRange, LocalIP)
+KINDS = (
+    FloatingIP,
+    Router,
+    Port,
+    Trunk,
+    Subnet,
+    Network,
+    SecurityGroup,
+    RBACPolicy,
+    VPNSiteConnection,
+    VPNService,
+    VPNEndpointGroup,
+    VPNIKEPolicy,
+    VPNIPsecPolicy,
+    QoSPolicy,
+    SubnetPool,
+    AddressScope,
+    PortForwarding,
+    NetworkSegmentRange,
+    LocalIP,
+)

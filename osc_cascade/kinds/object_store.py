@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Swift: a project's containers, each deleted with its objects.
 
 A project's data lives in its account, ``AUTH_<project id>`` (the reseller
@@ -38,7 +50,11 @@ from openstack import exceptions as sdk_exc
 
 from osc_cascade.errors import CascadeError
 from osc_cascade.kinds.base import (
-    ResourceKind, delete_of, request, unless_absent)
+    ResourceKind,
+    delete_of,
+    request,
+    unless_absent,
+)
 from osc_cascade.planner import Edge
 from osc_cascade.resource import ResourceRef
 
@@ -46,8 +62,10 @@ from osc_cascade.resource import ResourceRef
 OBJECT_WORKERS = 10
 
 #: the legacy versioning headers, and what removes each
-_LEGACY = {'X-Versions-Location': 'X-Remove-Versions-Location',
-           'X-History-Location': 'X-Remove-History-Location'}
+_LEGACY = {
+    'X-Versions-Location': 'X-Remove-Versions-Location',
+    'X-History-Location': 'X-Remove-History-Location',
+}
 
 
 def account(conn: Any, project_id: str) -> Any:
@@ -56,18 +74,23 @@ def account(conn: Any, project_id: str) -> Any:
     store = conn.object_store
     mine = conn.current_project_id
     endpoint = store.get_endpoint() or ''
-    url, found = re.subn(rf'{re.escape(mine)}(/?)$', rf'{project_id}\1',
-                         endpoint)
+    url, found = re.subn(
+        rf'{re.escape(mine)}(/?)$', rf'{project_id}\1', endpoint
+    )
     if not found:
-        raise CascadeError(f'cannot reach the Swift account of project '
-                           f'{project_id}: the object-store endpoint '
-                           f'{endpoint} does not end with your project\'s '
-                           f'account')
-    proxy = type(store)(session=store.session,
-                        service_type=store.service_type,
-                        interface=store.interface,
-                        region_name=store.region_name,
-                        endpoint_override=url)
+        raise CascadeError(
+            f'cannot reach the Swift account of project '
+            f'{project_id}: the object-store endpoint '
+            f'{endpoint} does not end with your project\'s '
+            f'account'
+        )
+    proxy = type(store)(
+        session=store.session,
+        service_type=store.service_type,
+        interface=store.interface,
+        region_name=store.region_name,
+        endpoint_override=url,
+    )
     proxy._connection = conn
     return proxy
 
@@ -85,7 +108,8 @@ class Container(ResourceKind):
         "reseller admin role (ResellerAdmin unless the proxy's "
         "reseller_admin_role says otherwise) on the project it is "
         "authenticated to: grant it with `openstack role add --user <you> "
-        "--project <your project> ResellerAdmin`, then run again")
+        "--project <your project> ResellerAdmin`, then run again"
+    )
 
     def list(self, conn, project_id):
         if project_id is None:
@@ -95,25 +119,38 @@ class Container(ResourceKind):
         # 404: an account never used, where the proxy creates none on demand
         for container in unless_absent(store.containers):
             headers = request(store, 'HEAD', _path(container.name)).headers
-            versions = (headers.get('X-Versions-Location')
-                        or headers.get('X-History-Location'))
+            versions = headers.get('X-Versions-Location') or headers.get(
+                'X-History-Location'
+            )
             # A name is unique in its account only: the id says which, so
             # that two projects' namesakes are two resources. Heat knows it
             # by name (its physical id).
-            refs.append(ResourceRef(
-                kind=self.name, id=f'{project_id}/{container.name}',
-                name=container.name, project_id=project_id,
-                attrs={'physical_id': container.name, **(
-                    {'versions': parse.unquote(versions)} if versions
-                    else {})}))
+            refs.append(
+                ResourceRef(
+                    kind=self.name,
+                    id=f'{project_id}/{container.name}',
+                    name=container.name,
+                    project_id=project_id,
+                    attrs={
+                        'physical_id': container.name,
+                        **(
+                            {'versions': parse.unquote(versions)}
+                            if versions
+                            else {}
+                        ),
+                    },
+                )
+            )
         return refs
 
     def relations(self, ref, inventory):
         versions = ref.attrs.get('versions')
         if versions:
             # its objects' old versions are kept there
-            yield Edge(delete_of(self.name, ref.id), delete_of(
-                self.name, f'{ref.project_id}/{versions}'))
+            yield Edge(
+                delete_of(self.name, ref.id),
+                delete_of(self.name, f'{ref.project_id}/{versions}'),
+            )
 
     def delete(self, conn, ref):
         store = account(conn, ref.project_id)
@@ -123,8 +160,12 @@ class Container(ResourceKind):
         if legacy:
             request(store, 'POST', _path(name), headers=legacy)
         if headers.get('X-Versions-Enabled', '').lower() == 'true':
-            request(store, 'POST', _path(name),
-                    headers={'X-Versions-Enabled': 'false'})
+            request(
+                store,
+                'POST',
+                _path(name),
+                headers={'X-Versions-Enabled': 'false'},
+            )
             self._delete_versions(store, name)
         self._empty(store, name)
         store.delete_container(name, ignore_missing=False)
@@ -132,15 +173,27 @@ class Container(ResourceKind):
     def _delete_versions(self, store, name):
         marker, version_marker = '', ''
         while True:
-            page = request(store, 'GET', _path(name), params={
-                'versions': '', 'format': 'json', 'marker': marker,
-                'version_marker': version_marker}).json()
+            page = request(
+                store,
+                'GET',
+                _path(name),
+                params={
+                    'versions': '',
+                    'format': 'json',
+                    'marker': marker,
+                    'version_marker': version_marker,
+                },
+            ).json()
             if not page:
                 return
             for obj in page:
                 try:
-                    request(store, 'DELETE', _path(name, obj['name']),
-                            params={'version-id': obj['version_id']})
+                    request(
+                        store,
+                        'DELETE',
+                        _path(name, obj['name']),
+                        params={'version-id': obj['version_id']},
+                    )
                 except sdk_exc.NotFoundException:
                     pass  # gone meanwhile: not a sign the container is
             marker = page[-1]['name']
@@ -161,24 +214,41 @@ class Container(ResourceKind):
                 self._bulk_delete(store, name, batch)
             return
         with concurrent.futures.ThreadPoolExecutor(OBJECT_WORKERS) as pool:
-            for done in [pool.submit(store.delete_object, obj,
-                                     container=name, ignore_missing=True)
-                         for obj in objects]:
+            for done in [
+                pool.submit(
+                    store.delete_object,
+                    obj,
+                    container=name,
+                    ignore_missing=True,
+                )
+                for obj in objects
+            ]:
                 done.result()
 
     def _bulk_delete(self, store, name, objects):
         body = '\n'.join('/' + _path(name, obj) for obj in objects)
-        result = request(store, 'DELETE', '', params={'bulk-delete': ''},
-                         data=body.encode(), headers={
-                             'Content-Type': 'text/plain',
-                             'Accept': 'application/json'}).json()
+        result = request(
+            store,
+            'DELETE',
+            '',
+            params={'bulk-delete': ''},
+            data=body.encode(),
+            headers={
+                'Content-Type': 'text/plain',
+                'Accept': 'application/json',
+            },
+        ).json()
         # Swift answers 200 and lists the failures in the body
-        errors = [e for e in result.get('Errors') or []
-                  if not str(e[1]).startswith('404')]
+        errors = [
+            e
+            for e in result.get('Errors') or []
+            if not str(e[1]).startswith('404')
+        ]
         if errors:
             raise sdk_exc.ConflictException(
                 f'bulk delete left {len(errors)} object(s) of container '
-                f'{name}: ' + ', '.join(f'{p} ({s})' for p, s in errors[:5]))
+                f'{name}: ' + ', '.join(f'{p} ({s})' for p, s in errors[:5])
+            )
 
 
 KINDS = (Container,)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Heat: stacks, and the Heat calls that openstacksdk lacks or gets wrong.
 
 ``Stack`` deletes a stack and waits for it to go; ``ProjectStack`` (below)
@@ -84,8 +96,12 @@ def resources(conn: Any, name: str, id_: str) -> list[dict[str, Any]]:
     """The resources Heat holds for the stack and its nested stacks. Unlike
     export and abandon, the list still shows what a stack being deleted
     holds: it reads the resources' rows, not the current template."""
-    return call(conn, 'GET', stack_path(name, id_) + '/resources',
-                params={'nested_depth': ALL_NESTED}).json()['resources']
+    return call(
+        conn,
+        'GET',
+        stack_path(name, id_) + '/resources',
+        params={'nested_depth': ALL_NESTED},
+    ).json()['resources']
 
 
 class Stack(ResourceKind):
@@ -117,13 +133,17 @@ class Stack(ResourceKind):
 
 
 #: Heat types whose delete acts, by name, in the scope of the caller
-CALLER_SCOPED = {'OS::Swift::Container': 'container',
-                 'OS::Nova::KeyPair': 'keypair'}
+CALLER_SCOPED = {
+    'OS::Swift::Container': 'container',
+    'OS::Nova::KeyPair': 'keypair',
+}
 
 #: a stack delete that failed, with the way out
-STUCK = ('DELETE_FAILED: Heat cannot delete the stack; abandon it and '
-         'delete what it leaves with `openstack cluster force-delete '
-         '--stack --delete-leftovers <stack id>`')
+STUCK = (
+    'DELETE_FAILED: Heat cannot delete the stack; abandon it and '
+    'delete what it leaves with `openstack cluster force-delete '
+    '--stack --delete-leftovers <stack id>`'
+)
 
 
 def physical_id(ref: ResourceRef) -> str:
@@ -159,8 +179,10 @@ class ProjectStack(Stack):
     error_statuses = frozenset({STUCK})
 
     def list(self, conn, project_id):
-        found = {s['id']: s for s in stacks(conn, tenant=project_id,
-                                            show_nested='True')}
+        found = {
+            s['id']: s
+            for s in stacks(conn, tenant=project_id, show_nested='True')
+        }
         refs = []
         for s in found.values():
             attrs: dict[str, Any] = {'status': s['stack_status']}
@@ -173,13 +195,22 @@ class ProjectStack(Stack):
                 except sdk_exc.NotFoundException:
                     continue  # deleted meanwhile
                 attrs['resources'] = sorted(
-                    {r['physical_resource_id'] for r in made
-                     if r.get('physical_resource_id')})
+                    {
+                        r['physical_resource_id']
+                        for r in made
+                        if r.get('physical_resource_id')
+                    }
+                )
                 attrs['endangers'] = namesakes(conn, made)
-            refs.append(ResourceRef(
-                kind=self.name, id=s['id'], name=s['stack_name'],
-                project_id=project_of(s),
-                attrs={k: v for k, v in attrs.items() if v}))
+            refs.append(
+                ResourceRef(
+                    kind=self.name,
+                    id=s['id'],
+                    name=s['stack_name'],
+                    project_id=project_of(s),
+                    attrs={k: v for k, v in attrs.items() if v},
+                )
+            )
         return owned(refs, project_id)
 
     def primary_step(self, ref):
@@ -187,20 +218,24 @@ class ProjectStack(Stack):
             return None
         if ref.attrs.get('endangers'):
             return resource.keep(
-                ref, 'deleting it would make Heat delete your own '
+                ref,
+                'deleting it would make Heat delete your own '
                 + ', '.join(ref.attrs['endangers'])
                 + ' (Heat deletes these in the scope of whoever deletes the '
-                'stack); rename yours, or cascade as another user')
+                'stack); rename yours, or cascade as another user',
+            )
         return super().primary_step(ref)
 
     def relations(self, ref, inventory):
         made = set(ref.attrs.get('resources', []))
         me = delete_of(self.name, ref.id)
         for other in inventory:
-            if (other.key != ref.key and other.project_id == ref.project_id
-                    and physical_id(other) in made):
-                yield Edge(me, delete_of(other.kind, other.id),
-                           required=False)
+            if (
+                other.key != ref.key
+                and other.project_id == ref.project_id
+                and physical_id(other) in made
+            ):
+                yield Edge(me, delete_of(other.kind, other.id), required=False)
 
     def status(self, conn, ref):
         status = super().status(conn, ref)

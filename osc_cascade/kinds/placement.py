@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Placement allocations and providers, and the nova compute service, for
 ``compute service delete --purge-allocations``.
 
@@ -34,8 +46,9 @@ NOVA_VERSION = '2.59'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 
-def placement(conn: Any, method: str, path: str,
-              body: dict | None = None) -> dict:
+def placement(
+    conn: Any, method: str, path: str, body: dict | None = None
+) -> dict:
     """One Placement call; an error answer raises the SDK's exception."""
     kwargs: dict[str, Any] = {'microversion': PLACEMENT_VERSION}
     if body is not None:
@@ -103,13 +116,21 @@ class Allocation(ResourceKind):
             return  # nothing of it left on these trees
         # the generation makes the write fail (409) if anyone changed the
         # consumer since the read: is_in_use has the executor read again
-        placement(conn, 'PUT', f'/allocations/{ref.id}', {
-            'allocations': {rp: {'resources': alloc['resources']}
-                            for rp, alloc in held.items() if rp not in drop},
-            'consumer_generation': current.get('consumer_generation'),
-            'project_id': current.get('project_id'),
-            'user_id': current.get('user_id'),
-        })
+        placement(
+            conn,
+            'PUT',
+            f'/allocations/{ref.id}',
+            {
+                'allocations': {
+                    rp: {'resources': alloc['resources']}
+                    for rp, alloc in held.items()
+                    if rp not in drop
+                },
+                'consumer_generation': current.get('consumer_generation'),
+                'project_id': current.get('project_id'),
+                'user_id': current.get('user_id'),
+            },
+        )
 
     def is_in_use(self, exc):
         return error_code(exc) == CONCURRENT_UPDATE
@@ -135,8 +156,11 @@ class ResourceProvider(ResourceKind):
         service = delete_of(ComputeService.name, ref.attrs['service'])
         if ref.attrs.get('parent'):
             yield Edge(mine, delete_of(self.name, ref.attrs['parent']))
-        yield Edge(service, mine) if ref.attrs.get('node') else Edge(
-            mine, service)
+        yield (
+            Edge(service, mine)
+            if ref.attrs.get('node')
+            else Edge(mine, service)
+        )
 
     def delete(self, conn, ref):
         placement(conn, 'DELETE', f'/resource_providers/{ref.id}')
@@ -146,7 +170,8 @@ class ResourceProvider(ResourceKind):
         raise CascadeError(
             f'resource provider {ref.name} ({ref.id}) is back after its '
             f'delete: something re-creates it (is nova-compute on '
-            f'{ref.attrs.get("host")} still running? Stop it first)')
+            f'{ref.attrs.get("host")} still running? Stop it first)'
+        )
 
     def is_in_use(self, exc):
         # an allocation or a child provider that appeared since the plan:
@@ -167,13 +192,18 @@ class ComputeService(ResourceKind):
         self._check_only_nodes_left(conn, ref)
         for uuid, name in ref.attrs.get('nodes', {}).items():
             try:
-                held = placement(conn, 'GET', f'/resource_providers/{uuid}'
-                                              f'/allocations')['allocations']
+                held = placement(
+                    conn, 'GET', f'/resource_providers/{uuid}/allocations'
+                )['allocations']
             except sdk_exc.NotFoundException:
                 # without a provider for each node, nova cannot delete the
                 # service (500): an empty one, for nova to delete
-                placement(conn, 'POST', '/resource_providers',
-                          {'uuid': uuid, 'name': name})
+                placement(
+                    conn,
+                    'POST',
+                    '/resource_providers',
+                    {'uuid': uuid, 'name': name},
+                )
                 continue
             if held:
                 # nova would ignore Placement's 409 and orphan it
@@ -181,10 +211,15 @@ class ComputeService(ResourceKind):
                     f'resource provider {name} ({uuid}) has allocations '
                     f'that appeared after the plan (consumers '
                     f'{", ".join(sorted(held))}), so the service was not '
-                    f'deleted; run the command again')
+                    f'deleted; run the command again'
+                )
         # by UUID at 2.53 or later, whatever --os-compute-api-version says
-        request(conn.compute, 'DELETE', f'/os-services/{ref.id}',
-                microversion=NOVA_VERSION)
+        request(
+            conn.compute,
+            'DELETE',
+            f'/os-services/{ref.id}',
+            microversion=NOVA_VERSION,
+        )
 
     @staticmethod
     def _check_only_nodes_left(conn, ref):
@@ -192,17 +227,20 @@ class ComputeService(ResourceKind):
         there again (or new) would be orphaned by nova."""
         nodes = ref.attrs.get('nodes', {})
         roots = set(ref.attrs.get('roots', []))
-        left = [p for p in list_providers(conn)
-                if p['root_provider_uuid'] in roots
-                and p['uuid'] not in nodes]
+        left = [
+            p
+            for p in list_providers(conn)
+            if p['root_provider_uuid'] in roots and p['uuid'] not in nodes
+        ]
         if left:
             raise CascadeError(
-                'resource provider(s) ' + ', '.join(
-                    f'{p["name"]} ({p["uuid"]})' for p in left)
+                'resource provider(s) '
+                + ', '.join(f'{p["name"]} ({p["uuid"]})' for p in left)
                 + f' exist after their delete or appeared since the plan: '
                 f'something creates them (is nova-compute on {ref.name} '
                 f'still running? Stop it first), so the service was not '
-                f'deleted')
+                f'deleted'
+            )
 
     def is_in_use(self, exc):
         # nova's 409 (instances or migrations on the host) does not pass by

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Quotas: a project's own quota values, reset in each service at the end.
 
 A service keeps a project's quota rows after the project is gone; resetting
@@ -19,7 +31,11 @@ from openstack import exceptions as sdk_exc
 
 from osc_cascade.kinds import shared_file_system
 from osc_cascade.kinds.base import (
-    ResourceKind, delete_of, request, unless_absent)
+    ResourceKind,
+    delete_of,
+    request,
+    unless_absent,
+)
 from osc_cascade.planner import Edge
 from osc_cascade.resource import ResourceRef
 
@@ -30,12 +46,20 @@ class _Quota(ResourceKind):
     deletes_of: ClassVar[str]
 
     def list(self, conn, project_id):
-        return [ResourceRef(kind=self.name, id=pid, name='quotas',
-                            project_id=pid, attrs=attrs)
-                for pid, attrs in self.customised(conn, project_id)]
+        return [
+            ResourceRef(
+                kind=self.name,
+                id=pid,
+                name='quotas',
+                project_id=pid,
+                attrs=attrs,
+            )
+            for pid, attrs in self.customised(conn, project_id)
+        ]
 
-    def customised(self, conn: Any, project_id: str | None
-                   ) -> list[tuple[str, dict[str, Any]]]:
+    def customised(
+        self, conn: Any, project_id: str | None
+    ) -> list[tuple[str, dict[str, Any]]]:
         """The projects (the one given, or all the API can tell) whose
         quotas differ from the defaults, with what their reset needs."""
         raise NotImplementedError
@@ -44,7 +68,8 @@ class _Quota(ResourceKind):
         me = delete_of(self.name, ref.id)
         for other in inventory:
             if other.project_id == ref.project_id and other.kind.startswith(
-                    self.deletes_of + '.'):
+                self.deletes_of + '.'
+            ):
                 yield Edge(delete_of(other.kind, other.id), me)
 
 
@@ -65,10 +90,12 @@ class _QuotaSets(_Quota):
         api = self.api(conn)
 
         def values(suffix=''):
-            found = request(api, 'GET', f'{self.path}/{project_id}{suffix}'
-                            ).json()['quota_set']
+            found = request(
+                api, 'GET', f'{self.path}/{project_id}{suffix}'
+            ).json()['quota_set']
             found.pop('id', None)
             return found
+
         try:
             own, defaults = values(), values('/defaults')
         except sdk_exc.NotFoundException:
@@ -117,9 +144,11 @@ class NetworkQuota(_Quota):
     deletes_of = 'network'
 
     def customised(self, conn, project_id):
-        return [(q.project_id, {})
-                for q in unless_absent(conn.network.quotas)
-                if project_id in (None, q.project_id)]
+        return [
+            (q.project_id, {})
+            for q in unless_absent(conn.network.quotas)
+            if project_id in (None, q.project_id)
+        ]
 
     def delete(self, conn, ref):
         conn.network.delete_quota(ref.id, ignore_missing=False)
@@ -135,12 +164,19 @@ class LoadBalancerQuota(_Quota):
 
     def customised(self, conn, project_id):
         params = {'project_id': project_id} if project_id else {}
-        rows = request(conn.load_balancer, 'GET', '/lbaas/quotas',
-                       params=params).json()['quotas']
-        return [(q['project_id'], {}) for q in rows
-                if project_id in (None, q['project_id'])
-                and any(v is not None for k, v in q.items()
-                        if k not in ('project_id', 'tenant_id'))]
+        rows = request(
+            conn.load_balancer, 'GET', '/lbaas/quotas', params=params
+        ).json()['quotas']
+        return [
+            (q['project_id'], {})
+            for q in rows
+            if project_id in (None, q['project_id'])
+            and any(
+                v is not None
+                for k, v in q.items()
+                if k not in ('project_id', 'tenant_id')
+            )
+        ]
 
     def delete(self, conn, ref):
         conn.load_balancer.delete_quota(ref.id, ignore_missing=False)
@@ -155,10 +191,14 @@ class KeyManagerQuota(_Quota):
     deletes_of = 'key_manager'
 
     def customised(self, conn, project_id):
-        rows = request(conn.key_manager, 'GET', '/project-quotas'
-                       ).json()['project_quotas']
-        return [(q['project_id'], {}) for q in rows
-                if project_id in (None, q['project_id'])]
+        rows = request(conn.key_manager, 'GET', '/project-quotas').json()[
+            'project_quotas'
+        ]
+        return [
+            (q['project_id'], {})
+            for q in rows
+            if project_id in (None, q['project_id'])
+        ]
 
     def delete(self, conn, ref):
         conn.key_manager.delete_project_quota(ref.id, ignore_missing=False)
@@ -173,21 +213,34 @@ class ContainerInfraQuota(_Quota):
 
     def customised(self, conn, project_id):
         resources: dict[str, list[str]] = {}
-        for q in request(conn.container_infrastructure_management, 'GET',
-                         '/quotas', params={'all_tenants': True}
-                         ).json()['quotas']:
+        for q in request(
+            conn.container_infrastructure_management,
+            'GET',
+            '/quotas',
+            params={'all_tenants': True},
+        ).json()['quotas']:
             if project_id in (None, q['project_id']):
-                resources.setdefault(q['project_id'], []).append(
-                    q['resource'])
-        return [(pid, {'resources': sorted(names)})
-                for pid, names in sorted(resources.items())]
+                resources.setdefault(q['project_id'], []).append(q['resource'])
+        return [
+            (pid, {'resources': sorted(names)})
+            for pid, names in sorted(resources.items())
+        ]
 
     def delete(self, conn, ref):
         for name in ref.attrs['resources']:
-            request(conn.container_infrastructure_management, 'DELETE',
-                    f'/quotas/{ref.id}/{name}')
+            request(
+                conn.container_infrastructure_management,
+                'DELETE',
+                f'/quotas/{ref.id}/{name}',
+            )
 
 
-KINDS = (ComputeQuota, BlockStorageQuota, SharedFileSystemQuota,
-         NetworkQuota, LoadBalancerQuota, KeyManagerQuota,
-         ContainerInfraQuota)
+KINDS = (
+    ComputeQuota,
+    BlockStorageQuota,
+    SharedFileSystemQuota,
+    NetworkQuota,
+    LoadBalancerQuota,
+    KeyManagerQuota,
+    ContainerInfraQuota,
+)

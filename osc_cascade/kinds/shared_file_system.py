@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Manila: shares (their access rules go with them), snapshots, replicas,
 share networks and share groups.
 
@@ -11,8 +23,8 @@ which the SDK does not offer for every kind.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, ClassVar
+import weakref
 
 from openstack import exceptions as sdk_exc
 from openstack.shared_file_system.v2 import _proxy as manila_proxy
@@ -38,20 +50,23 @@ def manila(conn: Any) -> Any:
     adapter = _ADAPTERS.get(conn)
     if adapter is None:
         adapter = conn.config.get_session_client(
-            'shared-file-system', version='2', constructor=manila_proxy.Proxy)
+            'shared-file-system', version='2', constructor=manila_proxy.Proxy
+        )
         adapter._connection = conn
         _ADAPTERS[conn] = adapter
     return adapter
 
 
-def listing(conn: Any, path: str, project_id: str | None,
-            **params: Any) -> list[dict[str, Any]]:
+def listing(
+    conn: Any, path: str, project_id: str | None, **params: Any
+) -> list[dict[str, Any]]:
     query = {'all_tenants': 1, **params}
     if project_id:
         query['project_id'] = project_id
     key = path.strip('/').split('/')[0].replace('-', '_')
-    return request(manila(conn), 'GET', path, params=query,
-                   microversion=MICROVERSION).json()[key]
+    return request(
+        manila(conn), 'GET', path, params=query, microversion=MICROVERSION
+    ).json()[key]
 
 
 class _ManilaKind(ResourceKind):
@@ -62,13 +77,17 @@ class _ManilaKind(ResourceKind):
 
     def make_ref(self, item: dict[str, Any], **attrs: Any) -> ResourceRef:
         return ResourceRef(
-            kind=self.name, id=item['id'], name=item.get('name') or '',
+            kind=self.name,
+            id=item['id'],
+            name=item.get('name') or '',
             project_id=item.get('project_id') or '',
-            attrs={k: v for k, v in attrs.items() if v})
+            attrs={k: v for k, v in attrs.items() if v},
+        )
 
     def delete(self, conn, ref):
-        getattr(manila(conn), f'delete_{self.noun}')(ref.id,
-                                                     ignore_missing=False)
+        getattr(manila(conn), f'delete_{self.noun}')(
+            ref.id, ignore_missing=False
+        )
 
     def status(self, conn, ref):
         found = getattr(manila(conn), f'get_{self.noun}')(ref.id)
@@ -81,7 +100,8 @@ class _ManilaKind(ResourceKind):
         # once what is before it in the plan is gone
         return super().is_in_use(exc) or (
             isinstance(exc, sdk_exc.BadRequestException)
-            and 'Invalid share' in str(exc))
+            and 'Invalid share' in str(exc)
+        )
 
 
 class Share(_ManilaKind):
@@ -89,23 +109,35 @@ class Share(_ManilaKind):
     noun = 'share'
 
     def list(self, conn, project_id):
-        return owned((self.make_ref(
-            s, status=s.get('status'),
-            share_network_id=s.get('share_network_id'),
-            share_group_id=s.get('share_group_id'),
-            snapshot_id=s.get('snapshot_id'),
-            replicated=bool(s.get('replication_type')))
-            for s in listing(conn, '/shares/detail', project_id)),
-            project_id)
+        return owned(
+            (
+                self.make_ref(
+                    s,
+                    status=s.get('status'),
+                    share_network_id=s.get('share_network_id'),
+                    share_group_id=s.get('share_group_id'),
+                    snapshot_id=s.get('snapshot_id'),
+                    replicated=bool(s.get('replication_type')),
+                )
+                for s in listing(conn, '/shares/detail', project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
-        yield Edge(me, delete_of(ShareNetwork.name,
-                                 ref.attrs.get('share_network_id', '')))
-        yield Edge(me, delete_of(ShareGroup.name,
-                                 ref.attrs.get('share_group_id', '')))
-        yield Edge(me, delete_of(ShareSnapshot.name,
-                                 ref.attrs.get('snapshot_id', '')))
+        yield Edge(
+            me,
+            delete_of(
+                ShareNetwork.name, ref.attrs.get('share_network_id', '')
+            ),
+        )
+        yield Edge(
+            me, delete_of(ShareGroup.name, ref.attrs.get('share_group_id', ''))
+        )
+        yield Edge(
+            me, delete_of(ShareSnapshot.name, ref.attrs.get('snapshot_id', ''))
+        )
 
 
 class ShareSnapshot(_ManilaKind):
@@ -113,13 +145,19 @@ class ShareSnapshot(_ManilaKind):
     noun = 'share_snapshot'
 
     def list(self, conn, project_id):
-        return owned((self.make_ref(s, share_id=s.get('share_id'))
-                      for s in listing(conn, '/snapshots/detail',
-                                       project_id)), project_id)
+        return owned(
+            (
+                self.make_ref(s, share_id=s.get('share_id'))
+                for s in listing(conn, '/snapshots/detail', project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
-        yield Edge(delete_of(self.name, ref.id),
-                   delete_of(Share.name, ref.attrs.get('share_id', '')))
+        yield Edge(
+            delete_of(self.name, ref.id),
+            delete_of(Share.name, ref.attrs.get('share_id', '')),
+        )
 
 
 class ShareReplica(_ManilaKind):
@@ -133,11 +171,16 @@ class ShareReplica(_ManilaKind):
         for share in Share().list(conn, project_id):
             if not share.attrs.get('replicated'):
                 continue
-            for r in listing(conn, '/share-replicas/detail', None,
-                             share_id=share.id):
-                refs.append(self.make_ref(
-                    {**r, 'project_id': share.project_id},
-                    share_id=share.id, state=r.get('replica_state')))
+            for r in listing(
+                conn, '/share-replicas/detail', None, share_id=share.id
+            ):
+                refs.append(
+                    self.make_ref(
+                        {**r, 'project_id': share.project_id},
+                        share_id=share.id,
+                        state=r.get('replica_state'),
+                    )
+                )
         return refs
 
     def primary_step(self, ref):
@@ -146,8 +189,10 @@ class ShareReplica(_ManilaKind):
         return super().primary_step(ref)
 
     def relations(self, ref, inventory):
-        yield Edge(delete_of(self.name, ref.id),
-                   delete_of(Share.name, ref.attrs['share_id']))
+        yield Edge(
+            delete_of(self.name, ref.id),
+            delete_of(Share.name, ref.attrs['share_id']),
+        )
 
 
 class ShareNetwork(_ManilaKind):
@@ -156,8 +201,13 @@ class ShareNetwork(_ManilaKind):
     error_statuses = frozenset({'error'})
 
     def list(self, conn, project_id):
-        return owned((self.make_ref(n) for n in listing(
-            conn, '/share-networks/detail', project_id)), project_id)
+        return owned(
+            (
+                self.make_ref(n)
+                for n in listing(conn, '/share-networks/detail', project_id)
+            ),
+            project_id,
+        )
 
 
 class ShareGroup(_ManilaKind):
@@ -165,15 +215,21 @@ class ShareGroup(_ManilaKind):
     noun = 'share_group'
 
     def list(self, conn, project_id):
-        return owned((self.make_ref(
-            g, share_network_id=g.get('share_network_id'))
-            for g in listing(conn, '/share-groups/detail', project_id)),
-            project_id)
+        return owned(
+            (
+                self.make_ref(g, share_network_id=g.get('share_network_id'))
+                for g in listing(conn, '/share-groups/detail', project_id)
+            ),
+            project_id,
+        )
 
     def relations(self, ref, inventory):
-        yield Edge(delete_of(self.name, ref.id),
-                   delete_of(ShareNetwork.name,
-                             ref.attrs.get('share_network_id', '')))
+        yield Edge(
+            delete_of(self.name, ref.id),
+            delete_of(
+                ShareNetwork.name, ref.attrs.get('share_network_id', '')
+            ),
+        )
 
 
 KINDS = (Share, ShareSnapshot, ShareReplica, ShareNetwork, ShareGroup)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """``openstack cluster force-delete`` and ``openstack cluster stuck list``.
 
 The work is in ``osc_cascade.clusters``; these classes parse, confirm and
@@ -8,9 +20,8 @@ print. The names stay clear of python-senlinclient's ``cluster`` commands
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
 import importlib
+from typing import Any
 
 from osc_lib.command import command
 
@@ -51,20 +62,29 @@ def non_negative_float(text: str) -> float:
     return value
 
 
-def add_stuck_options(parser: argparse.ArgumentParser, *,
-                      default_age: str | None) -> None:
+def add_stuck_options(
+    parser: argparse.ArgumentParser, *, default_age: str | None
+) -> None:
     parser.add_argument(
-        '--stack', action='store_true',
+        '--stack',
+        action='store_true',
         help='Work on Heat stacks themselves instead of Magnum and Sahara '
-             'clusters')
+        'clusters',
+    )
     parser.add_argument(
-        '--older-than', metavar='<age>', type=age, default=default_age,
+        '--older-than',
+        metavar='<age>',
+        type=age,
+        default=default_age,
         help='Only clusters not updated for longer than <age>, such as '
-             f'90s, 30m, 24h or 7d (default: {default_age or DEFAULT_AGE})')
+        f'90s, 30m, 24h or 7d (default: {default_age or DEFAULT_AGE})',
+    )
     parser.add_argument(
-        '--project', metavar='<project>',
+        '--project',
+        metavar='<project>',
         help='Only the clusters of <project> (name or ID; default: all '
-             'projects)')
+        'projects)',
+    )
 
 
 class ListStuckCluster(command.Lister):
@@ -78,9 +98,12 @@ class ListStuckCluster(command.Lister):
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         conn = self.app.client_manager.sdk_connection
         stuck = clusters.find_stuck(
-            conn, clusters.services_for(conn, stacks=parsed_args.stack),
-            parsed_args.older_than, clusters.utcnow(),
-            _project_id(conn, parsed_args.project))
+            conn,
+            clusters.services_for(conn, stacks=parsed_args.stack),
+            parsed_args.older_than,
+            clusters.utcnow(),
+            _project_id(conn, parsed_args.project),
+        )
         return clusters.stuck_rows(stuck)
 
 
@@ -88,47 +111,63 @@ class ForceDeleteCluster(command.Lister):
     """Force-delete stuck clusters by abandoning their Heat stack"""
 
     def get_epilog(self) -> str:
-        return ('The last resort: each cluster is first deleted the normal '
-                'way; only if that does not finish within --grace seconds is '
-                'its Heat stack abandoned, which deletes Heat\'s record of '
-                'the stack and leaves everything the stack made in place. '
-                'What is left is listed in a manifest file and, with '
-                '--delete-leftovers, deleted in dependency order. Needs the '
-                'admin role, and enable_stack_abandon = true in heat.conf.')
+        return (
+            'The last resort: each cluster is first deleted the normal '
+            'way; only if that does not finish within --grace seconds is '
+            'its Heat stack abandoned, which deletes Heat\'s record of '
+            'the stack and leaves everything the stack made in place. '
+            'What is left is listed in a manifest file and, with '
+            '--delete-leftovers, deleted in dependency order. Needs the '
+            'admin role, and enable_stack_abandon = true in heat.conf.'
+        )
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument(
-            'clusters', metavar='<cluster>', nargs='*',
+            'clusters',
+            metavar='<cluster>',
+            nargs='*',
             help='Cluster(s) to force-delete, by name or ID: Magnum or '
-                 'Sahara clusters, or with --stack Heat stacks')
+            'Sahara clusters, or with --stack Heat stacks',
+        )
         parser.add_argument(
-            '--stuck', action='store_true',
+            '--stuck',
+            action='store_true',
             help='Force-delete every stuck cluster (see "cluster stuck '
-                 'list"); without --yes, only show them')
+            'list"); without --yes, only show them',
+        )
         add_stuck_options(parser, default_age=None)
         group = parser.add_argument_group('force-delete (osc-cascade)')
         add_execution_options(group)
         group.add_argument(
-            '--grace', metavar='<seconds>', type=non_negative_float,
+            '--grace',
+            metavar='<seconds>',
+            type=non_negative_float,
             default=300,
             help='Give the normal delete <seconds> to finish before the '
-                 'stack is abandoned (default: 300)')
+            'stack is abandoned (default: 300)',
+        )
         group.add_argument(
-            '--wait', action='store_true',
+            '--wait',
+            action='store_true',
             help='Wait for the cluster to disappear once its stack is '
-                 'abandoned (at most --timeout seconds)')
+            'abandoned (at most --timeout seconds)',
+        )
         group.add_argument(
-            '--manifest', metavar='<file>',
+            '--manifest',
+            metavar='<file>',
             help='Write what the abandoned stack left behind to <file> '
-                 '(one cluster only; default: '
-                 'cluster-<name>-<stack id>-abandoned.json, or stack-... '
-                 'with --stack, in the current directory)')
+            '(one cluster only; default: '
+            'cluster-<name>-<stack id>-abandoned.json, or stack-... '
+            'with --stack, in the current directory)',
+        )
         group.add_argument(
-            '--delete-leftovers', action='store_true',
+            '--delete-leftovers',
+            action='store_true',
             help='Then delete what the stack left behind and still '
-                 'exists, in dependency order, and report what could not '
-                 'be deleted')
+            'exists, in dependency order, and report what could not '
+            'be deleted',
+        )
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -136,34 +175,55 @@ class ForceDeleteCluster(command.Lister):
         conn = self.app.client_manager.sdk_connection
         services = clusters.services_for(conn, stacks=parsed_args.stack)
         progress = _progress.Progress()
-        force = clusters.ForceDelete(conn, services, clusters.Options(
-            grace=parsed_args.grace, wait=parsed_args.wait,
-            timeout=parsed_args.timeout,
-            delete_leftovers=parsed_args.delete_leftovers,
-            parallel=parsed_args.parallel, manifest=parsed_args.manifest),
-            notify=progress.note, on_event=progress,
-            on_plan=progress.add_total)
+        force = clusters.ForceDelete(
+            conn,
+            services,
+            clusters.Options(
+                grace=parsed_args.grace,
+                wait=parsed_args.wait,
+                timeout=parsed_args.timeout,
+                delete_leftovers=parsed_args.delete_leftovers,
+                parallel=parsed_args.parallel,
+                manifest=parsed_args.manifest,
+            ),
+            notify=progress.note,
+            on_event=progress,
+            on_plan=progress.add_total,
+        )
 
         dry_run = parsed_args.dry_run
         if parsed_args.stuck:
-            targets = [s.cluster for s in clusters.find_stuck(
-                conn, services, parsed_args.older_than, clusters.utcnow(),
-                _project_id(conn, parsed_args.project))]
+            targets = [
+                s.cluster
+                for s in clusters.find_stuck(
+                    conn,
+                    services,
+                    parsed_args.older_than,
+                    clusters.utcnow(),
+                    _project_id(conn, parsed_args.project),
+                )
+            ]
             if not (parsed_args.yes or dry_run):
-                progress.note('Showing what would be force-deleted; pass '
-                              '--yes to force-delete.')
+                progress.note(
+                    'Showing what would be force-deleted; pass '
+                    '--yes to force-delete.'
+                )
                 dry_run = True
         else:
-            targets = [clusters.find_cluster(conn, services, name)
-                       for name in parsed_args.clusters]
+            targets = [
+                clusters.find_cluster(conn, services, name)
+                for name in parsed_args.clusters
+            ]
         previews = [force.preview(t) for t in targets]
         if dry_run:
-            return clusters.preview_rows(previews,
-                                         parsed_args.delete_leftovers)
+            return clusters.preview_rows(
+                previews, parsed_args.delete_leftovers
+            )
 
         if not parsed_args.stuck:
-            confirm(clusters.question(previews, parsed_args.grace),
-                    parsed_args.yes)
+            confirm(
+                clusters.question(previews, parsed_args.grace), parsed_args.yes
+            )
         try:
             outcomes = [force.run(p) for p in previews]
         finally:
@@ -172,8 +232,7 @@ class ForceDeleteCluster(command.Lister):
         failed = [o for o in outcomes if not o.ok]
         if failed:
             self.produce_output(parsed_args, columns, rows)
-            raise CascadeError(clusters.failure_message(failed,
-                                                        len(outcomes)))
+            raise CascadeError(clusters.failure_message(failed, len(outcomes)))
         return columns, rows
 
 
@@ -183,16 +242,20 @@ def _project_id(conn: Any, name_or_id: str | None) -> str | None:
 
 def _check_arguments(parsed_args: argparse.Namespace) -> None:
     if parsed_args.stuck == bool(parsed_args.clusters):
-        raise CascadeError('Name the cluster(s) to force-delete, or pass '
-                           '--stuck (not both).')
+        raise CascadeError(
+            'Name the cluster(s) to force-delete, or pass --stuck (not both).'
+        )
     for option in ('older_than', 'project'):
         if getattr(parsed_args, option) is not None and not (
-                parsed_args.stuck):
-            raise CascadeError(f'--{option.replace("_", "-")} needs '
-                               f'--stuck')
+            parsed_args.stuck
+        ):
+            raise CascadeError(f'--{option.replace("_", "-")} needs --stuck')
     if parsed_args.stuck and parsed_args.older_than is None:
         parsed_args.older_than = clusters.parse_age(DEFAULT_AGE)
-    if parsed_args.manifest and (parsed_args.stuck
-                                 or len(parsed_args.clusters) > 1):
-        raise CascadeError('--manifest names the file of one cluster; '
-                           'with several, each gets its default name.')
+    if parsed_args.manifest and (
+        parsed_args.stuck or len(parsed_args.clusters) > 1
+    ):
+        raise CascadeError(
+            '--manifest names the file of one cluster; '
+            'with several, each gets its default name.'
+        )

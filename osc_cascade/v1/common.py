@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """What the commands of this plugin share: the options of every command
 that runs a plan, the confirmation prompt and the counts it shows."""
 
@@ -27,18 +39,30 @@ def positive_float(text: str) -> float:
 def add_execution_options(group: Any) -> None:
     """Options of every command that runs a plan."""
     group.add_argument(
-        '--dry-run', action='store_true',
-        help='Show the plan and change nothing')
+        '--dry-run',
+        action='store_true',
+        help='Show the plan and change nothing',
+    )
     group.add_argument(
-        '--yes', action='store_true',
-        help='Do not ask for confirmation (needed without a terminal)')
+        '--yes',
+        action='store_true',
+        help='Do not ask for confirmation (needed without a terminal)',
+    )
     group.add_argument(
-        '--parallel', metavar='<n>', type=positive_int, default=10,
+        '--parallel',
+        metavar='<n>',
+        type=positive_int,
+        default=10,
         help='Make at most <n> API calls at once (default: 10); a '
-             'deletion waiting for the service to finish holds none')
+        'deletion waiting for the service to finish holds none',
+    )
     group.add_argument(
-        '--timeout', metavar='<seconds>', type=positive_float, default=600,
-        help='Give up on one resource after <seconds> (default: 600)')
+        '--timeout',
+        metavar='<seconds>',
+        type=positive_float,
+        default=600,
+        help='Give up on one resource after <seconds> (default: 600)',
+    )
 
 
 def confirm(question: str, assume_yes: bool) -> None:
@@ -48,7 +72,8 @@ def confirm(question: str, assume_yes: bool) -> None:
     if not sys.stdin.isatty():
         raise exceptions.CommandError(
             'Refusing to delete without confirmation: standard input is '
-            'not a terminal. Pass --yes to confirm.')
+            'not a terminal. Pass --yes to confirm.'
+        )
     sys.stderr.write(question + ' [y/N]: ')
     sys.stderr.flush()
     if sys.stdin.readline().strip().lower() not in ('y', 'yes'):
@@ -58,17 +83,20 @@ def confirm(question: str, assume_yes: bool) -> None:
 def counts_text(plan: Any) -> str:
     lines = []
     for kind, per_action in sorted(plan.counts().items()):
-        parts = ', '.join(f'{n} {action}' for action, n in
-                          sorted(per_action.items()))
+        parts = ', '.join(
+            f'{n} {action}' for action, n in sorted(per_action.items())
+        )
         lines.append(f'  {kind}: {parts}')
     return '\n'.join(lines)
 
 
-def refuse_stray_options(parsed_args: argparse.Namespace,
-                         options: tuple[str, ...], needed: str) -> None:
+def refuse_stray_options(
+    parsed_args: argparse.Namespace, options: tuple[str, ...], needed: str
+) -> None:
     """A hook's options mean nothing without its switch: say so rather than
     let OSC's own command run as if they were not given."""
     given = [o for o in options if getattr(parsed_args, o, None)]
     if given:
         raise exceptions.CommandError(
-            '--' + given[0].replace('_', '-') + f' needs {needed}')
+            '--' + given[0].replace('_', '-') + f' needs {needed}'
+        )

@@ -1,11 +1,23 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """OSC output formats (``-f table|json|yaml|value|csv``, plus ``dot`` for a
 plan) for commands whose own class has none, such as ``project delete``."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
+import sys
 from typing import Any, TextIO
 
 import stevedore
@@ -16,32 +28,45 @@ DOT = 'dot'
 
 
 def _formatters() -> stevedore.ExtensionManager:
-    return stevedore.ExtensionManager('cliff.formatter.list',
-                                      invoke_on_load=True)
+    return stevedore.ExtensionManager(
+        'cliff.formatter.list', invoke_on_load=True
+    )
 
 
-def add_format_options(parser: argparse.ArgumentParser, *,
-                       with_dot: bool = False) -> None:
+def add_format_options(
+    parser: argparse.ArgumentParser, *, with_dot: bool = False
+) -> None:
     formatters = _formatters()
     group = parser.add_argument_group(
         'output formatters (osc-cascade)',
-        'format of the plan (with --dry-run) or of the summary')
+        'format of the plan (with --dry-run) or of the summary',
+    )
     choices = sorted(formatters.names()) + ([DOT] if with_dot else [])
-    group.add_argument('-f', '--format', dest='formatter', choices=choices,
-                       default='table',
-                       help='the output format, defaults to table'
-                       + ('; dot is a Graphviz graph of the plan'
-                          if with_dot else ''))
-    group.add_argument('-c', '--column', dest='column', action='append',
-                       default=[], metavar='COLUMN',
-                       help='a column to include; repeat it for more '
-                            '(default: all)')
+    group.add_argument(
+        '-f',
+        '--format',
+        dest='formatter',
+        choices=choices,
+        default='table',
+        help='the output format, defaults to table'
+        + ('; dot is a Graphviz graph of the plan' if with_dot else ''),
+    )
+    group.add_argument(
+        '-c',
+        '--column',
+        dest='column',
+        action='append',
+        default=[],
+        metavar='COLUMN',
+        help='a column to include; repeat it for more (default: all)',
+    )
     for ext in formatters:
         ext.obj.add_argument_group(parser)
 
 
-def chosen_columns(parsed_args: argparse.Namespace,
-                   columns: Sequence[str]) -> list[int]:
+def chosen_columns(
+    parsed_args: argparse.Namespace, columns: Sequence[str]
+) -> list[int]:
     """The indexes of the columns ``-c`` asked for, as cliff's listers
     choose them: in the table's order, unknown names ignored, but at least
     one known. Commands check this before they change anything."""
@@ -50,14 +75,20 @@ def chosen_columns(parsed_args: argparse.Namespace,
         return list(range(len(columns)))
     keep = [i for i, c in enumerate(columns) if c in wanted]
     if not keep:
-        raise CascadeError(f'No recognized column names in '
-                           f'{", ".join(wanted)}. Recognized columns are '
-                           f'{", ".join(columns)}.')
+        raise CascadeError(
+            f'No recognized column names in '
+            f'{", ".join(wanted)}. Recognized columns are '
+            f'{", ".join(columns)}.'
+        )
     return keep
 
 
-def emit(parsed_args: argparse.Namespace, columns: Sequence[str],
-         rows: Sequence[Sequence[Any]], stdout: TextIO | None = None) -> None:
+def emit(
+    parsed_args: argparse.Namespace,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    stdout: TextIO | None = None,
+) -> None:
     stdout = stdout or sys.stdout
     formatter = _formatters()[parsed_args.formatter].obj
     keep = chosen_columns(parsed_args, columns)
@@ -65,6 +96,8 @@ def emit(parsed_args: argparse.Namespace, columns: Sequence[str],
     rows = [[row[i] for i in keep] for row in rows]
     # the table and value formatters print lists poorly: join them
     if parsed_args.formatter not in ('json', 'yaml'):
-        rows = [[', '.join(map(str, v)) if isinstance(v, list) else v
-                 for v in row] for row in rows]
+        rows = [
+            [', '.join(map(str, v)) if isinstance(v, list) else v for v in row]
+            for row in rows
+        ]
     formatter.emit_list(list(columns), rows, stdout, parsed_args)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Functional tests run against a real cloud: the minicloud of tools/.
 
 ``OS_CLIENT_CONFIG_FILE`` names its clouds.yaml (``tox -e functional`` sets
@@ -23,14 +35,16 @@ ADMIN_CLOUD = 'minicloud-admin'
 def _cloud_or_reason() -> str | None:
     path = os.environ.get('OS_CLIENT_CONFIG_FILE')
     if not path or not os.path.exists(path):
-        return (f'NO CLOUD: OS_CLIENT_CONFIG_FILE={path!r} does not name a '
-                f'clouds.yaml; start one with `tools/minicloud up` or run '
-                f'`tox -e functional`')
+        return (
+            f'NO CLOUD: OS_CLIENT_CONFIG_FILE={path!r} does not name a '
+            f'clouds.yaml; start one with `tools/minicloud up` or run '
+            f'`tox -e functional`'
+        )
     try:
         openstack.connect(cloud=ADMIN_CLOUD).identity.get_project('admin')
     except openstack.exceptions.NotFoundException:
         pass  # reachable: the admin project is looked up by id
-    except Exception as exc:  # noqa: BLE001 - reported as the reason
+    except Exception as exc:  # reported as the reason
         return f'NO CLOUD: {ADMIN_CLOUD} in {path} does not answer: {exc}'
     return None
 
@@ -62,8 +76,9 @@ def _cascade_away_what_the_module_made():
     admin = openstack.connect(cloud=ADMIN_CLOUD)
     for project_id in made:
         if admin.identity.find_project(project_id) is not None:
-            result = run_openstack('project', 'delete', '--cascade', '--yes',
-                                   project_id)
+            result = run_openstack(
+                'project', 'delete', '--cascade', '--yes', project_id
+            )
             assert result.code == 0, result.stdout + result.stderr
 
 
@@ -82,12 +97,17 @@ class CLIResult:
         return json.loads(self.stdout)
 
 
-def run_openstack(*args: str, cloud: str = ADMIN_CLOUD,
-                  timeout: float = 900) -> CLIResult:
+def run_openstack(
+    *args: str, cloud: str = ADMIN_CLOUD, timeout: float = 900
+) -> CLIResult:
     """The real `openstack` command, as a user runs it."""
-    proc = subprocess.run([openstack_bin(), '--os-cloud', cloud, *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [openstack_bin(), '--os-cloud', cloud, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
     return CLIResult(proc)
 
 

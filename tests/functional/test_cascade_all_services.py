@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack project delete --cascade` on the minicloud, with what Heat,
 Octavia and Swift hold too, next to a twin that must stay untouched."""
 
@@ -15,14 +27,22 @@ pytestmark = pytest.mark.functional
 def services_of(admin, project_id):
     """The project's stacks, load balancers and containers, as admin with
     the owner re-checked, as {(kind, id)}."""
-    found = {('orchestration.stack', s['id']) for s in admin.orchestration.get(
-        '/stacks', params={'tenant': project_id}).json()['stacks']
-        if s.get('project') == project_id}
-    found |= {('load_balancer.load_balancer', lb.id)
-              for lb in admin.load_balancer.load_balancers(
-                  project_id=project_id) if lb.project_id == project_id}
-    found |= {('object_store.container', f'{project_id}/{c.name}')
-              for c in account(admin, project_id).containers()}
+    found = {
+        ('orchestration.stack', s['id'])
+        for s in admin.orchestration.get(
+            '/stacks', params={'tenant': project_id}
+        ).json()['stacks']
+        if s.get('project') == project_id
+    }
+    found |= {
+        ('load_balancer.load_balancer', lb.id)
+        for lb in admin.load_balancer.load_balancers(project_id=project_id)
+        if lb.project_id == project_id
+    }
+    found |= {
+        ('object_store.container', f'{project_id}/{c.name}')
+        for c in account(admin, project_id).containers()
+    }
     return found
 
 
@@ -37,22 +57,25 @@ def twins(admin):
 
 
 def test_the_cascade_takes_every_service_and_nothing_of_the_twin(
-        admin, twins, cli):
+    admin, twins, cli
+):
     a, b = twins
     a_id, b_id = a.project.id, b.project.id
     mine = topology.owned(admin, a_id) | services_of(admin, a_id)
     twin = topology.owned(admin, b_id) | services_of(admin, b_id)
-    assert {('orchestration.stack', a.ids['stack']),
-            ('load_balancer.load_balancer', a.ids['lb']),
-            ('network.network', a.ids['stack_net']),
-            ('network.floating_ip', a.ids['vip_fip']),
-            ('object_store.container', f'{a_id}/data'),
-            ('object_store.container', f'{a_id}/docs'),
-            ('object_store.container', f'{a_id}/{a.ids["stack_cont"]}')
-            } <= mine
+    assert {
+        ('orchestration.stack', a.ids['stack']),
+        ('load_balancer.load_balancer', a.ids['lb']),
+        ('network.network', a.ids['stack_net']),
+        ('network.floating_ip', a.ids['vip_fip']),
+        ('object_store.container', f'{a_id}/data'),
+        ('object_store.container', f'{a_id}/docs'),
+        ('object_store.container', f'{a_id}/{a.ids["stack_cont"]}'),
+    } <= mine
 
-    dry = cli('project', 'delete', '--cascade', '--dry-run', a_id,
-              '-f', 'json')
+    dry = cli(
+        'project', 'delete', '--cascade', '--dry-run', a_id, '-f', 'json'
+    )
     assert dry.code == 0, dry.stderr
     rows = dry.json()
     planned = {(r['Kind'], r['ID']) for r in rows if r['Action'] == 'delete'}
@@ -69,6 +92,8 @@ def test_the_cascade_takes_every_service_and_nothing_of_the_twin(
     with pytest.raises(Exception):
         admin.identity.get_project(a_id)
     assert topology.owned(admin, b_id) | services_of(admin, b_id) == twin
-    assert admin.load_balancer.get_load_balancer(
-        b.ids['lb']).provisioning_status == 'ACTIVE'
+    assert (
+        admin.load_balancer.get_load_balancer(b.ids['lb']).provisioning_status
+        == 'ACTIVE'
+    )
     assert len(list(account(admin, b_id).objects('data'))) == 300

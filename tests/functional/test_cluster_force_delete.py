@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack cluster force-delete` and the stuck sweep on the minicloud's
 real Heat (``enable_stack_abandon = true``).
 
@@ -27,16 +39,20 @@ HANG = 900  # longer than any test: the stack's delete never finishes
 def template(name: str, *, network: bool, container: bool) -> dict:
     resources = {}
     if network:
-        resources['net'] = {'type': 'OS::Neutron::Net',
-                            'properties': {'name': name + '-net'}}
+        resources['net'] = {
+            'type': 'OS::Neutron::Net',
+            'properties': {'name': name + '-net'},
+        }
     if container:
-        resources['bucket'] = {'type': 'OS::Swift::Container',
-                               'properties': {'name': name + '-bucket'}}
+        resources['bucket'] = {
+            'type': 'OS::Swift::Container',
+            'properties': {'name': name + '-bucket'},
+        }
     resources['slow'] = {
         'type': 'OS::Heat::TestResource',
         'depends_on': sorted(resources),
-        'properties': {'value': 'x',
-                       'action_wait_secs': {'delete': HANG}}}
+        'properties': {'value': 'x', 'action_wait_secs': {'delete': HANG}},
+    }
     return {'heat_template_version': '2018-08-31', 'resources': resources}
 
 
@@ -53,27 +69,44 @@ def conn(admin, project):
 
 
 def create_stacks(conn, names, **parts):
-    stacks = [conn.orchestration.create_stack(
-        name=name, template=template(name, **parts)) for name in names]
-    return [conn.orchestration.wait_for_status(
-        s, 'CREATE_COMPLETE', failures=['CREATE_FAILED'], interval=2,
-        wait=300) for s in stacks]
+    stacks = [
+        conn.orchestration.create_stack(
+            name=name, template=template(name, **parts)
+        )
+        for name in names
+    ]
+    return [
+        conn.orchestration.wait_for_status(
+            s,
+            'CREATE_COMPLETE',
+            failures=['CREATE_FAILED'],
+            interval=2,
+            wait=300,
+        )
+        for s in stacks
+    ]
 
 
 def start_delete(conn, stack):
     """Delete the stack and wait until Heat is stuck on the slow one."""
     conn.orchestration.delete_stack(stack)
     return wait_for(
-        lambda: conn.orchestration.get_stack(stack.id).status
-        == 'DELETE_IN_PROGRESS', timeout=60, what=f'{stack.name} deleting')
+        lambda: (
+            conn.orchestration.get_stack(stack.id).status
+            == 'DELETE_IN_PROGRESS'
+        ),
+        timeout=60,
+        what=f'{stack.name} deleting',
+    )
 
 
 def stack_exists(conn, stack_id):
     return conn.orchestration.find_stack(stack_id) is not None
 
 
-def test_stack_whose_delete_hangs_is_abandoned(admin, conn, cli, tmp_path,
-                                               monkeypatch):
+def test_stack_whose_delete_hangs_is_abandoned(
+    admin, conn, cli, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     swift = admin.has_service('object-store')
     name = unique('hangs')
@@ -81,18 +114,37 @@ def test_stack_whose_delete_hangs_is_abandoned(admin, conn, cli, tmp_path,
     net = conn.network.find_network(name + '-net', ignore_missing=False)
     manifest = tmp_path / 'left.json'
     try:
-        dry = cli('cluster', 'force-delete', '--stack', name, '--dry-run',
-                  '-f', 'json')
+        dry = cli(
+            'cluster',
+            'force-delete',
+            '--stack',
+            name,
+            '--dry-run',
+            '-f',
+            'json',
+        )
         assert dry.code == 0, dry.stderr
         assert {r['Type'] for r in dry.json()} == (
-            {'OS::Neutron::Net'} | ({'OS::Swift::Container'} if swift
-                                    else set()))
+            {'OS::Neutron::Net'}
+            | ({'OS::Swift::Container'} if swift else set())
+        )
         assert conn.orchestration.get_stack(stack.id).status == (
-            'CREATE_COMPLETE')
+            'CREATE_COMPLETE'
+        )
 
-        run = cli('cluster', 'force-delete', '--stack', name, '--yes',
-                  '--grace', '10', '--manifest', str(manifest),
-                  '-f', 'json')
+        run = cli(
+            'cluster',
+            'force-delete',
+            '--stack',
+            name,
+            '--yes',
+            '--grace',
+            '10',
+            '--manifest',
+            str(manifest),
+            '-f',
+            'json',
+        )
         assert run.code == 0, run.stdout + run.stderr
         [row] = run.json()
         assert (row['Result'], row['Record']) == ('abandoned', 'gone')
@@ -115,55 +167,95 @@ def test_stack_whose_delete_hangs_is_abandoned(admin, conn, cli, tmp_path,
             # had used Swift, a connect_as_project connection still
             # reached the admin's own account
             account(admin, conn.current_project_id).get_container_metadata(
-                name + '-bucket')
+                name + '-bucket'
+            )
     finally:
         if stack_exists(conn, stack.id):
-            cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
-                '--grace', '0', '--manifest', str(tmp_path / 'cleanup.json'))
+            cli(
+                'cluster',
+                'force-delete',
+                '--stack',
+                stack.id,
+                '--yes',
+                '--grace',
+                '0',
+                '--manifest',
+                str(tmp_path / 'cleanup.json'),
+            )
         conn.network.delete_network(net, ignore_missing=True)
         if swift:
             account(admin, conn.current_project_id).delete_container(
-                name + '-bucket', ignore_missing=True)
+                name + '-bucket', ignore_missing=True
+            )
 
 
-def test_delete_leftovers_deletes_what_the_stack_left(admin, conn, cli,
-                                                       tmp_path,
-                                                       monkeypatch):
+def test_delete_leftovers_deletes_what_the_stack_left(
+    admin, conn, cli, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     swift = admin.has_service('object-store')
     name = unique('leftovers')
     [stack] = create_stacks(conn, [name], network=True, container=swift)
     try:
-        run = cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
-                  '--grace', '5', '--delete-leftovers', '-f', 'json')
+        run = cli(
+            'cluster',
+            'force-delete',
+            '--stack',
+            stack.id,
+            '--yes',
+            '--grace',
+            '5',
+            '--delete-leftovers',
+            '-f',
+            'json',
+        )
         assert run.code == 0, run.stdout + run.stderr
         [row] = run.json()
         left = 1 + swift
-        assert (row['Left Behind'], row['Leftovers Deleted'],
-                row['Leftovers Not Deleted']) == (left, left, 0)
+        assert (
+            row['Left Behind'],
+            row['Leftovers Deleted'],
+            row['Leftovers Not Deleted'],
+        ) == (left, left, 0)
         assert not stack_exists(conn, stack.id)
         assert list(conn.network.networks(name=name + '-net')) == []
         data = json.loads((tmp_path / row['Manifest']).read_text())
         assert set(data['leftovers'].values()) == {'deleted'}
     finally:
         if stack_exists(conn, stack.id):
-            cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
-                '--grace', '0', '--delete-leftovers')
+            cli(
+                'cluster',
+                'force-delete',
+                '--stack',
+                stack.id,
+                '--yes',
+                '--grace',
+                '0',
+                '--delete-leftovers',
+            )
 
 
-def test_stuck_sweep_takes_the_old_and_leaves_the_young(conn, cli,
-                                                         project, tmp_path,
-                                                         monkeypatch):
+def test_stuck_sweep_takes_the_old_and_leaves_the_young(
+    conn, cli, project, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)  # the sweep's manifests
     gap = 40
-    old, young = create_stacks(conn, [unique('old'), unique('young')],
-                               network=False, container=False)
+    old, young = create_stacks(
+        conn, [unique('old'), unique('young')], network=False, container=False
+    )
 
     def sweep():
         """Midway between the two ages, however long each call takes."""
         young_age = time.monotonic() - young_deleted
-        return ('--stack', '--older-than', f'{int(young_age + gap / 2)}s',
-                '--project', project.id, '-f', 'json')
+        return (
+            '--stack',
+            '--older-than',
+            f'{int(young_age + gap / 2)}s',
+            '--project',
+            project.id,
+            '-f',
+            'json',
+        )
 
     try:
         start_delete(conn, old)
@@ -182,17 +274,27 @@ def test_stuck_sweep_takes_the_old_and_leaves_the_young(conn, cli,
         assert 'pass --yes' in shown.stderr
         assert stack_exists(conn, old.id)  # without --yes: a dry run
 
-        done = cli('cluster', 'force-delete', '--stuck', '--yes', '--wait',
-                   *sweep())
+        done = cli(
+            'cluster', 'force-delete', '--stuck', '--yes', '--wait', *sweep()
+        )
         assert done.code == 0, done.stdout + done.stderr
         assert [r['Cluster'] for r in done.json()] == [old.name]
         assert not stack_exists(conn, old.id)
         assert conn.orchestration.get_stack(young.id).status == (
-            'DELETE_IN_PROGRESS')
-        assert (tmp_path / f'stack-{old.name}-{old.id}-abandoned.json'
-                ).exists()
+            'DELETE_IN_PROGRESS'
+        )
+        assert (
+            tmp_path / f'stack-{old.name}-{old.id}-abandoned.json'
+        ).exists()
     finally:
         for stack in (old, young):
             if stack_exists(conn, stack.id):
-                cli('cluster', 'force-delete', '--stack', stack.id, '--yes',
-                    '--grace', '0')
+                cli(
+                    'cluster',
+                    'force-delete',
+                    '--stack',
+                    stack.id,
+                    '--yes',
+                    '--grace',
+                    '0',
+                )

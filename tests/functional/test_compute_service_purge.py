@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack compute service delete --purge-allocations` against the real
 minicloud: nova 34 and placement 16 with two fake computes, compute-a and
 compute-b.
@@ -23,38 +35,60 @@ from tests.functional.topology import unique, wait_for
 pytestmark = pytest.mark.functional
 
 HOST, OTHER = 'compute-a', 'compute-b'
-MINICLOUD = os.path.join(os.path.dirname(__file__), '..', '..', 'tools',
-                         'minicloud')
+MINICLOUD = os.path.join(
+    os.path.dirname(__file__), '..', '..', 'tools', 'minicloud'
+)
 FLAVOR, IMAGE = 'm1.tiny', 'cirros'
 
 
 def minicloud(*args: str) -> None:
-    subprocess.run([MINICLOUD, *args], check=True, capture_output=True,
-                   timeout=300, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        [MINICLOUD, *args],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def service(admin, host=HOST):
-    found = [s for s in admin.compute.services(microversion='2.53')
-             if s.host == host and s.binary == 'nova-compute']
+    found = [
+        s
+        for s in admin.compute.services(microversion='2.53')
+        if s.host == host and s.binary == 'nova-compute'
+    ]
     return found[0] if found else None
 
 
 def provider(admin, host=HOST):
-    rps = admin.placement.get(f'/resource_providers?name={host}',
-                              microversion='1.14').json()
-    return rps['resource_providers'][0]['uuid'] if rps[
-        'resource_providers'] else None
+    rps = admin.placement.get(
+        f'/resource_providers?name={host}', microversion='1.14'
+    ).json()
+    return (
+        rps['resource_providers'][0]['uuid']
+        if rps['resource_providers']
+        else None
+    )
 
 
 def provider_exists(admin, rp):
-    return admin.placement.get(f'/resource_providers/{rp}',
-                               microversion='1.14').status_code == 200
+    return (
+        admin.placement.get(
+            f'/resource_providers/{rp}', microversion='1.14'
+        ).status_code
+        == 200
+    )
 
 
 def allocations(admin, consumer):
-    return {rp: a['resources'] for rp, a in admin.placement.get(
-        f'/allocations/{consumer}', microversion='1.28').json()[
-        'allocations'].items()}
+    return {
+        rp: a['resources']
+        for rp, a in admin.placement.get(
+            f'/allocations/{consumer}', microversion='1.28'
+        )
+        .json()['allocations']
+        .items()
+    }
 
 
 def host_of(admin, server_id):
@@ -67,16 +101,27 @@ def ok(result):
 
 
 def purge(*args):
-    return run_openstack('compute', 'service', 'delete',
-                         '--purge-allocations', *args)
+    return run_openstack(
+        'compute', 'service', 'delete', '--purge-allocations', *args
+    )
 
 
 def take_down(admin, host=HOST):
     """Stop nova-compute and force its service down, as an operator does
     before evacuating or deleting it."""
     minicloud('stop', f'nova-{host}')
-    ok(run_openstack('--os-compute-api-version', '2.11', 'compute',
-                     'service', 'set', '--down', host, 'nova-compute'))
+    ok(
+        run_openstack(
+            '--os-compute-api-version',
+            '2.11',
+            'compute',
+            'service',
+            'set',
+            '--down',
+            host,
+            'nova-compute',
+        )
+    )
 
 
 def bring_up(admin, host=HOST):
@@ -84,14 +129,27 @@ def bring_up(admin, host=HOST):
     (service, compute node, provider with inventory), clear a forced down
     and wait until the scheduler can place instances on it."""
     minicloud('start', f'nova-{host}')
-    svc = wait_for(lambda: service(admin, host), timeout=240,
-                   what=f'the {host} service')
+    svc = wait_for(
+        lambda: service(admin, host), timeout=240, what=f'the {host} service'
+    )
     if svc.is_forced_down:
-        ok(run_openstack('--os-compute-api-version', '2.11', 'compute',
-                         'service', 'set', '--up', host, 'nova-compute'))
-    wait_for(lambda: (service(admin, host).state == 'up'
-                      and provider(admin, host)), timeout=240,
-             what=f'{host} up with its provider')
+        ok(
+            run_openstack(
+                '--os-compute-api-version',
+                '2.11',
+                'compute',
+                'service',
+                'set',
+                '--up',
+                host,
+                'nova-compute',
+            )
+        )
+    wait_for(
+        lambda: service(admin, host).state == 'up' and provider(admin, host),
+        timeout=240,
+        what=f'{host} up with its provider',
+    )
 
 
 @pytest.fixture
@@ -108,8 +166,13 @@ def computes(admin):
         server = admin.compute.find_server(server_id)
         if server is not None and server.status == 'VERIFY_RESIZE':
             admin.compute.confirm_server_resize(server_id)
-            wait_for(lambda: admin.compute.get_server(server_id).status
-                     != 'VERIFY_RESIZE', what='the resize confirmed')
+            wait_for(
+                lambda: (
+                    admin.compute.get_server(server_id).status
+                    != 'VERIFY_RESIZE'
+                ),
+                what='the resize confirmed',
+            )
         if server is not None:
             admin.compute.delete_server(server_id)
             admin.compute.wait_for_delete(server, wait=180)
@@ -121,11 +184,18 @@ def boot(admin, servers, host=HOST):
     image = admin.image.find_image(IMAGE, ignore_missing=False)
     for _attempt in range(4):
         server = admin.compute.create_server(
-            name=unique('purge'), flavor_id=flavor.id, image_id=image.id,
-            networks='none', availability_zone=f'nova:{host}')
+            name=unique('purge'),
+            flavor_id=flavor.id,
+            image_id=image.id,
+            networks='none',
+            availability_zone=f'nova:{host}',
+        )
         servers.append(server.id)
-        server = wait_for(lambda: _settled(admin, server.id), timeout=180,
-                          what=f'a server on {host}')
+        server = wait_for(
+            lambda: _settled(admin, server.id),
+            timeout=180,
+            what=f'a server on {host}',
+        )
         if server.status == 'ACTIVE':
             return server
         # a compute whose service was just re-created is placed only once
@@ -144,11 +214,19 @@ def test_evacuated_instance_purge(admin, computes):
     vm = boot(admin, computes)
     rp_a, rp_b = provider(admin, HOST), provider(admin, OTHER)
     take_down(admin)
-    ok(run_openstack('--os-compute-api-version', '2.29', 'server',
-                     'evacuate', vm.id))
-    wait_for(lambda: host_of(admin, vm.id) == OTHER and admin.compute
-             .get_server(vm.id).status == 'ACTIVE', timeout=240,
-             what='the evacuation')
+    ok(
+        run_openstack(
+            '--os-compute-api-version', '2.29', 'server', 'evacuate', vm.id
+        )
+    )
+    wait_for(
+        lambda: (
+            host_of(admin, vm.id) == OTHER
+            and admin.compute.get_server(vm.id).status == 'ACTIVE'
+        ),
+        timeout=240,
+        what='the evacuation',
+    )
     held = allocations(admin, vm.id)
     assert held.keys() == {rp_a, rp_b}  # the source's stays while it is down
     svc = service(admin)
@@ -157,7 +235,8 @@ def test_evacuated_instance_purge(admin, computes):
     print(dry.stdout)  # the closing note quotes it
     rows = {(r['Kind'], r['ID']): r for r in dry.json()}
     assert rows[('placement.allocation', vm.id)]['Class'] == (
-        'evacuated instance')
+        'evacuated instance'
+    )
     assert rows[('placement.allocation', vm.id)]['Action'] == 'remove'
     assert rows[('placement.resource_provider', rp_a)]['Action'] == 'delete'
     assert rows[('compute.service', svc.id)]['Action'] == 'delete'
@@ -172,17 +251,24 @@ def test_evacuated_instance_purge(admin, computes):
 
 
 def test_unconfirmed_migration_blocks_and_force_removes_its_allocation(
-        admin, computes):
+    admin, computes
+):
     # from compute-b: once a host's service has been deleted and re-created,
     # nova 34 refuses to migrate its instances (Instance.services includes
     # the soft-deleted service rows, and the first one is down)
     vm = boot(admin, computes, host=OTHER)
     rp_b, rp_a = provider(admin, OTHER), provider(admin, HOST)
     ok(run_openstack('server', 'migrate', vm.id))
-    wait_for(lambda: admin.compute.get_server(vm.id).status
-             == 'VERIFY_RESIZE', timeout=240, what='VERIFY_RESIZE')
-    migration = next(m for m in admin.compute.migrations(
-        server_id=vm.id, microversion='2.59') if m.status == 'finished')
+    wait_for(
+        lambda: admin.compute.get_server(vm.id).status == 'VERIFY_RESIZE',
+        timeout=240,
+        what='VERIFY_RESIZE',
+    )
+    migration = next(
+        m
+        for m in admin.compute.migrations(server_id=vm.id, microversion='2.59')
+        if m.status == 'finished'
+    )
     # the migration holds the source, the instance the destination
     assert allocations(admin, migration.uuid).keys() == {rp_b}
     assert allocations(admin, vm.id).keys() == {rp_a}
@@ -193,8 +279,10 @@ def test_unconfirmed_migration_blocks_and_force_removes_its_allocation(
     assert blocked.code == 1
     rows = {r['Consumer']: r for r in blocked.json()}
     assert rows[migration.uuid]['Class'] == 'migration not confirmed'
-    assert (f'openstack server resize confirm {vm.id}'
-            in rows[migration.uuid]['Why, and what to do'])
+    assert (
+        f'openstack server resize confirm {vm.id}'
+        in rows[migration.uuid]['Why, and what to do']
+    )
     assert 'Nothing was changed' in blocked.stderr
     assert allocations(admin, migration.uuid).keys() == {rp_b}
 
@@ -216,18 +304,30 @@ def test_stale_allocation_of_a_consumer_nova_never_had(admin, computes):
     rp_a = provider(admin, HOST)
     take_down(admin)
     stray = str(uuid.uuid4())
-    ok(run_openstack('--os-placement-api-version', '1.28', 'resource',
-                     'provider', 'allocation', 'set', stray, '--allocation',
-                     f'rp={rp_a},VCPU=1,MEMORY_MB=256', '--project-id',
-                     admin.current_project_id, '--user-id',
-                     admin.current_user_id))
+    ok(
+        run_openstack(
+            '--os-placement-api-version',
+            '1.28',
+            'resource',
+            'provider',
+            'allocation',
+            'set',
+            stray,
+            '--allocation',
+            f'rp={rp_a},VCPU=1,MEMORY_MB=256',
+            '--project-id',
+            admin.current_project_id,
+            '--user-id',
+            admin.current_user_id,
+        )
+    )
 
     blocked = purge('--yes', HOST, '-f', 'json')
     assert blocked.code == 1
     assert [(r['Consumer'], r['Class']) for r in blocked.json()] == [
-        (stray, 'unknown consumer')]
-    assert allocations(admin, stray) == {rp_a: {'VCPU': 1,
-                                                'MEMORY_MB': 256}}
+        (stray, 'unknown consumer')
+    ]
+    assert allocations(admin, stray) == {rp_a: {'VCPU': 1, 'MEMORY_MB': 256}}
 
     ok(purge('--yes', '--force', HOST))
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack orphan list` and `openstack orphan purge` on the minicloud."""
 
 from __future__ import annotations
@@ -17,20 +29,29 @@ def light_project(admin, name):
     conn = topology.scoped(admin, project)
     public = topology.public_network(admin)
     net = conn.network.create_network(name='net')
-    subnet = conn.network.create_subnet(network_id=net.id, ip_version=4,
-                                        cidr='10.30.0.0/24')
+    subnet = conn.network.create_subnet(
+        network_id=net.id, ip_version=4, cidr='10.30.0.0/24'
+    )
     router = conn.network.create_router(
-        name='router', external_gateway_info={'network_id': public.id})
+        name='router', external_gateway_info={'network_id': public.id}
+    )
     conn.network.add_interface_to_router(router, subnet=subnet.id)
     conn.network.create_port(network_id=net.id, name='port')
     conn.network.create_ip(floating_network_id=public.id)
     conn.network.create_security_group(name='sg')
     volume = conn.block_storage.create_volume(name='vol', size=1)
-    wait_for(lambda: conn.block_storage.get_volume(volume.id).status
-             == 'available', what='the volume')
-    conn.image.create_image(name='img', data=b'\0' * 512, disk_format='raw',
-                            container_format='bare', visibility='private',
-                            allow_duplicates=True)
+    wait_for(
+        lambda: conn.block_storage.get_volume(volume.id).status == 'available',
+        what='the volume',
+    )
+    conn.image.create_image(
+        name='img',
+        data=b'\0' * 512,
+        disk_format='raw',
+        container_format='bare',
+        visibility='private',
+        allow_duplicates=True,
+    )
     return project
 
 
@@ -41,7 +62,8 @@ def orphans_of(cli, project_id):
 
 
 def test_orphans_of_a_plainly_deleted_project_are_listed_and_purged(
-        admin, cli):
+    admin, cli
+):
     gone = light_project(admin, unique('orphaned'))
     live = light_project(admin, unique('alive'))
     expected = topology.owned(admin, gone.id)
@@ -56,15 +78,18 @@ def test_orphans_of_a_plainly_deleted_project_are_listed_and_purged(
     assert listed.code == 0, listed.stderr
     print(listed.stdout)  # the closing note quotes it
     rows = listed.json()
-    assert {(r['Kind'], r['ID']) for r in rows
-            if r['Project ID'] == gone.id} == expected
+    assert {
+        (r['Kind'], r['ID']) for r in rows if r['Project ID'] == gone.id
+    } == expected
     assert not [r for r in rows if r['Project ID'] == live.id]
-    monitored = cli('orphan', 'list', '--exit-code', '--owner', gone.id,
-                    '-f', 'value')
+    monitored = cli(
+        'orphan', 'list', '--exit-code', '--owner', gone.id, '-f', 'value'
+    )
     assert monitored.code == 2
 
-    dry = cli('orphan', 'purge', '--dry-run', '--project-id', gone.id,
-              '-f', 'json')
+    dry = cli(
+        'orphan', 'purge', '--dry-run', '--project-id', gone.id, '-f', 'json'
+    )
     assert dry.code == 0, dry.stderr
     assert topology.owned(admin, gone.id) == expected
 

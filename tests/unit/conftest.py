@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 import io
 import os
 import sys
@@ -26,8 +38,9 @@ def virtual_time(monkeypatch):
 
     clock = FakeClock()
     monkeypatch.setattr(executor.Clock, 'now', lambda self: clock.now())
-    monkeypatch.setattr(executor.Clock, 'sleep',
-                        lambda self, seconds: clock.sleep(seconds))
+    monkeypatch.setattr(
+        executor.Clock, 'sleep', lambda self, seconds: clock.sleep(seconds)
+    )
     return clock
 
 
@@ -73,12 +86,14 @@ def osc(monkeypatch):
 
     def run(*argv, stdin='', tty=False):
         out, err = io.StringIO(), io.StringIO()
-        monkeypatch.setattr(sys, 'stdin',
-                            (_TerminalInput if tty else io.StringIO)(stdin))
+        monkeypatch.setattr(
+            sys, 'stdin', (_TerminalInput if tty else io.StringIO)(stdin)
+        )
         monkeypatch.setattr(sys, 'stdout', out)
         monkeypatch.setattr(sys, 'stderr', err)
         app = shell.OpenStackShell()
         app.stdout, app.stderr = out, err
         code = app.run(list(FakeCloud.cli_auth_args()) + list(argv))
         return ShellResult(code, out.getvalue(), err.getvalue())
+
     return run

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Heat, Magnum and Sahara for the fake cloud (see fakecloud.FakeCloud).
 
 Heat answers the way the minicloud's real Heat did (shared notes,
@@ -41,27 +53,42 @@ ENDPOINTS_WITH_HEAT = {
 }
 
 #: Heat types whose physical resource the fake can find and delete
-PHYSICAL = {'OS::Neutron::Net': 'networks', 'OS::Neutron::Subnet': 'subnets',
-            'OS::Neutron::Port': 'ports', 'OS::Neutron::Router': 'routers',
-            'OS::Nova::Server': 'servers', 'OS::Cinder::Volume': 'volumes',
-            'OS::Swift::Container': 'containers'}
+PHYSICAL = {
+    'OS::Neutron::Net': 'networks',
+    'OS::Neutron::Subnet': 'subnets',
+    'OS::Neutron::Port': 'ports',
+    'OS::Neutron::Router': 'routers',
+    'OS::Nova::Server': 'servers',
+    'OS::Cinder::Volume': 'volumes',
+    'OS::Swift::Container': 'containers',
+}
 
 NOT_SUPPORTED = {
-    'code': 400, 'title': 'Bad Request',
+    'code': 400,
+    'title': 'Bad Request',
     'explanation': 'The server could not comply with the request since it '
-                   'is either malformed or otherwise incorrect.',
-    'error': {'type': 'NotSupported', 'traceback': None,
-              'message': 'Stack Abandon is not supported.'}}
+    'is either malformed or otherwise incorrect.',
+    'error': {
+        'type': 'NotSupported',
+        'traceback': None,
+        'message': 'Stack Abandon is not supported.',
+    },
+}
 
 STAMP = '2026-11-01T10:00:00Z'
 
 
 def heat_not_found(name):
-    return 404, {'code': 404, 'title': 'Not Found',
-                 'explanation': 'The resource could not be found.',
-                 'error': {'type': 'EntityNotFound', 'traceback': None,
-                           'message': f'The Stack ({name}) could not be '
-                                      f'found.'}}
+    return 404, {
+        'code': 404,
+        'title': 'Not Found',
+        'explanation': 'The resource could not be found.',
+        'error': {
+            'type': 'EntityNotFound',
+            'traceback': None,
+            'message': f'The Stack ({name}) could not be found.',
+        },
+    }
 
 
 class FakeHeatCloud(FakeCloud):
@@ -81,49 +108,77 @@ class FakeHeatCloud(FakeCloud):
                 context.status_code = 302
                 context.headers['Location'] = redirect.location
                 return b''
+
         return with_redirects
 
     def __enter__(self):
         super().__enter__()
         # Heat redirects to the stack's own project, not the caller's.
         self.mocker.register_uri(
-            requests_mock.ANY, re.compile(re.escape(HEAT) + r'/v1/.*$'),
-            content=self._dispatch('orchestration', HEAT))
+            requests_mock.ANY,
+            re.compile(re.escape(HEAT) + r'/v1/.*$'),
+            content=self._dispatch('orchestration', HEAT),
+        )
         return self
 
     # -- state helpers -----------------------------------------------------
 
-    def stack(self, name, project_id, *, status='CREATE_COMPLETE',
-              on_delete='complete', parent=None, updated=STAMP, **extra):
-        return self.add('stacks', id=new_id('s'), stack_name=name,
-                        stack_status=status, project=project_id,
-                        creation_time=STAMP, updated_time=updated,
-                        parent=parent, on_delete=on_delete,
-                        template={'heat_template_version': '2021-04-16',
-                                  'resources': {}},
-                        emptied=False, **extra)
+    def stack(
+        self,
+        name,
+        project_id,
+        *,
+        status='CREATE_COMPLETE',
+        on_delete='complete',
+        parent=None,
+        updated=STAMP,
+        **extra,
+    ):
+        return self.add(
+            'stacks',
+            id=new_id('s'),
+            stack_name=name,
+            stack_status=status,
+            project=project_id,
+            creation_time=STAMP,
+            updated_time=updated,
+            parent=parent,
+            on_delete=on_delete,
+            template={'heat_template_version': '2021-04-16', 'resources': {}},
+            emptied=False,
+            **extra,
+        )
 
     def resource(self, stack, name, type_, physical_id, **extra):
         stack['template']['resources'][name] = {'type': type_}
-        return self.add('stack_resources', id=new_id('r'),
-                        stack_id=stack['id'], resource_name=name,
-                        resource_type=type_,
-                        physical_resource_id=physical_id,
-                        resource_status=extra.pop('status',
-                                                  'CREATE_COMPLETE'),
-                        resource_data=extra.pop('data', {}), **extra)
+        return self.add(
+            'stack_resources',
+            id=new_id('r'),
+            stack_id=stack['id'],
+            resource_name=name,
+            resource_type=type_,
+            physical_resource_id=physical_id,
+            resource_status=extra.pop('status', 'CREATE_COMPLETE'),
+            resource_data=extra.pop('data', {}),
+            **extra,
+        )
 
     def nested(self, parent, name, type_='OS::Heat::ResourceGroup'):
         """A nested stack owned by a resource of ``parent``."""
-        child = self.stack(f'{parent["stack_name"]}-{name}-x1',
-                           parent['project'], parent=parent['id'])
-        self.resource(parent, name, type_, child['id'],
-                      nested_stack_id=child['id'])
+        child = self.stack(
+            f'{parent["stack_name"]}-{name}-x1',
+            parent['project'],
+            parent=parent['id'],
+        )
+        self.resource(
+            parent, name, type_, child['id'], nested_stack_id=child['id']
+        )
         return child
 
     def resources_of(self, stack_id):
-        return [r for r in self.all('stack_resources')
-                if r['stack_id'] == stack_id]
+        return [
+            r for r in self.all('stack_resources') if r['stack_id'] == stack_id
+        ]
 
     def stack_by_name(self, name, project_id):
         for s in self.all('stacks'):
@@ -136,14 +191,26 @@ class FakeHeatCloud(FakeCloud):
     def _orchestration(self, method, path, query, body):
         path = re.sub(r'^/v1/[^/]+', '', path)
         if path in ('', '/'):
-            return 300, {'versions': [{'id': 'v1.0', 'status': 'CURRENT',
-                                       'links': [{'rel': 'self',
-                                                  'href': HEAT + '/v1/'}]}]}
+            return 300, {
+                'versions': [
+                    {
+                        'id': 'v1.0',
+                        'status': 'CURRENT',
+                        'links': [{'rel': 'self', 'href': HEAT + '/v1/'}],
+                    }
+                ]
+            }
         if path == '/stacks' and method == 'GET':
             if query.get('global_tenant') == 'True':
-                return 403, {'code': 403, 'title': 'Forbidden', 'error': {
-                    'type': 'Forbidden', 'message': 'You are not '
-                    'authorized to use stacks:global_index.'}}
+                return 403, {
+                    'code': 403,
+                    'title': 'Forbidden',
+                    'error': {
+                        'type': 'Forbidden',
+                        'message': 'You are not '
+                        'authorized to use stacks:global_index.',
+                    },
+                }
             return 200, {'stacks': self._list_stacks(query)}
         m = re.fullmatch(r'/stacks/([^/]+)', path)
         if m:
@@ -176,7 +243,8 @@ class FakeHeatCloud(FakeCloud):
         out = []
         for s in self.all('stacks'):
             if s['stack_status'] == 'DELETE_COMPLETE' or (
-                    s['parent'] and query.get('show_nested') != 'True'):
+                s['parent'] and query.get('show_nested') != 'True'
+            ):
                 continue
             if 'name' in query and s['stack_name'] != query['name']:
                 continue
@@ -198,45 +266,67 @@ class FakeHeatCloud(FakeCloud):
         raise Redirect(self._stack_url(stack))
 
     def _stack_url(self, stack):
-        return (f'{HEAT}/v1/{stack["project"]}/stacks/'
-                f'{stack["stack_name"]}/{stack["id"]}')
+        return (
+            f'{HEAT}/v1/{stack["project"]}/stacks/'
+            f'{stack["stack_name"]}/{stack["id"]}'
+        )
 
     def _stack_view(self, stack):
-        return {'id': stack['id'], 'stack_name': stack['stack_name'],
-                'stack_status': stack['stack_status'],
-                'stack_status_reason': '', 'description': '',
-                'creation_time': stack['creation_time'],
-                'updated_time': stack['updated_time'],
-                'deletion_time': None, 'parent': stack['parent'],
-                'stack_owner': None, 'stack_user_project_id': None,
-                'tags': None, 'timeout_mins': None,
-                'disable_rollback': True, 'parameters': {},
-                'links': [{'href': self._stack_url(stack), 'rel': 'self'}]}
+        return {
+            'id': stack['id'],
+            'stack_name': stack['stack_name'],
+            'stack_status': stack['stack_status'],
+            'stack_status_reason': '',
+            'description': '',
+            'creation_time': stack['creation_time'],
+            'updated_time': stack['updated_time'],
+            'deletion_time': None,
+            'parent': stack['parent'],
+            'stack_owner': None,
+            'stack_user_project_id': None,
+            'tags': None,
+            'timeout_mins': None,
+            'disable_rollback': True,
+            'parameters': {},
+            'links': [{'href': self._stack_url(stack), 'rel': 'self'}],
+        }
 
     def _resource_views(self, stack, depth, parent_resource=None):
         out = []
         for res in self.resources_of(stack['id']):
-            links = [{'href': self._stack_url(stack) + '/resources/'
-                      + res['resource_name'], 'rel': 'self'},
-                     {'href': self._stack_url(stack), 'rel': 'stack'}]
+            links = [
+                {
+                    'href': self._stack_url(stack)
+                    + '/resources/'
+                    + res['resource_name'],
+                    'rel': 'self',
+                },
+                {'href': self._stack_url(stack), 'rel': 'stack'},
+            ]
             child = self.get('stacks', res.get('nested_stack_id') or '')
             if child:
-                links.append({'href': self._stack_url(child),
-                              'rel': 'nested'})
-            view = {'resource_name': res['resource_name'],
-                    'logical_resource_id': res['resource_name'],
-                    'physical_resource_id': res['physical_resource_id'],
-                    'resource_type': res['resource_type'],
-                    'resource_status': res['resource_status'],
-                    'resource_status_reason': 'state changed',
-                    'creation_time': STAMP, 'updated_time': STAMP,
-                    'required_by': [], 'links': links}
+                links.append({'href': self._stack_url(child), 'rel': 'nested'})
+            view = {
+                'resource_name': res['resource_name'],
+                'logical_resource_id': res['resource_name'],
+                'physical_resource_id': res['physical_resource_id'],
+                'resource_type': res['resource_type'],
+                'resource_status': res['resource_status'],
+                'resource_status_reason': 'state changed',
+                'creation_time': STAMP,
+                'updated_time': STAMP,
+                'required_by': [],
+                'links': links,
+            }
             if parent_resource:
                 view['parent_resource'] = parent_resource
             out.append(view)
             if child and depth > 0:
-                out.extend(self._resource_views(child, depth - 1,
-                                                res['resource_name']))
+                out.extend(
+                    self._resource_views(
+                        child, depth - 1, res['resource_name']
+                    )
+                )
         return out
 
     def _abandon_data(self, stack):
@@ -247,23 +337,40 @@ class FakeHeatCloud(FakeCloud):
             for res in self.resources_of(stack['id']):
                 child = self.get('stacks', res.get('nested_stack_id') or '')
                 resources[res['resource_name']] = (
-                    self._abandon_data(child) if child else {
+                    self._abandon_data(child)
+                    if child
+                    else {
                         'name': res['resource_name'],
                         'resource_id': res['physical_resource_id'],
-                        'type': res['resource_type'], 'action': 'CREATE',
-                        'status': 'COMPLETE', 'metadata': {},
-                        'resource_data': res['resource_data']})
+                        'type': res['resource_type'],
+                        'action': 'CREATE',
+                        'status': 'COMPLETE',
+                        'metadata': {},
+                        'resource_data': res['resource_data'],
+                    }
+                )
         action, _, status = stack['stack_status'].partition('_')
-        return {'name': stack['stack_name'], 'id': stack['id'],
-                'action': action, 'status': status,
-                'environment': {'parameters': {}, 'resource_registry': {
-                    'resources': {}}},
-                'files': {},
-                'template': {'heat_template_version': '2021-04-16',
-                             'resources': {} if stack['emptied'] else
-                             copy.deepcopy(stack['template']['resources'])},
-                'resources': resources, 'project_id': stack['project'],
-                'stack_user_project_id': None, 'tags': []}
+        return {
+            'name': stack['stack_name'],
+            'id': stack['id'],
+            'action': action,
+            'status': status,
+            'environment': {
+                'parameters': {},
+                'resource_registry': {'resources': {}},
+            },
+            'files': {},
+            'template': {
+                'heat_template_version': '2021-04-16',
+                'resources': {}
+                if stack['emptied']
+                else copy.deepcopy(stack['template']['resources']),
+            },
+            'resources': resources,
+            'project_id': stack['project'],
+            'stack_user_project_id': None,
+            'tags': [],
+        }
 
     def _forget(self, stack):
         """Abandon: the stack and its nested stacks go, what they made
@@ -319,55 +426,110 @@ class FakeHeatCloud(FakeCloud):
             return super()._compute(method, path, query, body)
         keypair = self.get('keypairs', m.group(1))
         if keypair is None:
-            return 404, {'itemNotFound': {'code': 404, 'message':
-                                          'Keypair not found'}}
+            return 404, {
+                'itemNotFound': {'code': 404, 'message': 'Keypair not found'}
+            }
         return 200, {'keypair': keypair}
 
     # -- container-infra (Magnum) ------------------------------------------
 
-    def magnum_cluster(self, name, project_id, stack, *,
-                       status='CREATE_COMPLETE', updated=STAMP):
+    def magnum_cluster(
+        self,
+        name,
+        project_id,
+        stack,
+        *,
+        status='CREATE_COMPLETE',
+        updated=STAMP,
+    ):
         uuid = new_id('c')
-        return self.add('clusters', id=uuid, uuid=uuid, name=name,
-                        project_id=project_id, user_id='u-' + project_id,
-                        status=status, status_reason=None,
-                        stack_id=stack['id'] if stack else None,
-                        cluster_template_id=new_id('t'), keypair='key',
-                        node_count=1, master_count=1, create_timeout=60,
-                        health_status=None, labels={},
-                        created_at='2026-11-01T09:00:00+00:00',
-                        updated_at=updated)
+        return self.add(
+            'clusters',
+            id=uuid,
+            uuid=uuid,
+            name=name,
+            project_id=project_id,
+            user_id='u-' + project_id,
+            status=status,
+            status_reason=None,
+            stack_id=stack['id'] if stack else None,
+            cluster_template_id=new_id('t'),
+            keypair='key',
+            node_count=1,
+            master_count=1,
+            create_timeout=60,
+            health_status=None,
+            labels={},
+            created_at='2026-11-01T09:00:00+00:00',
+            updated_at=updated,
+        )
 
     def _container_infra(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {'id': 'v1', 'status': 'CURRENT',
-                         'max_version': '1.11', 'min_version': '1.1',
-                         'links': [{'rel': 'self', 'href':
-                                    ENDPOINTS_WITH_HEAT['container-infra']
-                                    + '/'}]}
+            return 200, {
+                'id': 'v1',
+                'status': 'CURRENT',
+                'max_version': '1.11',
+                'min_version': '1.1',
+                'links': [
+                    {
+                        'rel': 'self',
+                        'href': ENDPOINTS_WITH_HEAT['container-infra'] + '/',
+                    }
+                ],
+            }
         if path == '/clusters' and method == 'GET':
-            summary = ('uuid', 'name', 'status', 'stack_id', 'keypair',
-                       'node_count', 'master_count', 'cluster_template_id',
-                       'create_timeout', 'health_status', 'labels')
-            return 200, {'clusters': [
-                {k: c[k] for k in summary}
-                for c in map(self._poll_cluster, self.all('clusters'))
-                if c is not None]}
+            summary = (
+                'uuid',
+                'name',
+                'status',
+                'stack_id',
+                'keypair',
+                'node_count',
+                'master_count',
+                'cluster_template_id',
+                'create_timeout',
+                'health_status',
+                'labels',
+            )
+            return 200, {
+                'clusters': [
+                    {k: c[k] for k in summary}
+                    for c in map(self._poll_cluster, self.all('clusters'))
+                    if c is not None
+                ]
+            }
         m = re.fullmatch(r'/clusters/([^/]+)', path)
         if not m:
             return 404, {'errors': [{'status': 404, 'title': 'no route'}]}
-        matches = [c for c in self.all('clusters')
-                   if m.group(1) in (c['uuid'], c['name'])]
+        matches = [
+            c
+            for c in self.all('clusters')
+            if m.group(1) in (c['uuid'], c['name'])
+        ]
         if len(matches) > 1:
-            return 409, {'errors': [{'status': 409, 'code': 'client',
-                                     'title': 'Multiple clusters exist with '
-                                              'same name. Please use the '
-                                              'cluster uuid instead.'}]}
+            return 409, {
+                'errors': [
+                    {
+                        'status': 409,
+                        'code': 'client',
+                        'title': 'Multiple clusters exist with '
+                        'same name. Please use the '
+                        'cluster uuid instead.',
+                    }
+                ]
+            }
         cluster = self._poll_cluster(matches[0]) if matches else None
         if cluster is None:
-            return 404, {'errors': [{'status': 404, 'code': 'client',
-                                     'title': f'Cluster {m.group(1)} could '
-                                              f'not be found.'}]}
+            return 404, {
+                'errors': [
+                    {
+                        'status': 404,
+                        'code': 'client',
+                        'title': f'Cluster {m.group(1)} could not be found.',
+                    }
+                ]
+            }
         if method == 'GET':
             view = dict(cluster)
             view.pop('id')
@@ -388,11 +550,14 @@ class FakeHeatCloud(FakeCloud):
     def _poll_cluster(self, cluster):
         """Magnum's poller and periodic job, on the next GET."""
         if cluster['status'] != 'DELETE_IN_PROGRESS' or cluster.get(
-                'conductor_down'):
+            'conductor_down'
+        ):
             return cluster
         if cluster['stack_id'] and not self.stack_gone(cluster['stack_id']):
-            if self.get('stacks', cluster['stack_id'])[
-                    'stack_status'] == 'DELETE_FAILED':
+            if (
+                self.get('stacks', cluster['stack_id'])['stack_status']
+                == 'DELETE_FAILED'
+            ):
                 cluster['status'] = 'DELETE_FAILED'
             return cluster
         self._remove('clusters', cluster['uuid'])
@@ -400,42 +565,74 @@ class FakeHeatCloud(FakeCloud):
 
     # -- data-processing (Sahara API v2) ------------------------------------
 
-    def sahara_cluster(self, name, project_id, *, status='Active',
-                       updated='2026-11-01T10:00:00'):
-        return self.add('sahara_clusters', id=new_id('h'), name=name,
-                        project_id=project_id, status=status,
-                        status_description='', plugin_name='vanilla',
-                        plugin_version='2.7.1', is_protected=False,
-                        is_public=False, created_at='2026-11-01T09:00:00',
-                        updated_at=updated, node_groups=[])
+    def sahara_cluster(
+        self,
+        name,
+        project_id,
+        *,
+        status='Active',
+        updated='2026-11-01T10:00:00',
+    ):
+        return self.add(
+            'sahara_clusters',
+            id=new_id('h'),
+            name=name,
+            project_id=project_id,
+            status=status,
+            status_description='',
+            plugin_name='vanilla',
+            plugin_version='2.7.1',
+            is_protected=False,
+            is_public=False,
+            created_at='2026-11-01T09:00:00',
+            updated_at=updated,
+            node_groups=[],
+        )
 
     def _data_processing(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {'versions': [{'id': 'v2', 'status': 'CURRENT',
-                                       'links': [{'rel': 'self', 'href':
-                                                  'http://sahara.test/v2/'}]
-                                       }]}
+            return 200, {
+                'versions': [
+                    {
+                        'id': 'v2',
+                        'status': 'CURRENT',
+                        'links': [
+                            {'rel': 'self', 'href': 'http://sahara.test/v2/'}
+                        ],
+                    }
+                ]
+            }
         if path == '/clusters' and method == 'GET':
-            items = [c for c in map(self._poll_sahara,
-                                    self.all('sahara_clusters')) if c]
+            items = [
+                c
+                for c in map(self._poll_sahara, self.all('sahara_clusters'))
+                if c
+            ]
             if 'name' in query:
                 items = [c for c in items if c['name'] == query['name']]
-            return 200, {'clusters': items, 'markers': {'prev': None,
-                                                        'next': None}}
+            return 200, {
+                'clusters': items,
+                'markers': {'prev': None, 'next': None},
+            }
         m = re.fullmatch(r'/clusters/([^/]+)', path)
-        cluster = self._poll_sahara(self.get('sahara_clusters',
-                                             m.group(1))) if m else None
+        cluster = (
+            self._poll_sahara(self.get('sahara_clusters', m.group(1)))
+            if m
+            else None
+        )
         if cluster is None:
-            return 404, {'error_code': 404, 'error_name': 'NOT_FOUND',
-                         'error_message': f'Object with {{\'id\': '
-                                          f'\'{m and m.group(1)}\'}} not '
-                                          f'found'}
+            return 404, {
+                'error_code': 404,
+                'error_name': 'NOT_FOUND',
+                'error_message': f'Object with {{\'id\': '
+                f'\'{m and m.group(1)}\'}} not '
+                f'found',
+            }
         if method == 'GET':
             return 200, {'cluster': cluster}
         if method == 'DELETE':
             cluster['status'] = 'Deleting'
-            stack = self.stack_by_name(cluster['name'],
-                                       cluster['project_id'])
+            stack = self.stack_by_name(cluster['name'], cluster['project_id'])
             if stack is not None:
                 self.delete_stack(stack)
             return 204, None

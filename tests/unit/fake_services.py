@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Every other service a project can own things in, for the fake cloud.
 
 ``ServicesCloud`` extends the fake Heat, Magnum and Sahara of fake_heat with
@@ -32,7 +44,12 @@ from osc_cascade.planner import Inventory, build_plan
 from tests.unit import scenarios
 from tests.unit.fake_heat import ENDPOINTS_WITH_HEAT, FakeHeatCloud
 from tests.unit.fakecloud import (
-    ADMIN_PROJECT, ADMIN_USER, Conflict, neutron_error, new_id)
+    ADMIN_PROJECT,
+    ADMIN_USER,
+    Conflict,
+    neutron_error,
+    new_id,
+)
 from tests.unit.fakes import FakeClock
 
 SWIFT = 'http://swift.test'
@@ -55,28 +72,51 @@ NEUTRON_EXTRA = {
     'qos/policies': ('policies', 'qos'),
     'subnetpools': ('subnetpools', 'subnet_allocation'),
     'address-scopes': ('address_scopes', 'address-scope'),
-    'network_segment_ranges': ('network_segment_ranges',
-                               'network-segment-range'),
+    'network_segment_ranges': (
+        'network_segment_ranges',
+        'network-segment-range',
+    ),
     'local_ips': ('local_ips', 'local_ip'),
 }
-EXTENSIONS = sorted({ext for _, ext in NEUTRON_EXTRA.values()}
-                    | {'floating-ip-port-forwarding'})
+EXTENSIONS = sorted(
+    {ext for _, ext in NEUTRON_EXTRA.values()}
+    | {'floating-ip-port-forwarding'}
+)
 
-NOVA_DEFAULT_QUOTAS = {'instances': 10, 'cores': 20, 'ram': 51200,
-                       'key_pairs': 100, 'server_groups': 10}
-CINDER_DEFAULT_QUOTAS = {'volumes': 10, 'snapshots': 10, 'gigabytes': 1000,
-                         'backups': 10}
+NOVA_DEFAULT_QUOTAS = {
+    'instances': 10,
+    'cores': 20,
+    'ram': 51200,
+    'key_pairs': 100,
+    'server_groups': 10,
+}
+CINDER_DEFAULT_QUOTAS = {
+    'volumes': 10,
+    'snapshots': 10,
+    'gigabytes': 1000,
+    'backups': 10,
+}
 # Manila's URL collections and the fake's (Cinder has snapshots too)
-MANILA = {'shares': 'shares', 'snapshots': 'share_snapshots',
-          'share-networks': 'share_networks', 'share-groups': 'share_groups',
-          'share-replicas': 'share_replicas'}
-MANILA_DEFAULT_QUOTAS = {'shares': 50, 'snapshots': 50, 'gigabytes': 1000,
-                         'share_networks': 10}
+MANILA = {
+    'shares': 'shares',
+    'snapshots': 'share_snapshots',
+    'share-networks': 'share_networks',
+    'share-groups': 'share_groups',
+    'share-replicas': 'share_replicas',
+}
+MANILA_DEFAULT_QUOTAS = {
+    'shares': 50,
+    'snapshots': 50,
+    'gigabytes': 1000,
+    'share_networks': 10,
+}
 
 
 def octavia_error(status, message):
-    return Conflict(status, {'faultcode': 'Client', 'faultstring': message,
-                             'debuginfo': None})
+    return Conflict(
+        status,
+        {'faultcode': 'Client', 'faultstring': message, 'debuginfo': None},
+    )
 
 
 def manila_error(status, message):
@@ -105,8 +145,9 @@ class _NotJSON:
 class ServicesCloud(FakeHeatCloud):
     endpoints = ENDPOINTS_ALL
 
-    def __init__(self, services=None, *, reseller=True, bulk_delete=100,
-                 **kwargs):
+    def __init__(
+        self, services=None, *, reseller=True, bulk_delete=100, **kwargs
+    ):
         super().__init__(services, **kwargs)
         #: whether the caller has Swift's reseller admin role
         self.reseller = reseller
@@ -122,8 +163,10 @@ class ServicesCloud(FakeHeatCloud):
         super().__enter__()
         # every account, not only the caller's (the catalog's)
         self.mocker.register_uri(
-            requests_mock.ANY, re.compile(re.escape(SWIFT) + r'/.*$'),
-            content=self._dispatch('object-store', SWIFT))
+            requests_mock.ANY,
+            re.compile(re.escape(SWIFT) + r'/.*$'),
+            content=self._dispatch('object-store', SWIFT),
+        )
         return self
 
     def _dispatch(self, service, base):
@@ -133,13 +176,15 @@ class ServicesCloud(FakeHeatCloud):
             self._request.headers = request.headers
             self._request.body = request.body
             self._request.query = parse.parse_qs(
-                parse.urlparse(request.url).query, keep_blank_values=True)
+                parse.urlparse(request.url).query, keep_blank_values=True
+            )
             self._request.reply_headers = {}
             if request.headers.get('Content-Type') == 'text/plain':
                 request = _NotJSON(request)
             content = respond(request, context)
             context.headers.update(self._request.reply_headers)
             return content
+
         return with_headers
 
     def header(self, name):
@@ -154,33 +199,51 @@ class ServicesCloud(FakeHeatCloud):
     # -- compute: keypairs and quota sets ---------------------------------
 
     def keypair(self, user_id, name):
-        return self.add('keypairs', id=f'{user_id}/{name}', name=name,
-                        user_id=user_id, type='ssh', fingerprint='aa:bb',
-                        public_key='ssh-ed25519 AAAA')
+        return self.add(
+            'keypairs',
+            id=f'{user_id}/{name}',
+            name=name,
+            user_id=user_id,
+            type='ssh',
+            fingerprint='aa:bb',
+            public_key='ssh-ed25519 AAAA',
+        )
 
     def _compute(self, method, path, query, body):
         if path == '/os-keypairs':
-            return 200, {'keypairs': [
-                {'keypair': {k: v for k, v in kp.items() if k != 'id'}}
-                for kp in self.all('keypairs')
-                if kp['user_id'] == query.get('user_id', ADMIN_USER)]}
+            return 200, {
+                'keypairs': [
+                    {'keypair': {k: v for k, v in kp.items() if k != 'id'}}
+                    for kp in self.all('keypairs')
+                    if kp['user_id'] == query.get('user_id', ADMIN_USER)
+                ]
+            }
         m = re.fullmatch(r'/os-keypairs/([^/]+)', path)
         if m:
-            kp = self.get('keypairs', f'{query.get("user_id", ADMIN_USER)}/'
-                                      f'{m.group(1)}')
+            kp = self.get(
+                'keypairs', f'{query.get("user_id", ADMIN_USER)}/{m.group(1)}'
+            )
             if kp is None:
-                return 404, {'itemNotFound': {'code': 404, 'message':
-                                              'Keypair not found'}}
-            return 200, {'keypair': {k: v for k, v in kp.items()
-                                     if k != 'id'}}
+                return 404, {
+                    'itemNotFound': {
+                        'code': 404,
+                        'message': 'Keypair not found',
+                    }
+                }
+            return 200, {'keypair': {k: v for k, v in kp.items() if k != 'id'}}
         m = re.fullmatch(r'/os-quota-sets/([^/]+)(/defaults)?', path)
         if m:
             return self._quota_set('nova', m, method, NOVA_DEFAULT_QUOTAS)
         return super()._compute(method, path, query, body)
 
     def set_quota(self, service, project_id, **values):
-        self.add('quota_sets', id=f'{service}/{project_id}', service=service,
-                 project=project_id, values=values)
+        self.add(
+            'quota_sets',
+            id=f'{service}/{project_id}',
+            service=service,
+            project=project_id,
+            values=values,
+        )
 
     def has_quota(self, service, project_id):
         return self.exists('quota_sets', f'{service}/{project_id}')
@@ -191,8 +254,11 @@ class ServicesCloud(FakeHeatCloud):
         if method == 'DELETE':
             self._remove('quota_sets', key)
             return 202 if service == 'manila' else 204, None
-        own = {} if default else (self.get('quota_sets', key) or {}).get(
-            'values', {})
+        own = (
+            {}
+            if default
+            else (self.get('quota_sets', key) or {}).get('values', {})
+        )
         return 200, {'quota_set': {**defaults, **own, 'id': project_id}}
 
     # -- block storage: quota sets ----------------------------------------
@@ -219,25 +285,49 @@ class ServicesCloud(FakeHeatCloud):
 
     def neutron(self, collection, project_id, **obj):
         key = NEUTRON_EXTRA[collection][0]
-        return self.add(key, project_id=project_id, tenant_id=project_id,
-                        name=obj.pop('name', ''), **obj)
+        return self.add(
+            key,
+            project_id=project_id,
+            tenant_id=project_id,
+            name=obj.pop('name', ''),
+            **obj,
+        )
 
     def _network(self, method, path, query, body):
         if path == '/v2.0/extensions':
-            return 200, {'extensions': [
-                {'alias': a, 'name': a, 'description': '', 'links': [],
-                 'updated': '2026-01-01T00:00:00Z'} for a in EXTENSIONS]}
+            return 200, {
+                'extensions': [
+                    {
+                        'alias': a,
+                        'name': a,
+                        'description': '',
+                        'links': [],
+                        'updated': '2026-01-01T00:00:00Z',
+                    }
+                    for a in EXTENSIONS
+                ]
+            }
         if path == '/v2.0/quotas':
-            return 200, {'quotas': [
-                {'project_id': q['project'], 'tenant_id': q['project'],
-                 **q['values']} for q in self.all('quota_sets')
-                if q['service'] == 'neutron']}
+            return 200, {
+                'quotas': [
+                    {
+                        'project_id': q['project'],
+                        'tenant_id': q['project'],
+                        **q['values'],
+                    }
+                    for q in self.all('quota_sets')
+                    if q['service'] == 'neutron'
+                ]
+            }
         m = re.fullmatch(r'/v2\.0/quotas/([^/]+)', path)
         if m and method == 'DELETE':
             self._remove('quota_sets', f'neutron/{m.group(1)}')
             return 204, None
-        m = re.fullmatch(r'/v2\.0/floatingips/([^/]+)/port_forwardings'
-                         r'(?:/([^/]+))?', path)
+        m = re.fullmatch(
+            r'/v2\.0/floatingips/([^/]+)/port_forwardings'
+            r'(?:/([^/]+))?',
+            path,
+        )
         if m:
             return self._port_forwardings(method, *m.groups())
         for coll, (key, _ext) in NEUTRON_EXTRA.items():
@@ -248,13 +338,25 @@ class ServicesCloud(FakeHeatCloud):
 
     def _neutron_extra(self, key, method, id_, query):
         if id_ is None:
-            return 200, {key: [o for o in self.all(key) if all(
-                str(o.get(k)) == v for k, v in query.items()
-                if k not in ('fields', 'limit', 'marker'))]}
+            return 200, {
+                key: [
+                    o
+                    for o in self.all(key)
+                    if all(
+                        str(o.get(k)) == v
+                        for k, v in query.items()
+                        if k not in ('fields', 'limit', 'marker')
+                    )
+                ]
+            }
         obj = self.get(key, id_)
         if obj is None:
-            return 404, {'NeutronError': {'type': 'NotFound',
-                                          'message': f'{id_} not found'}}
+            return 404, {
+                'NeutronError': {
+                    'type': 'NotFound',
+                    'message': f'{id_} not found',
+                }
+            }
         if method == 'GET':
             return 200, {key[:-1]: obj}
         if method == 'DELETE':
@@ -266,44 +368,81 @@ class ServicesCloud(FakeHeatCloud):
     def _check_extra_unused(self, key, obj):
         """The ...InUse answers of the extensions' plugins."""
         uses = {
-            'policies': [o for coll in ('ports', 'networks', 'floatingips')
-                         for o in self.all(coll)
-                         if o.get('qos_policy_id') == obj['id']],
-            'subnetpools': [s for s in self.all('subnets')
-                            if s.get('subnetpool_id') == obj['id']],
-            'address_scopes': [p for p in self.all('subnetpools')
-                               if p.get('address_scope_id') == obj['id']],
-            'vpnservices': [c for c in self.all('ipsec_site_connections')
-                            if c['vpnservice_id'] == obj['id']],
-            'ikepolicies': [c for c in self.all('ipsec_site_connections')
-                            if c['ikepolicy_id'] == obj['id']],
-            'ipsecpolicies': [c for c in self.all('ipsec_site_connections')
-                              if c['ipsecpolicy_id'] == obj['id']],
-            'endpoint_groups': [c for c in self.all('ipsec_site_connections')
-                                if obj['id'] in (c.get('local_ep_group_id'),
-                                                 c.get('peer_ep_group_id'))],
+            'policies': [
+                o
+                for coll in ('ports', 'networks', 'floatingips')
+                for o in self.all(coll)
+                if o.get('qos_policy_id') == obj['id']
+            ],
+            'subnetpools': [
+                s
+                for s in self.all('subnets')
+                if s.get('subnetpool_id') == obj['id']
+            ],
+            'address_scopes': [
+                p
+                for p in self.all('subnetpools')
+                if p.get('address_scope_id') == obj['id']
+            ],
+            'vpnservices': [
+                c
+                for c in self.all('ipsec_site_connections')
+                if c['vpnservice_id'] == obj['id']
+            ],
+            'ikepolicies': [
+                c
+                for c in self.all('ipsec_site_connections')
+                if c['ikepolicy_id'] == obj['id']
+            ],
+            'ipsecpolicies': [
+                c
+                for c in self.all('ipsec_site_connections')
+                if c['ipsecpolicy_id'] == obj['id']
+            ],
+            'endpoint_groups': [
+                c
+                for c in self.all('ipsec_site_connections')
+                if obj['id']
+                in (c.get('local_ep_group_id'), c.get('peer_ep_group_id'))
+            ],
             'network_segment_ranges': [
-                n for n in self.all('networks')
-                if n.get('segment_range_id') == obj['id']],
+                n
+                for n in self.all('networks')
+                if n.get('segment_range_id') == obj['id']
+            ],
         }.get(key)
         if uses:
-            raise neutron_error(f'{key}InUse', f'{obj["id"]} is in use by '
-                                f'{", ".join(u["id"] for u in uses)}.')
+            raise neutron_error(
+                f'{key}InUse',
+                f'{obj["id"]} is in use by '
+                f'{", ".join(u["id"] for u in uses)}.',
+            )
         if key == 'local_ips':
             self._remove('ports', obj['local_port_id'])
 
     def _port_forwardings(self, method, fip_id, pf_id):
         fip = self.get('floatingips', fip_id)
         if fip is None:
-            return 404, {'NeutronError': {'type': 'FloatingIPNotFound',
-                                          'message': 'no floating IP'}}
-        mine = [p for p in self.all('port_forwardings')
-                if p['floatingip_id'] == fip_id]
+            return 404, {
+                'NeutronError': {
+                    'type': 'FloatingIPNotFound',
+                    'message': 'no floating IP',
+                }
+            }
+        mine = [
+            p
+            for p in self.all('port_forwardings')
+            if p['floatingip_id'] == fip_id
+        ]
         if pf_id is None:
             return 200, {'port_forwardings': mine}
         if not self.exists('port_forwardings', pf_id) or method != 'DELETE':
-            return 404, {'NeutronError': {'type': 'NotFound',
-                                          'message': 'no forwarding'}}
+            return 404, {
+                'NeutronError': {
+                    'type': 'NotFound',
+                    'message': 'no forwarding',
+                }
+            }
         self._remove('port_forwardings', pf_id)
         return 204, None
 
@@ -322,10 +461,12 @@ class ServicesCloud(FakeHeatCloud):
         port = self.get('ports', body['port_id']) or {'fixed_ips': []}
         for group in self.all('endpoint_groups'):
             if {ip['subnet_id'] for ip in port['fixed_ips']} & set(
-                    group['endpoints']):
-                raise neutron_error('SubnetInUseByEndpointGroup',
-                                    f'Subnet is used by endpoint group '
-                                    f'{group["id"]}.')
+                group['endpoints']
+            ):
+                raise neutron_error(
+                    'SubnetInUseByEndpointGroup',
+                    f'Subnet is used by endpoint group {group["id"]}.',
+                )
         return super()._remove_interface(router, body)
 
     def _update_router(self, router, changes):
@@ -336,66 +477,125 @@ class ServicesCloud(FakeHeatCloud):
     def _check_no_vpn(self, router):
         for service in self.all('vpnservices'):
             if service['router_id'] == router['id']:
-                raise neutron_error('RouterInUseByVPNService',
-                                    f'Router {router["id"]} is used by '
-                                    f'VPNService {service["id"]}')
+                raise neutron_error(
+                    'RouterInUseByVPNService',
+                    f'Router {router["id"]} is used by '
+                    f'VPNService {service["id"]}',
+                )
 
     # -- load-balancer (Octavia) -----------------------------------------
 
-    def load_balancer(self, project_id, subnet, *, members=(), vip_fip=None,
-                      pending=0, status='ACTIVE'):
+    def load_balancer(
+        self,
+        project_id,
+        subnet,
+        *,
+        members=(),
+        vip_fip=None,
+        pending=0,
+        status='ACTIVE',
+    ):
         """A load balancer on ``subnet`` with a listener and a pool whose
         members are on ``members``' subnets, and its VIP port, owned by
         Octavia; ``pending`` is how many requests it stays PENDING_UPDATE.
         """
         lb_id = new_id('lb')
-        vip = self.add('ports', name=f'octavia-lb-{lb_id}',
-                       network_id=subnet['network_id'],
-                       project_id=project_id, tenant_id=project_id,
-                       device_owner='Octavia', device_id=f'lb-{lb_id}',
-                       security_groups=[], fixed_ips=[{
-                           'subnet_id': subnet['id'],
-                           'ip_address': '10.0.0.50'}])
+        vip = self.add(
+            'ports',
+            name=f'octavia-lb-{lb_id}',
+            network_id=subnet['network_id'],
+            project_id=project_id,
+            tenant_id=project_id,
+            device_owner='Octavia',
+            device_id=f'lb-{lb_id}',
+            security_groups=[],
+            fixed_ips=[{'subnet_id': subnet['id'], 'ip_address': '10.0.0.50'}],
+        )
         if vip_fip is not None:
             vip_fip.update(port_id=vip['id'], fixed_ip_address='10.0.0.50')
-        pool = self.add('lb_pools', project_id=project_id, name='pool',
-                        loadbalancer_id=lb_id, members=[
-                            {'id': new_id('m'), 'subnet_id': s['id'],
-                             'address': '10.0.0.60', 'protocol_port': 80,
-                             'project_id': project_id} for s in members])
-        self.add('lb_listeners', project_id=project_id, name='listener',
-                 loadbalancer_id=lb_id, protocol='HTTP', protocol_port=80)
+        pool = self.add(
+            'lb_pools',
+            project_id=project_id,
+            name='pool',
+            loadbalancer_id=lb_id,
+            members=[
+                {
+                    'id': new_id('m'),
+                    'subnet_id': s['id'],
+                    'address': '10.0.0.60',
+                    'protocol_port': 80,
+                    'project_id': project_id,
+                }
+                for s in members
+            ],
+        )
+        self.add(
+            'lb_listeners',
+            project_id=project_id,
+            name='listener',
+            loadbalancer_id=lb_id,
+            protocol='HTTP',
+            protocol_port=80,
+        )
         return self.add(
-            'loadbalancers', id=lb_id, name='lb', project_id=project_id,
-            vip_subnet_id=subnet['id'], vip_network_id=subnet['network_id'],
-            vip_port_id=vip['id'], vip_address='10.0.0.50',
+            'loadbalancers',
+            id=lb_id,
+            name='lb',
+            project_id=project_id,
+            vip_subnet_id=subnet['id'],
+            vip_network_id=subnet['network_id'],
+            vip_port_id=vip['id'],
+            vip_address='10.0.0.50',
             provisioning_status='PENDING_UPDATE' if pending else status,
-            operating_status='ONLINE', pending_left=pending,
-            pools=[{'id': pool['id']}], additional_vips=[], vip_sg_ids=None,
-            listeners=[{'id': listener['id']}
-                       for listener in self.all('lb_listeners')
-                       if listener['loadbalancer_id'] == lb_id],
-            provider='amphora', admin_state_up=True)
+            operating_status='ONLINE',
+            pending_left=pending,
+            pools=[{'id': pool['id']}],
+            additional_vips=[],
+            vip_sg_ids=None,
+            listeners=[
+                {'id': listener['id']}
+                for listener in self.all('lb_listeners')
+                if listener['loadbalancer_id'] == lb_id
+            ],
+            provider='amphora',
+            admin_state_up=True,
+        )
 
     def _load_balancer(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {'versions': [{'id': 'v2.0', 'status': 'CURRENT',
-                                       'links': [{'rel': 'self', 'href':
-                                                  ENDPOINTS_ALL[
-                                                      'load-balancer']
-                                                  + '/v2/'}]}]}
+            return 200, {
+                'versions': [
+                    {
+                        'id': 'v2.0',
+                        'status': 'CURRENT',
+                        'links': [
+                            {
+                                'rel': 'self',
+                                'href': ENDPOINTS_ALL['load-balancer']
+                                + '/v2/',
+                            }
+                        ],
+                    }
+                ]
+            }
         path = re.sub(r'^/v2(\.0)?', '', path)
         if path == '/lbaas/loadbalancers':
-            return 200, {'loadbalancers': [
-                self._lb_view(lb) for lb in self.all('loadbalancers')
-                if query.get('project_id') in (None, lb['project_id'])]}
+            return 200, {
+                'loadbalancers': [
+                    self._lb_view(lb)
+                    for lb in self.all('loadbalancers')
+                    if query.get('project_id') in (None, lb['project_id'])
+                ]
+            }
         m = re.fullmatch(r'/lbaas/loadbalancers/([^/]+)', path)
         if m:
             lb = self._poll_lb(m.group(1))
             if lb is None:
-                return 404, {'faultcode': 'Client', 'faultstring':
-                             f'Load Balancer {m.group(1)} not found.',
-                             'debuginfo': None}
+                return 404, {
+                    'faultcode': 'Client',
+                    'faultstring': f'Load Balancer {m.group(1)} not found.',
+                    'debuginfo': None,
+                }
             if method == 'GET':
                 return 200, {'loadbalancer': self._lb_view(lb)}
             if method == 'DELETE':
@@ -405,13 +605,25 @@ class ServicesCloud(FakeHeatCloud):
             pool = self.get('lb_pools', m.group(1))
             return 200, {'members': pool['members'] if pool else []}
         if path == '/lbaas/quotas':
-            return 200, {'quotas': [
-                {'project_id': q['project'], 'tenant_id': q['project'],
-                 'load_balancer': None, 'listener': None, 'pool': None,
-                 'member': None, 'health_monitor': None, 'l7policy': None,
-                 'l7rule': None, **q['values']}
-                for q in self.all('quota_sets') if q['service'] == 'octavia'
-                and query.get('project_id') in (None, q['project'])]}
+            return 200, {
+                'quotas': [
+                    {
+                        'project_id': q['project'],
+                        'tenant_id': q['project'],
+                        'load_balancer': None,
+                        'listener': None,
+                        'pool': None,
+                        'member': None,
+                        'health_monitor': None,
+                        'l7policy': None,
+                        'l7rule': None,
+                        **q['values'],
+                    }
+                    for q in self.all('quota_sets')
+                    if q['service'] == 'octavia'
+                    and query.get('project_id') in (None, q['project'])
+                ]
+            }
         m = re.fullmatch(r'/lbaas/quotas/([^/]+)', path)
         if m and method == 'DELETE':
             quota = self.get('quota_sets', f'octavia/{m.group(1)}')
@@ -444,12 +656,18 @@ class ServicesCloud(FakeHeatCloud):
 
     def _delete_lb(self, lb, query):
         if lb['provisioning_status'].startswith('PENDING_'):
-            raise octavia_error(409, f'Invalid state '
-                                f'{lb["provisioning_status"]} of loadbalancer '
-                                f'resource {lb["id"]}')
+            raise octavia_error(
+                409,
+                f'Invalid state '
+                f'{lb["provisioning_status"]} of loadbalancer '
+                f'resource {lb["id"]}',
+            )
         if lb['listeners'] and query.get('cascade') != 'True':
-            raise octavia_error(400, f'Validation failure: Cannot delete '
-                                f'Load Balancer {lb["id"]} - it has children')
+            raise octavia_error(
+                400,
+                f'Validation failure: Cannot delete '
+                f'Load Balancer {lb["id"]} - it has children',
+            )
         lb['provisioning_status'] = 'PENDING_DELETE'
         lb['pending_left'] = self.delete_polls
         return 204, None
@@ -469,8 +687,16 @@ class ServicesCloud(FakeHeatCloud):
 
     # -- object-store (Swift) ----------------------------------------------
 
-    def container(self, project_id, name, *, objects=0, versions=None,
-                  history=None, versioned=False):
+    def container(
+        self,
+        project_id,
+        name,
+        *,
+        objects=0,
+        versions=None,
+        history=None,
+        versioned=False,
+    ):
         headers = {}
         if versions:
             headers['X-Versions-Location'] = versions
@@ -478,20 +704,27 @@ class ServicesCloud(FakeHeatCloud):
             headers['X-History-Location'] = history
         if versioned:
             headers['X-Versions-Enabled'] = 'True'
-        return self.add('containers', id=f'AUTH_{project_id}/{name}',
-                        project_id=project_id, name=name, headers=headers,
-                        objects={f'obj-{i:04d}': 1 for i in range(objects)},
-                        versions={})
+        return self.add(
+            'containers',
+            id=f'AUTH_{project_id}/{name}',
+            project_id=project_id,
+            name=name,
+            headers=headers,
+            objects={f'obj-{i:04d}': 1 for i in range(objects)},
+            versions={},
+        )
 
     def put_object(self, container, name, versions=0):
         """An object with ``versions`` old versions: kept in the versions
         container (legacy) or in the container's own version list."""
-        legacy = (container['headers'].get('X-Versions-Location')
-                  or container['headers'].get('X-History-Location'))
+        legacy = container['headers'].get('X-Versions-Location') or container[
+            'headers'
+        ].get('X-History-Location')
         for v in range(versions):
             if legacy:
-                target = self.get('containers',
-                                  f'{container["id"].split("/")[0]}/{legacy}')
+                target = self.get(
+                    'containers', f'{container["id"].split("/")[0]}/{legacy}'
+                )
                 target['objects'][f'{len(name):03x}{name}/{v}'] = 1
             else:
                 container['versions'].setdefault(name, []).append(f'v{v}')
@@ -503,7 +736,8 @@ class ServicesCloud(FakeHeatCloud):
             if self.bulk_delete:
                 info['bulk_delete'] = {
                     'max_deletes_per_request': self.bulk_delete,
-                    'max_failed_deletes': 1000}
+                    'max_failed_deletes': 1000,
+                }
             return 200, info
         m = re.fullmatch(r'/v1/(AUTH_[^/]+)/?([^/]*)/?(.*)', path)
         if not m:
@@ -523,16 +757,23 @@ class ServicesCloud(FakeHeatCloud):
     def _swift_account(self, account, method, query):
         if self.flag('bulk-delete') and method in ('DELETE', 'POST'):
             return self._swift_bulk(account)
-        names = sorted(c['name'] for c in self.all('containers')
-                       if c['id'].startswith(account + '/'))
+        names = sorted(
+            c['name']
+            for c in self.all('containers')
+            if c['id'].startswith(account + '/')
+        )
         marker = query.get('marker', '')
-        return 200, [{'name': n, 'count': 0, 'bytes': 0} for n in names
-                     if n > marker][:int(query.get('limit', 10000))]
+        return 200, [
+            {'name': n, 'count': 0, 'bytes': 0} for n in names if n > marker
+        ][: int(query.get('limit', 10000))]
 
     def _swift_bulk(self, account):
         self.bulk_requests.append(account)
-        lines = [parse.unquote(x) for x in
-                 self._request.body.decode().split('\n') if x]
+        lines = [
+            parse.unquote(x)
+            for x in self._request.body.decode().split('\n')
+            if x
+        ]
         if len(lines) > self.bulk_delete:
             return 413, None
         deleted = not_found = 0
@@ -548,24 +789,28 @@ class ServicesCloud(FakeHeatCloud):
                 deleted += 1
             except Conflict as exc:
                 errors.append([line, f'{exc.status} Error'])
-        return 200, {'Number Deleted': deleted,
-                     'Number Not Found': not_found, 'Errors': errors,
-                     'Response Status': '400 Bad Request' if errors
-                     else '200 OK', 'Response Body': ''}
+        return 200, {
+            'Number Deleted': deleted,
+            'Number Not Found': not_found,
+            'Errors': errors,
+            'Response Status': '400 Bad Request' if errors else '200 OK',
+            'Response Body': '',
+        }
 
     def _swift_container(self, found, method, query):
         headers = found['headers']
         if method == 'HEAD':
             self._request.reply_headers = {
                 'X-Container-Object-Count': str(len(found['objects'])),
-                **headers}
+                **headers,
+            }
             return 204, None
         if method == 'POST':
             sent = self._request.headers
-            for header, remove in (('X-Versions-Location',
-                                    'X-Remove-Versions-Location'),
-                                   ('X-History-Location',
-                                    'X-Remove-History-Location')):
+            for header, remove in (
+                ('X-Versions-Location', 'X-Remove-Versions-Location'),
+                ('X-History-Location', 'X-Remove-History-Location'),
+            ):
                 if sent.get(remove):
                     headers.pop(header, None)
             if sent.get('X-Versions-Enabled', '').lower() == 'false':
@@ -573,28 +818,45 @@ class ServicesCloud(FakeHeatCloud):
             return 204, None
         if method == 'GET' and self.flag('versions'):
             entries = sorted(
-                [{'name': o, 'version_id': v, 'is_latest': False}
-                 for o, vs in found['versions'].items() for v in vs]
-                + [{'name': o, 'version_id': 'latest', 'is_latest': True}
-                   for o in found['objects']],
-                key=lambda e: (e['name'], e['version_id']))
+                [
+                    {'name': o, 'version_id': v, 'is_latest': False}
+                    for o, vs in found['versions'].items()
+                    for v in vs
+                ]
+                + [
+                    {'name': o, 'version_id': 'latest', 'is_latest': True}
+                    for o in found['objects']
+                ],
+                key=lambda e: (e['name'], e['version_id']),
+            )
             after = (query.get('marker', ''), query.get('version_marker', ''))
-            return 200, [e for e in entries
-                         if (e['name'], e['version_id']) > after][:2]
+            return 200, [
+                e for e in entries if (e['name'], e['version_id']) > after
+            ][:2]
         if method == 'GET':
             marker = query.get('marker', '')
-            return 200, [{'name': o, 'bytes': 1, 'hash': 'x',
-                          'content_type': 'application/octet-stream',
-                          'last_modified': '2026-11-01T00:00:00'}
-                         for o in sorted(found['objects']) if o > marker
-                         ][:int(query.get('limit', 10000))]
+            return 200, [
+                {
+                    'name': o,
+                    'bytes': 1,
+                    'hash': 'x',
+                    'content_type': 'application/octet-stream',
+                    'last_modified': '2026-11-01T00:00:00',
+                }
+                for o in sorted(found['objects'])
+                if o > marker
+            ][: int(query.get('limit', 10000))]
         if method == 'DELETE':
             if found['objects']:
-                raise swift_error(409, 'There was a conflict when trying to '
-                                       'complete your request.')
+                raise swift_error(
+                    409,
+                    'There was a conflict when trying to '
+                    'complete your request.',
+                )
             if found['versions'] and any(found['versions'].values()):
-                raise swift_error(409, 'Delete all versions before deleting '
-                                       'container.')
+                raise swift_error(
+                    409, 'Delete all versions before deleting container.'
+                )
             self._remove('containers', found['id'])
             return 204, None
         return 405, None
@@ -632,8 +894,11 @@ class ServicesCloud(FakeHeatCloud):
         del found['objects'][obj]
         if stack:
             target = self.get('containers', f'{account}/{stack}')
-            old = sorted(o for o in target['objects']
-                         if o.startswith(f'{len(obj):03x}{obj}/'))
+            old = sorted(
+                o
+                for o in target['objects']
+                if o.startswith(f'{len(obj):03x}{obj}/')
+            )
             if old:
                 del target['objects'][old[-1]]
                 found['objects'][obj] = 1
@@ -641,47 +906,93 @@ class ServicesCloud(FakeHeatCloud):
     # -- dns (Designate) -----------------------------------------------------
 
     def zone(self, project_id, name, **extra):
-        return self.add('zones', name=name, project_id=project_id,
-                        status='ACTIVE', action='NONE', email='a@b.test',
-                        ttl=3600, serial=1, type='PRIMARY', shared=False,
-                        **extra)
+        return self.add(
+            'zones',
+            name=name,
+            project_id=project_id,
+            status='ACTIVE',
+            action='NONE',
+            email='a@b.test',
+            ttl=3600,
+            serial=1,
+            type='PRIMARY',
+            shared=False,
+            **extra,
+        )
 
     def ptr(self, fip, ptrdname):
-        self.add('ptrs', id=f'RegionOne:{fip["id"]}', ptrdname=ptrdname,
-                 project_id=fip['project_id'], address=fip[
-                     'floating_ip_address'], ttl=3600, status='ACTIVE',
-                 action='NONE', description=None)
+        self.add(
+            'ptrs',
+            id=f'RegionOne:{fip["id"]}',
+            ptrdname=ptrdname,
+            project_id=fip['project_id'],
+            address=fip['floating_ip_address'],
+            ttl=3600,
+            status='ACTIVE',
+            action='NONE',
+            description=None,
+        )
 
     def _dns(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {'versions': {'values': [{
-                'id': 'v2', 'status': 'CURRENT', 'links': [{
-                    'rel': 'self', 'href': ENDPOINTS_ALL['dns'] + '/v2'}]}]}}
+            return 200, {
+                'versions': {
+                    'values': [
+                        {
+                            'id': 'v2',
+                            'status': 'CURRENT',
+                            'links': [
+                                {
+                                    'rel': 'self',
+                                    'href': ENDPOINTS_ALL['dns'] + '/v2',
+                                }
+                            ],
+                        }
+                    ]
+                }
+            }
         sudo = self.header('X-Auth-Sudo-Project-ID')
         scope = sudo or ADMIN_PROJECT
         self.dns_calls.append((method, path, sudo))
         all_projects = self.header('X-Auth-All-Projects') == 'True'
         if path == '/v2/zones':
-            return 200, {'zones': [
-                z for z in self.all('zones') if all_projects
-                or z['project_id'] == scope], 'links': {}, 'metadata': {}}
+            return 200, {
+                'zones': [
+                    z
+                    for z in self.all('zones')
+                    if all_projects or z['project_id'] == scope
+                ],
+                'links': {},
+                'metadata': {},
+            }
         m = re.fullmatch(r'/v2/zones/([^/]+)', path)
         if m:
             zone = self._poll_zone(m.group(1))
             if zone is None or zone['project_id'] != scope:
-                return 404, {'code': 404, 'type': 'zone_not_found',
-                             'message': 'Could not find Zone'}
+                return 404, {
+                    'code': 404,
+                    'type': 'zone_not_found',
+                    'message': 'Could not find Zone',
+                }
             if method == 'GET':
                 return 200, zone
             if method == 'DELETE':
-                zone.update(action='DELETE', status='PENDING',
-                            polls_left=self.delete_polls)
+                zone.update(
+                    action='DELETE',
+                    status='PENDING',
+                    polls_left=self.delete_polls,
+                )
                 return 202, zone
         if path == '/v2/reverse/floatingips':
-            return 200, {'floatingips': [
-                {k: v for k, v in p.items() if k != 'project_id'}
-                for p in self.all('ptrs') if p['project_id'] == scope],
-                'links': {}, 'metadata': {}}
+            return 200, {
+                'floatingips': [
+                    {k: v for k, v in p.items() if k != 'project_id'}
+                    for p in self.all('ptrs')
+                    if p['project_id'] == scope
+                ],
+                'links': {},
+                'metadata': {},
+            }
         m = re.fullmatch(r'/v2/reverse/floatingips/([^/]+)', path)
         if m and method == 'PATCH':
             ptr = self.get('ptrs', m.group(1))
@@ -709,15 +1020,32 @@ class ServicesCloud(FakeHeatCloud):
 
     def _key_manager(self, method, path, query, body):
         if path in ('', '/'):
-            return 300, {'versions': {'values': [{
-                'id': 'v1', 'status': 'stable', 'links': [{
-                    'rel': 'self',
-                    'href': ENDPOINTS_ALL['key-manager'] + '/v1/'}]}]}}
+            return 300, {
+                'versions': {
+                    'values': [
+                        {
+                            'id': 'v1',
+                            'status': 'stable',
+                            'links': [
+                                {
+                                    'rel': 'self',
+                                    'href': ENDPOINTS_ALL['key-manager']
+                                    + '/v1/',
+                                }
+                            ],
+                        }
+                    ]
+                }
+            }
         if path == '/v1/project-quotas':
-            return 200, {'project_quotas': [
-                {'project_id': q['project'], 'project_quotas': q['values']}
-                for q in self.all('quota_sets')
-                if q['service'] == 'barbican'], 'total': 0}
+            return 200, {
+                'project_quotas': [
+                    {'project_id': q['project'], 'project_quotas': q['values']}
+                    for q in self.all('quota_sets')
+                    if q['service'] == 'barbican'
+                ],
+                'total': 0,
+            }
         m = re.fullmatch(r'/v1/project-quotas/([^/]+)', path)
         if m and method == 'DELETE':
             self._remove('quota_sets', f'barbican/{m.group(1)}')
@@ -728,24 +1056,50 @@ class ServicesCloud(FakeHeatCloud):
 
     def share(self, project_id, name='share', **extra):
         extra.setdefault('status', 'available')
-        for key in ('share_network_id', 'share_group_id', 'snapshot_id',
-                    'replication_type'):
+        for key in (
+            'share_network_id',
+            'share_group_id',
+            'snapshot_id',
+            'replication_type',
+        ):
             extra.setdefault(key, None)
-        return self.add('shares', name=name, project_id=project_id,
-                        share_proto='NFS', size=1, **extra)
+        return self.add(
+            'shares',
+            name=name,
+            project_id=project_id,
+            share_proto='NFS',
+            size=1,
+            **extra,
+        )
 
     def manila(self, collection, project_id, **obj):
         obj.setdefault('status', 'available')
-        return self.add(collection, project_id=project_id,
-                        name=obj.pop('name', collection[:-1]), **obj)
+        return self.add(
+            collection,
+            project_id=project_id,
+            name=obj.pop('name', collection[:-1]),
+            **obj,
+        )
 
     def _shared_file_system(self, method, path, query, body):
         if path in ('', '/'):
-            return 300, {'versions': [{
-                'id': 'v2.0', 'status': 'CURRENT', 'version': '2.84',
-                'min_version': '2.0', 'links': [{
-                    'rel': 'self',
-                    'href': ENDPOINTS_ALL['shared-file-system'] + '/'}]}]}
+            return 300, {
+                'versions': [
+                    {
+                        'id': 'v2.0',
+                        'status': 'CURRENT',
+                        'version': '2.84',
+                        'min_version': '2.0',
+                        'links': [
+                            {
+                                'rel': 'self',
+                                'href': ENDPOINTS_ALL['shared-file-system']
+                                + '/',
+                            }
+                        ],
+                    }
+                ]
+            }
         m = re.fullmatch(r'/quota-sets/([^/]+)(/defaults)?', path)
         if m:
             return self._quota_set('manila', m, method, MANILA_DEFAULT_QUOTAS)
@@ -754,17 +1108,22 @@ class ServicesCloud(FakeHeatCloud):
             key, coll = m.group(1).replace('-', '_'), MANILA[m.group(1)]
             if query.get('all_tenants') != '1' and 'share_id' not in query:
                 return 200, {key: []}  # the caller's project only
-            return 200, {key: [
-                o for o in self.all(coll)
-                if query.get('project_id') in (None, o.get('project_id'))
-                and query.get('share_id') in (None, o.get('share_id'))]}
+            return 200, {
+                key: [
+                    o
+                    for o in self.all(coll)
+                    if query.get('project_id') in (None, o.get('project_id'))
+                    and query.get('share_id') in (None, o.get('share_id'))
+                ]
+            }
         m = re.fullmatch(r'/([a-z-]+)/([^/]+)', path)
         if m and m.group(1) in MANILA:
             coll = MANILA[m.group(1)]
             obj = self._async_get(coll, m.group(2), 'deleting')
             if obj is None:
-                return 404, {'itemNotFound': {'code': 404,
-                                              'message': 'not found'}}
+                return 404, {
+                    'itemNotFound': {'code': 404, 'message': 'not found'}
+                }
             if method == 'GET':
                 return 200, {m.group(1).replace('-', '_')[:-1]: obj}
             if method == 'DELETE':
@@ -782,62 +1141,102 @@ class ServicesCloud(FakeHeatCloud):
 
     def _check_manila_delete(self, coll, obj):
         def used_by(other, key):
-            return [o['id'] for o in self.all(other)
-                    if o.get(key) == obj['id']]
+            return [
+                o['id'] for o in self.all(other) if o.get(key) == obj['id']
+            ]
+
         if coll == 'shares':
             if used_by('share_snapshots', 'share_id'):
-                raise manila_error(400, 'Invalid share: Share still has 1 '
-                                        'dependent snapshots.')
-            if [r for r in used_by('share_replicas', 'share_id')
-                    if self.get('share_replicas', r)['replica_state']
-                    != 'active']:
+                raise manila_error(
+                    400,
+                    'Invalid share: Share still has 1 dependent snapshots.',
+                )
+            if [
+                r
+                for r in used_by('share_replicas', 'share_id')
+                if self.get('share_replicas', r)['replica_state'] != 'active'
+            ]:
                 raise manila_error(400, 'Invalid share: Share has replicas.')
         if coll == 'share_snapshots' and used_by('shares', 'snapshot_id'):
-            raise manila_error(400, 'Invalid snapshot: it has dependent '
-                                    'shares.')
+            raise manila_error(
+                400, 'Invalid snapshot: it has dependent shares.'
+            )
         if coll == 'share_groups' and used_by('shares', 'share_group_id'):
             raise manila_error(409, 'Share group has shares.')
         if coll == 'share_networks' and (
-                used_by('shares', 'share_network_id')
-                or used_by('share_groups', 'share_network_id')):
-            raise manila_error(409, 'Can not delete share network: it has '
-                                    'shares or share groups.')
+            used_by('shares', 'share_network_id')
+            or used_by('share_groups', 'share_network_id')
+        ):
+            raise manila_error(
+                409,
+                'Can not delete share network: it has shares or share groups.',
+            )
 
     # -- container-infra (Magnum): details, templates, quotas ---------------
 
     def cluster_template(self, project_id, name='k8s', public=False):
         uuid = new_id('ct')
-        return self.add('cluster_templates', id=uuid, uuid=uuid, name=name,
-                        project_id=project_id, public=public, coe='kubernetes')
+        return self.add(
+            'cluster_templates',
+            id=uuid,
+            uuid=uuid,
+            name=name,
+            project_id=project_id,
+            public=public,
+            coe='kubernetes',
+        )
 
     def _container_infra(self, method, path, query, body):
         if path == '/clusters/detail':
-            return 200, {'clusters': [
-                {k: v for k, v in c.items() if k != 'id'}
-                for c in map(self._poll_cluster, self.all('clusters'))
-                if c is not None]}
+            return 200, {
+                'clusters': [
+                    {k: v for k, v in c.items() if k != 'id'}
+                    for c in map(self._poll_cluster, self.all('clusters'))
+                    if c is not None
+                ]
+            }
         if path == '/clustertemplates/detail':
-            return 200, {'clustertemplates': [
-                {k: v for k, v in t.items() if k != 'id'}
-                for t in self.all('cluster_templates')]}
+            return 200, {
+                'clustertemplates': [
+                    {k: v for k, v in t.items() if k != 'id'}
+                    for t in self.all('cluster_templates')
+                ]
+            }
         m = re.fullmatch(r'/clustertemplates/([^/]+)', path)
         if m and method == 'DELETE':
             if not self.exists('cluster_templates', m.group(1)):
                 return 404, {'errors': [{'status': 404, 'title': 'none'}]}
-            if any(c['cluster_template_id'] == m.group(1)
-                   for c in self.all('clusters')):
-                return 400, {'errors': [{
-                    'status': 400, 'code': 'client', 'title': (
-                        f'ClusterTemplate {m.group(1)} is referenced by '
-                        f'one or multiple clusters.')}]}
+            if any(
+                c['cluster_template_id'] == m.group(1)
+                for c in self.all('clusters')
+            ):
+                return 400, {
+                    'errors': [
+                        {
+                            'status': 400,
+                            'code': 'client',
+                            'title': (
+                                f'ClusterTemplate {m.group(1)} is referenced by '
+                                f'one or multiple clusters.'
+                            ),
+                        }
+                    ]
+                }
             self._remove('cluster_templates', m.group(1))
             return 204, None
         if path == '/quotas':
-            return 200, {'quotas': [
-                {'project_id': q['project'], 'resource': name,
-                 'hard_limit': limit} for q in self.all('quota_sets')
-                if q['service'] == 'magnum'
-                for name, limit in q['values'].items()]}
+            return 200, {
+                'quotas': [
+                    {
+                        'project_id': q['project'],
+                        'resource': name,
+                        'hard_limit': limit,
+                    }
+                    for q in self.all('quota_sets')
+                    if q['service'] == 'magnum'
+                    for name, limit in q['values'].items()
+                ]
+            }
         m = re.fullmatch(r'/quotas/([^/]+)/([^/]+)', path)
         if m and method == 'DELETE':
             quota = self.get('quota_sets', f'magnum/{m.group(1)}')
@@ -852,6 +1251,7 @@ class ServicesCloud(FakeHeatCloud):
 
 # -- what tests build and run -------------------------------------------------
 
+
 def zero_delays():
     """Retries and polls that never advance the fake clock."""
     return RetryPolicy(base_delay=0, max_delay=0, poll_min=0, poll_max=0)
@@ -860,8 +1260,9 @@ def zero_delays():
 def cascade_for(cloud, project_id, **options):
     """The cascade of one project, planned: (cascade, targets, plan)."""
     conn = cloud.connection()
-    pc = ProjectCascade(conn, CascadeOptions(**options), clock=FakeClock(),
-                        retry=zero_delays())
+    pc = ProjectCascade(
+        conn, CascadeOptions(**options), clock=FakeClock(), retry=zero_delays()
+    )
     targets = pc.targets([cascade.resolve_project(conn, project_id)])
     return pc, targets, pc.plan(targets)
 
@@ -869,10 +1270,14 @@ def cascade_for(cloud, project_id, **options):
 def run_kind(cloud, kind, refs):
     """Plan and run the deletes of ``refs`` of ``kind`` alone."""
     kinds = {kind.name: kind}
-    plan = build_plan(Inventory(refs), kinds, [
-        {'id': p, 'name': ''} for p in {r.project_id for r in refs}])
-    return Executor(cloud.connection(), kinds, clock=FakeClock(),
-                    retry=zero_delays()).run(plan)
+    plan = build_plan(
+        Inventory(refs),
+        kinds,
+        [{'id': p, 'name': ''} for p in {r.project_id for r in refs}],
+    )
+    return Executor(
+        cloud.connection(), kinds, clock=FakeClock(), retry=zero_delays()
+    ).run(plan)
 
 
 def all_services_project(cloud, name, external):
@@ -881,38 +1286,59 @@ def all_services_project(cloud, name, external):
     p = scenarios.full_project(cloud, name, external)
     pid = p['project']['id']
     user = 'user-' + name
-    ids = {'project': pid, 'user': user, **{
-        k: v['id'] for k, v in p.items() if isinstance(v, dict)}}
+    ids = {
+        'project': pid,
+        'user': user,
+        **{k: v['id'] for k, v in p.items() if isinstance(v, dict)},
+    }
     cloud.keypair(user, 'laptop')
     # what full_project lacks of the base services' kinds
-    ids['server_group'] = cloud.add('server_groups', name='group',
-                                    project_id=pid, members=[])['id']
-    trunk_port = scenarios.port(cloud, pid, p['network'], p['subnet'],
-                                'trunk-parent')
-    ids['trunk'] = cloud.add('trunks', name='trunk', project_id=pid,
-                             tenant_id=pid, port_id=trunk_port['id'],
-                             sub_ports=[])['id']
-    ids['rbac'] = cloud.add('rbac_policies', project_id=pid, tenant_id=pid,
-                            object_type='network',
-                            object_id=p['network']['id'],
-                            action='access_as_shared',
-                            target_tenant=ADMIN_PROJECT)['id']
+    ids['server_group'] = cloud.add(
+        'server_groups', name='group', project_id=pid, members=[]
+    )['id']
+    trunk_port = scenarios.port(
+        cloud, pid, p['network'], p['subnet'], 'trunk-parent'
+    )
+    ids['trunk'] = cloud.add(
+        'trunks',
+        name='trunk',
+        project_id=pid,
+        tenant_id=pid,
+        port_id=trunk_port['id'],
+        sub_ports=[],
+    )['id']
+    ids['rbac'] = cloud.add(
+        'rbac_policies',
+        project_id=pid,
+        tenant_id=pid,
+        object_type='network',
+        object_id=p['network']['id'],
+        action='access_as_shared',
+        target_tenant=ADMIN_PROJECT,
+    )['id']
 
     # Heat: a stack that made a network and a container, a nested stack
     stack = cloud.stack('app', pid)
-    stack_net = cloud.add('networks', name='stack-net', project_id=pid,
-                          tenant_id=pid, shared=False)
+    stack_net = cloud.add(
+        'networks',
+        name='stack-net',
+        project_id=pid,
+        tenant_id=pid,
+        shared=False,
+    )
     cloud.resource(stack, 'net', 'OS::Neutron::Net', stack_net['id'])
     cloud.container(pid, 'stack-cont')
     cloud.resource(stack, 'cont', 'OS::Swift::Container', 'stack-cont')
     nested = cloud.nested(stack, 'group')
-    ids.update(stack=stack['id'], nested_stack=nested['id'],
-               stack_net=stack_net['id'])
+    ids.update(
+        stack=stack['id'], nested_stack=nested['id'], stack_net=stack_net['id']
+    )
 
     # Octavia: on the project's subnet, a floating IP on its VIP
     fip = scenarios.floating_ip(cloud, pid, external, p['router'])
-    lb = cloud.load_balancer(pid, p['subnet'], members=[p['subnet']],
-                             vip_fip=fip)
+    lb = cloud.load_balancer(
+        pid, p['subnet'], members=[p['subnet']], vip_fip=fip
+    )
     ids.update(lb=lb['id'], vip_port=lb['vip_port_id'], vip_fip=fip['id'])
 
     # Swift: plenty of objects, legacy versions, object versioning
@@ -933,88 +1359,167 @@ def all_services_project(cloud, name, external):
     # Manila: network, group, a share with a snapshot and a share made from
     # it, a replicated share
     share_net = cloud.manila('share_networks', pid)
-    group = cloud.manila('share_groups', pid,
-                         share_network_id=share_net['id'])
-    share = cloud.share(pid, 'files', share_network_id=share_net['id'],
-                        share_group_id=group['id'])
+    group = cloud.manila('share_groups', pid, share_network_id=share_net['id'])
+    share = cloud.share(
+        pid,
+        'files',
+        share_network_id=share_net['id'],
+        share_group_id=group['id'],
+    )
     snap = cloud.manila('share_snapshots', pid, share_id=share['id'])
-    clone = cloud.share(pid, 'clone', snapshot_id=snap['id'],
-                        share_network_id=share_net['id'])
-    replicated = cloud.share(pid, 'replicated', replication_type='dr',
-                             share_network_id=share_net['id'])
-    cloud.manila('share_replicas', None, share_id=replicated['id'],
-                 replica_state='active', id=replicated['id'])
-    replica = cloud.manila('share_replicas', None, share_id=replicated['id'],
-                           replica_state='in_sync')
-    ids.update(share_network=share_net['id'], share_group=group['id'],
-               share=share['id'], share_snapshot=snap['id'],
-               clone=clone['id'], replica=replica['id'])
+    clone = cloud.share(
+        pid, 'clone', snapshot_id=snap['id'], share_network_id=share_net['id']
+    )
+    replicated = cloud.share(
+        pid,
+        'replicated',
+        replication_type='dr',
+        share_network_id=share_net['id'],
+    )
+    cloud.manila(
+        'share_replicas',
+        None,
+        share_id=replicated['id'],
+        replica_state='active',
+        id=replicated['id'],
+    )
+    replica = cloud.manila(
+        'share_replicas',
+        None,
+        share_id=replicated['id'],
+        replica_state='in_sync',
+    )
+    ids.update(
+        share_network=share_net['id'],
+        share_group=group['id'],
+        share=share['id'],
+        share_snapshot=snap['id'],
+        clone=clone['id'],
+        replica=replica['id'],
+    )
 
     # Magnum: a template and a cluster with its own stack
     template = cloud.cluster_template(pid)
     cluster_stack = cloud.stack('k8s-stack', pid)
     cluster = cloud.magnum_cluster('k8s', pid, cluster_stack)
     cluster['cluster_template_id'] = template['id']
-    ids.update(template=template['id'], cluster=cluster['id'],
-               cluster_stack=cluster_stack['id'])
+    ids.update(
+        template=template['id'],
+        cluster=cluster['id'],
+        cluster_stack=cluster_stack['id'],
+    )
 
     # Neutron's extensions
     net, subnet = p['network'], p['subnet']
     qos = cloud.neutron('qos/policies', pid, name='gold')
-    qos_port = scenarios.port(cloud, pid, net, subnet, 'qos-port',
-                              qos_policy_id=qos['id'])
+    qos_port = scenarios.port(
+        cloud, pid, net, subnet, 'qos-port', qos_policy_id=qos['id']
+    )
     scope = cloud.neutron('address-scopes', pid, ip_version=4)
-    pool = cloud.neutron('subnetpools', pid, address_scope_id=scope['id'],
-                         prefixes=['10.8.0.0/16'])
-    pool_net, pool_subnet = scenarios.network(cloud, pid, 'pool-net',
-                                              '10.8.1.0/24')
+    pool = cloud.neutron(
+        'subnetpools',
+        pid,
+        address_scope_id=scope['id'],
+        prefixes=['10.8.0.0/16'],
+    )
+    pool_net, pool_subnet = scenarios.network(
+        cloud, pid, 'pool-net', '10.8.1.0/24'
+    )
     pool_subnet['subnetpool_id'] = pool['id']
     ike = cloud.neutron('vpn/ikepolicies', pid)
     ipsec = cloud.neutron('vpn/ipsecpolicies', pid)
-    vpn = cloud.neutron('vpn/vpnservices', pid, router_id=p['router']['id'],
-                        subnet_id=None)
-    local_group = cloud.neutron('vpn/endpoint-groups', pid, type='subnet',
-                                endpoints=[subnet['id']])
-    peer_group = cloud.neutron('vpn/endpoint-groups', pid, type='cidr',
-                               endpoints=['192.168.0.0/24'])
-    site = cloud.neutron('vpn/ipsec-site-connections', pid,
-                         vpnservice_id=vpn['id'], ikepolicy_id=ike['id'],
-                         ipsecpolicy_id=ipsec['id'],
-                         local_ep_group_id=local_group['id'],
-                         peer_ep_group_id=peer_group['id'])
+    vpn = cloud.neutron(
+        'vpn/vpnservices', pid, router_id=p['router']['id'], subnet_id=None
+    )
+    local_group = cloud.neutron(
+        'vpn/endpoint-groups', pid, type='subnet', endpoints=[subnet['id']]
+    )
+    peer_group = cloud.neutron(
+        'vpn/endpoint-groups', pid, type='cidr', endpoints=['192.168.0.0/24']
+    )
+    site = cloud.neutron(
+        'vpn/ipsec-site-connections',
+        pid,
+        vpnservice_id=vpn['id'],
+        ikepolicy_id=ike['id'],
+        ipsecpolicy_id=ipsec['id'],
+        local_ep_group_id=local_group['id'],
+        peer_ep_group_id=peer_group['id'],
+    )
     pf_fip = scenarios.floating_ip(cloud, pid, external, p['router'])
     pf_port = scenarios.port(cloud, pid, net, subnet, 'pf-port')
-    pf = cloud.add('port_forwardings', floatingip_id=pf_fip['id'],
-                   internal_port_id=pf_port['id'], internal_port=22,
-                   external_port=2222, protocol='tcp',
-                   internal_ip_address='10.0.0.10')
-    seg = cloud.neutron('network_segment_ranges', pid, network_type='vxlan',
-                        minimum=100, maximum=200, shared=False)
+    pf = cloud.add(
+        'port_forwardings',
+        floatingip_id=pf_fip['id'],
+        internal_port_id=pf_port['id'],
+        internal_port=22,
+        external_port=2222,
+        protocol='tcp',
+        internal_ip_address='10.0.0.10',
+    )
+    seg = cloud.neutron(
+        'network_segment_ranges',
+        pid,
+        network_type='vxlan',
+        minimum=100,
+        maximum=200,
+        shared=False,
+    )
     net['segment_range_id'] = seg['id']
-    local_port = scenarios.port(cloud, pid, net, subnet, '',
-                                device_owner='network:local_ip')
-    local_ip = cloud.neutron('local_ips', pid, local_port_id=local_port['id'],
-                             network_id=net['id'])
-    ids.update(qos=qos['id'], qos_port=qos_port['id'], scope=scope['id'],
-               pool=pool['id'], pool_subnet=pool_subnet['id'],
-               pool_net=pool_net['id'], ike=ike['id'], ipsec=ipsec['id'],
-               vpn=vpn['id'], local_group=local_group['id'],
-               peer_group=peer_group['id'], site=site['id'],
-               pf_fip=pf_fip['id'], pf=pf['id'], pf_port=pf_port['id'],
-               segment_range=seg['id'], local_ip=local_ip['id'])
+    local_port = scenarios.port(
+        cloud, pid, net, subnet, '', device_owner='network:local_ip'
+    )
+    local_ip = cloud.neutron(
+        'local_ips', pid, local_port_id=local_port['id'], network_id=net['id']
+    )
+    ids.update(
+        qos=qos['id'],
+        qos_port=qos_port['id'],
+        scope=scope['id'],
+        pool=pool['id'],
+        pool_subnet=pool_subnet['id'],
+        pool_net=pool_net['id'],
+        ike=ike['id'],
+        ipsec=ipsec['id'],
+        vpn=vpn['id'],
+        local_group=local_group['id'],
+        peer_group=peer_group['id'],
+        site=site['id'],
+        pf_fip=pf_fip['id'],
+        pf=pf['id'],
+        pf_port=pf_port['id'],
+        segment_range=seg['id'],
+        local_ip=local_ip['id'],
+    )
 
     # quotas of its own in every service that has them
-    for service in ('nova', 'cinder', 'neutron', 'octavia', 'manila',
-                    'barbican', 'magnum'):
-        cloud.set_quota(service, pid, **{
-            'nova': {'instances': 50}, 'cinder': {'volumes': 50},
-            'neutron': {'network': 50}, 'octavia': {'load_balancer': 5},
-            'manila': {'shares': 5}, 'barbican': {'secrets': 5},
-            'magnum': {'Cluster': 3}}[service])
+    for service in (
+        'nova',
+        'cinder',
+        'neutron',
+        'octavia',
+        'manila',
+        'barbican',
+        'magnum',
+    ):
+        cloud.set_quota(
+            service,
+            pid,
+            **{
+                'nova': {'instances': 50},
+                'cinder': {'volumes': 50},
+                'neutron': {'network': 50},
+                'octavia': {'load_balancer': 5},
+                'manila': {'shares': 5},
+                'barbican': {'secrets': 5},
+                'magnum': {'Cluster': 3},
+            }[service],
+        )
     return ids
 
 
 def share_image_with(cloud, owner_id, member_id, name='golden'):
     """An image of ``owner_id`` shared with ``member_id``."""
-    return scenarios.image(cloud, owner_id, name, visibility='shared',
-                           members=[member_id])
+    return scenarios.image(
+        cloud, owner_id, name, visibility='shared', members=[member_id]
+    )

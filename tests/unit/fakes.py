@@ -1,13 +1,26 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Small fakes for the pure parts: a clock that never sleeps and a resource
 kind whose behaviour a test scripts."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
+import itertools
+import threading
 
-import requests
 from openstack import exceptions as sdk_exc
+import requests
 
 from osc_cascade import resource
 from osc_cascade.executor import Clock
@@ -38,10 +51,16 @@ class FakeClock(Clock):
             self.time += seconds
 
 
-def ref(id_: str, kind: str = KIND, project_id: str = PROJECT, name: str = '',
-        **attrs) -> ResourceRef:
-    return ResourceRef(kind=kind, id=id_, name=name or id_,
-                       project_id=project_id, attrs=attrs)
+def ref(
+    id_: str,
+    kind: str = KIND,
+    project_id: str = PROJECT,
+    name: str = '',
+    **attrs,
+) -> ResourceRef:
+    return ResourceRef(
+        kind=kind, id=id_, name=name or id_, project_id=project_id, attrs=attrs
+    )
 
 
 class FakeKind(ResourceKind):
@@ -61,9 +80,16 @@ class FakeKind(ResourceKind):
 
     error_statuses = frozenset({'error_deleting'})
 
-    def __init__(self, name: str = KIND, *, synchronous: bool = True,
-                 script: dict | None = None, statuses: dict | None = None,
-                 on_call=None, in_use=(sdk_exc.ConflictException,)):
+    def __init__(
+        self,
+        name: str = KIND,
+        *,
+        synchronous: bool = True,
+        script: dict | None = None,
+        statuses: dict | None = None,
+        on_call=None,
+        in_use=(sdk_exc.ConflictException,),
+    ):
         super().__init__()
         self.name = name
         self.service_type = 'test'
@@ -90,8 +116,11 @@ class FakeKind(ResourceKind):
             kind, _, id_ = other.rpartition(':')
             yield Edge(me, delete_of(kind or ref_.kind, id_))
         for other in ref_.attrs.get('breakable', []):
-            yield Edge(me, delete_of(ref_.kind, other),
-                       breaker=Step('cut_reference', ref_, {'to': other}))
+            yield Edge(
+                me,
+                delete_of(ref_.kind, other),
+                breaker=Step('cut_reference', ref_, {'to': other}),
+            )
         for action in ref_.attrs.get('actions', []):
             yield Edge(Step(action, ref_), me)
 
@@ -138,25 +167,35 @@ def chain_plan(ids: list[str], kind: str = KIND) -> Plan:
         step = resource.delete(ref(id_, kind))
         steps[step.id] = step
     keys = list(steps)
-    return Plan([{'id': PROJECT, 'name': 'p'}], steps,
-                set(zip(keys, keys[1:])))
+    return Plan(
+        [{'id': PROJECT, 'name': 'p'}], steps, set(itertools.pairwise(keys))
+    )
 
 
-def make_plan(nodes: Iterable[str | Step], edges: Iterable[tuple[str, str]]
-              = (), kind: str = KIND) -> Plan:
+def make_plan(
+    nodes: Iterable[str | Step],
+    edges: Iterable[tuple[str, str]] = (),
+    kind: str = KIND,
+) -> Plan:
     """A plan of delete steps (or given steps) named by id; edges name the
     ids of resources (or full step ids)."""
     steps: dict[str, Step] = {}
     for node in nodes:
-        step = node if isinstance(node, Step) else resource.delete(
-            ref(node, kind))
+        step = (
+            node
+            if isinstance(node, Step)
+            else resource.delete(ref(node, kind))
+        )
         steps[step.id] = step
 
     def sid(name: str) -> str:
         return name if name in steps else f'delete:{kind}:{name}'
 
-    return Plan([{'id': PROJECT, 'name': 'p'}], steps,
-                {(sid(a), sid(b)) for a, b in edges})
+    return Plan(
+        [{'id': PROJECT, 'name': 'p'}],
+        steps,
+        {(sid(a), sid(b)) for a, b in edges},
+    )
 
 
 def response(status: int) -> requests.Response:
@@ -193,11 +232,17 @@ def ignoring_filters(cloud_cls):
             if method == 'GET':
                 query = {}
             return handler(self, method, path, query, body)
+
         return wrapped
 
-    return type('FilterIgnoring' + cloud_cls.__name__, (cloud_cls,), {
-        name: ignore(getattr(cloud_cls, name))
-        for name in ('_compute', '_block_storage', '_network', '_image')})
+    return type(
+        'FilterIgnoring' + cloud_cls.__name__,
+        (cloud_cls,),
+        {
+            name: ignore(getattr(cloud_cls, name))
+            for name in ('_compute', '_block_storage', '_network', '_image')
+        },
+    )
 
 
 def patch_wall_clock(monkeypatch) -> FakeClock:

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Realistic project contents for the fake cloud, shaped like the APIs."""
 
 from __future__ import annotations
@@ -6,35 +18,67 @@ from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud, new_id
 
 
 def project(cloud: FakeCloud, name: str, **extra) -> dict:
-    fields = dict(id=new_id('p'), name=name, domain_id='default',
-                  enabled=True, is_domain=False, options={},
-                  parent_id='default')
+    fields = dict(
+        id=new_id('p'),
+        name=name,
+        domain_id='default',
+        enabled=True,
+        is_domain=False,
+        options={},
+        parent_id='default',
+    )
     fields.update(extra)  # any default may be overridden (options, ...)
     return cloud.add('projects', **fields)
 
 
 def external_network(cloud: FakeCloud) -> tuple[dict, dict]:
-    net = cloud.add('networks', name='public', project_id=ADMIN_PROJECT,
-                    tenant_id=ADMIN_PROJECT, shared=False,
-                    **{'router:external': True})
-    subnet = cloud.add('subnets', name='public-subnet',
-                       network_id=net['id'], project_id=ADMIN_PROJECT,
-                       tenant_id=ADMIN_PROJECT, cidr='172.24.4.0/24')
+    net = cloud.add(
+        'networks',
+        name='public',
+        project_id=ADMIN_PROJECT,
+        tenant_id=ADMIN_PROJECT,
+        shared=False,
+        **{'router:external': True},
+    )
+    subnet = cloud.add(
+        'subnets',
+        name='public-subnet',
+        network_id=net['id'],
+        project_id=ADMIN_PROJECT,
+        tenant_id=ADMIN_PROJECT,
+        cidr='172.24.4.0/24',
+    )
     return net, subnet
 
 
 def network(cloud, project_id, name='net', cidr='10.0.0.0/24'):
-    net = cloud.add('networks', name=name, project_id=project_id,
-                    tenant_id=project_id, shared=False,
-                    **{'router:external': False})
-    subnet = cloud.add('subnets', name=name + '-subnet', cidr=cidr,
-                       network_id=net['id'], project_id=project_id,
-                       tenant_id=project_id)
-    cloud.add('ports', name='', network_id=net['id'], project_id=project_id,
-              tenant_id=project_id, device_owner='network:dhcp',
-              device_id='dhcp' + net['id'],
-              fixed_ips=[{'subnet_id': subnet['id'],
-                          'ip_address': '10.0.0.2'}], security_groups=[])
+    net = cloud.add(
+        'networks',
+        name=name,
+        project_id=project_id,
+        tenant_id=project_id,
+        shared=False,
+        **{'router:external': False},
+    )
+    subnet = cloud.add(
+        'subnets',
+        name=name + '-subnet',
+        cidr=cidr,
+        network_id=net['id'],
+        project_id=project_id,
+        tenant_id=project_id,
+    )
+    cloud.add(
+        'ports',
+        name='',
+        network_id=net['id'],
+        project_id=project_id,
+        tenant_id=project_id,
+        device_owner='network:dhcp',
+        device_id='dhcp' + net['id'],
+        fixed_ips=[{'subnet_id': subnet['id'], 'ip_address': '10.0.0.2'}],
+        security_groups=[],
+    )
     return net, subnet
 
 
@@ -42,65 +86,123 @@ def port(cloud, project_id, net, subnet, name='port', **extra):
     extra.setdefault('device_owner', '')
     extra.setdefault('device_id', '')
     extra.setdefault('security_groups', [])
-    return cloud.add('ports', name=name, network_id=net['id'],
-                     project_id=project_id, tenant_id=project_id,
-                     fixed_ips=[{'subnet_id': subnet['id'],
-                                 'ip_address': '10.0.0.10'}], **extra)
+    return cloud.add(
+        'ports',
+        name=name,
+        network_id=net['id'],
+        project_id=project_id,
+        tenant_id=project_id,
+        fixed_ips=[{'subnet_id': subnet['id'], 'ip_address': '10.0.0.10'}],
+        **extra,
+    )
 
 
 def security_group(cloud, project_id, name, rules_to=()):
-    group = cloud.add('security_groups', name=name, project_id=project_id,
-                      tenant_id=project_id, security_group_rules=[])
+    group = cloud.add(
+        'security_groups',
+        name=name,
+        project_id=project_id,
+        tenant_id=project_id,
+        security_group_rules=[],
+    )
     for remote in rules_to:
         add_rule(cloud, group, remote)
     return group
 
 
 def add_rule(cloud, group, remote):
-    rule = cloud.add('security_group_rules', security_group_id=group['id'],
-                     remote_group_id=remote['id'],
-                     project_id=group['project_id'],
-                     tenant_id=group['project_id'], direction='ingress')
+    rule = cloud.add(
+        'security_group_rules',
+        security_group_id=group['id'],
+        remote_group_id=remote['id'],
+        project_id=group['project_id'],
+        tenant_id=group['project_id'],
+        direction='ingress',
+    )
     group['security_group_rules'].append(rule)
     return rule
 
 
 def router(cloud, project_id, subnet, external=None, name='router'):
-    r = cloud.add('routers', name=name, project_id=project_id,
-                  tenant_id=project_id, routes=[],
-                  external_gateway_info=(
-                      {'network_id': external['id']} if external else None))
-    iface = cloud.add('ports', name='', network_id=subnet['network_id'],
-                      project_id=project_id, tenant_id=project_id,
-                      device_owner='network:router_interface',
-                      device_id=r['id'], security_groups=[],
-                      fixed_ips=[{'subnet_id': subnet['id'],
-                                  'ip_address': '10.0.0.1'}])
+    r = cloud.add(
+        'routers',
+        name=name,
+        project_id=project_id,
+        tenant_id=project_id,
+        routes=[],
+        external_gateway_info=(
+            {'network_id': external['id']} if external else None
+        ),
+    )
+    iface = cloud.add(
+        'ports',
+        name='',
+        network_id=subnet['network_id'],
+        project_id=project_id,
+        tenant_id=project_id,
+        device_owner='network:router_interface',
+        device_id=r['id'],
+        security_groups=[],
+        fixed_ips=[{'subnet_id': subnet['id'], 'ip_address': '10.0.0.1'}],
+    )
     return r, iface
 
 
 def floating_ip(cloud, project_id, external, router_=None, port_=None):
-    return cloud.add('floatingips', project_id=project_id,
-                     tenant_id=project_id, floating_network_id=external['id'],
-                     floating_ip_address='172.24.4.10',
-                     router_id=router_['id'] if router_ else None,
-                     port_id=port_['id'] if port_ else None)
+    return cloud.add(
+        'floatingips',
+        project_id=project_id,
+        tenant_id=project_id,
+        floating_network_id=external['id'],
+        floating_ip_address='172.24.4.10',
+        router_id=router_['id'] if router_ else None,
+        port_id=port_['id'] if port_ else None,
+    )
 
 
-def server(cloud, project_id, name='vm', net=None, subnet=None, sg=None,
-           status='ACTIVE', **extra):
-    s = cloud.add('servers', name=name, project_id=project_id,
-                  status=status, volumes=[], locked=False, **extra)
+def server(
+    cloud,
+    project_id,
+    name='vm',
+    net=None,
+    subnet=None,
+    sg=None,
+    status='ACTIVE',
+    **extra,
+):
+    s = cloud.add(
+        'servers',
+        name=name,
+        project_id=project_id,
+        status=status,
+        volumes=[],
+        locked=False,
+        **extra,
+    )
     if net is not None:
-        port(cloud, project_id, net, subnet, name='', device_id=s['id'],
-             device_owner='compute:nova', created_by_nova=True,
-             security_groups=[sg['id']] if sg else [])
+        port(
+            cloud,
+            project_id,
+            net,
+            subnet,
+            name='',
+            device_id=s['id'],
+            device_owner='compute:nova',
+            created_by_nova=True,
+            security_groups=[sg['id']] if sg else [],
+        )
     return s
 
 
 def volume(cloud, project_id, name='vol', attach_to=None, **extra):
-    v = cloud.add('volumes', name=name, status='available', attachments=[],
-                  **{'os-vol-tenant-attr:tenant_id': project_id}, **extra)
+    v = cloud.add(
+        'volumes',
+        name=name,
+        status='available',
+        attachments=[],
+        **{'os-vol-tenant-attr:tenant_id': project_id},
+        **extra,
+    )
     if attach_to is not None:
         attach(cloud, v, attach_to)
     return v
@@ -108,17 +210,24 @@ def volume(cloud, project_id, name='vol', attach_to=None, **extra):
 
 def attach(cloud, vol, server_):
     vol['status'] = 'in-use'
-    vol['attachments'].append({'server_id': server_['id'],
-                               'attachment_id': new_id('att'),
-                               'volume_id': vol['id']})
+    vol['attachments'].append(
+        {
+            'server_id': server_['id'],
+            'attachment_id': new_id('att'),
+            'volume_id': vol['id'],
+        }
+    )
     server_['volumes'].append(vol['id'])
 
 
 def snapshot(cloud, project_id, vol, name='snap'):
-    return cloud.add('snapshots', name=name, volume_id=vol['id'],
-                     status='available',
-                     **{'os-extended-snapshot-attributes:project_id':
-                        project_id})
+    return cloud.add(
+        'snapshots',
+        name=name,
+        volume_id=vol['id'],
+        status='available',
+        **{'os-extended-snapshot-attributes:project_id': project_id},
+    )
 
 
 _clock = iter(range(10**6))
@@ -128,16 +237,28 @@ def backup(cloud, project_id, vol, name='backup', incremental=False):
     """Cinder's API does not show an incremental's parent: it is the
     volume's latest backup when the incremental was taken."""
     taken = f'2026-11-01T00:{next(_clock) // 60:02d}:{next(_clock) % 60:02d}'
-    return cloud.add('backups', name=name, volume_id=vol['id'],
-                     status='available', is_incremental=incremental,
-                     created_at=taken, data_timestamp=taken,
-                     **{'os-backup-project-attr:project_id': project_id})
+    return cloud.add(
+        'backups',
+        name=name,
+        volume_id=vol['id'],
+        status='available',
+        is_incremental=incremental,
+        created_at=taken,
+        data_timestamp=taken,
+        **{'os-backup-project-attr:project_id': project_id},
+    )
 
 
 def image(cloud, project_id, name='image', visibility='private', **extra):
-    return cloud.add('images', name=name, owner=project_id,
-                     visibility=visibility, status='active',
-                     protected=extra.pop('protected', False), **extra)
+    return cloud.add(
+        'images',
+        name=name,
+        owner=project_id,
+        visibility=visibility,
+        status='active',
+        protected=extra.pop('protected', False),
+        **extra,
+    )
 
 
 def full_project(cloud, name, external):
@@ -151,10 +272,17 @@ def full_project(cloud, name, external):
     r, _iface = router(cloud, pid, subnet, external)
     vm = server(cloud, pid, 'vm1', net, subnet, web_sg)
     vm2 = server(cloud, pid, 'vm2', net, subnet, default_sg, status='ERROR')
-    user_port = port(cloud, pid, net, subnet, 'user-port',
-                     security_groups=[default_sg['id']])
-    vm_port = [pt for pt in cloud.all('ports')
-               if pt.get('device_id') == vm['id']][0]
+    user_port = port(
+        cloud,
+        pid,
+        net,
+        subnet,
+        'user-port',
+        security_groups=[default_sg['id']],
+    )
+    vm_port = next(
+        pt for pt in cloud.all('ports') if pt.get('device_id') == vm['id']
+    )
     floating_ip(cloud, pid, external, r, vm_port)
     floating_ip(cloud, pid, external, r, user_port)
     floating_ip(cloud, pid, external)  # allocated, not associated
@@ -165,11 +293,29 @@ def full_project(cloud, name, external):
     incr = backup(cloud, pid, data, 'incr', incremental=True)
     backup(cloud, pid, data, 'incr2', incremental=True)
     image(cloud, pid, 'private-image')
-    cloud.add('role_assignments', user={'id': 'user-' + name},
-              role={'id': 'member'}, scope={'project': {'id': pid}})
-    cloud.add('application_credentials', name='ci', user_id='user-' + name,
-              project_id=pid)
-    return {'project': p, 'network': net, 'subnet': subnet, 'router': r,
-            'server': vm, 'error_server': vm2, 'volume': data,
-            'snapshot': snap, 'full_backup': full, 'incremental': incr,
-            'web_sg': web_sg, 'default_sg': default_sg}
+    cloud.add(
+        'role_assignments',
+        user={'id': 'user-' + name},
+        role={'id': 'member'},
+        scope={'project': {'id': pid}},
+    )
+    cloud.add(
+        'application_credentials',
+        name='ci',
+        user_id='user-' + name,
+        project_id=pid,
+    )
+    return {
+        'project': p,
+        'network': net,
+        'subnet': subnet,
+        'router': r,
+        'server': vm,
+        'error_server': vm2,
+        'volume': data,
+        'snapshot': snap,
+        'full_backup': full,
+        'incremental': incr,
+        'web_sg': web_sg,
+        'default_sg': default_sg,
+    }

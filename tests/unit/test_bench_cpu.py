@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """benchmarks/cpu.py: CPU seconds from /proc."""
 
 import os
@@ -14,18 +26,16 @@ def _burn(seconds):
 
 def test_a_process_group_and_the_machine_count_what_we_burn():
     group = os.getpgid(0)
-    before = cpu.groups([group]), cpu.process(os.getpid()), \
-        cpu.machine_busy()
+    before = cpu.groups([group]), cpu.process(os.getpid()), cpu.machine_busy()
     _burn(0.3)
-    after = cpu.groups([group]), cpu.process(os.getpid()), \
-        cpu.machine_busy()
+    after = cpu.groups([group]), cpu.process(os.getpid()), cpu.machine_busy()
     # /proc counts in clock ticks (10 ms): allow for the rounding
     assert all(a - b >= 0.25 for a, b in zip(after, before))
 
 
 def test_a_group_nobody_is_in_used_nothing():
-    assert cpu.groups([2 ** 22 + 7]) == 0.0
-    assert cpu.process(2 ** 22 + 7) == 0.0
+    assert cpu.groups([2**22 + 7]) == 0.0
+    assert cpu.process(2**22 + 7) == 0.0
 
 
 def test_minicloud_groups_come_from_its_pid_files(tmp_path):
@@ -39,15 +49,23 @@ def test_minicloud_groups_come_from_its_pid_files(tmp_path):
 
 
 def test_meter_divides_by_what_the_cores_could_give(monkeypatch):
-    readings = iter([
-        {'cloud': 100.0, 'tool': 1.0, 'proxy': 5.0, 'machine': 200.0},
-        {'cloud': 130.0, 'tool': 3.5, 'proxy': 6.0, 'machine': 236.0},
-    ])
+    readings = iter(
+        [
+            {'cloud': 100.0, 'tool': 1.0, 'proxy': 5.0, 'machine': 200.0},
+            {'cloud': 130.0, 'tool': 3.5, 'proxy': 6.0, 'machine': 236.0},
+        ]
+    )
     meter = cpu.Meter([1], None)
     monkeypatch.setattr(meter, '_read', lambda: next(readings))
     monkeypatch.setattr(os, 'cpu_count', lambda: 2)
     meter.start()
     used = meter.stop(20.0)
-    assert used == {'cloud_cpu_s': 30.0, 'tool_cpu_s': 2.5,
-                    'proxy_cpu_s': 1.0, 'machine_cpu_s': 36.0, 'cores': 2,
-                    'cloud_busy': 0.75, 'machine_busy': 0.9}
+    assert used == {
+        'cloud_cpu_s': 30.0,
+        'tool_cpu_s': 2.5,
+        'proxy_cpu_s': 1.0,
+        'machine_cpu_s': 36.0,
+        'cores': 2,
+        'cloud_busy': 0.75,
+        'machine_busy': 0.9,
+    }

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The resource mix of benchmarks/generate.py (pure)."""
 
 import pytest
@@ -16,7 +28,8 @@ def test_mix_keeps_relations_possible():
         assert m.get('network.subnet', 0) >= m.get('network.network', 0)
         assert m.get('network.router', 0) <= m.get('network.subnet', 0)
         assert m.get('block_storage.snapshot', 0) <= m.get(
-            'block_storage.volume', 0)
+            'block_storage.volume', 0
+        )
         if m.get('object_store.object'):
             assert m.get('object_store.container')
         assert m.get('block_storage.backup', 0) <= generate.MAX_BACKUPS

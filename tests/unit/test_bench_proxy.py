@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The pure parts of tools/cloudproxy, and one forward through it on
 loopback (no cloud, no sleeps)."""
 
@@ -35,8 +47,10 @@ def test_fault_decision_is_reproducible():
 
 
 def test_fault_rate_and_kinds():
-    draws = [cp.decide_fault(1, 0.1, cp.FAULT_KINDS, 'GET', f'/x/{i}', 0)
-             for i in range(20000)]
+    draws = [
+        cp.decide_fault(1, 0.1, cp.FAULT_KINDS, 'GET', f'/x/{i}', 0)
+        for i in range(20000)
+    ]
     faults = [d for d in draws if d]
     assert 0.08 < len(faults) / len(draws) < 0.12
     assert set(faults) == set(cp.FAULT_KINDS)
@@ -46,20 +60,32 @@ def test_fault_rate_and_kinds():
 
 
 def test_no_fault_at_rate_zero_or_without_kinds():
-    assert all(cp.decide_fault(1, 0.0, cp.FAULT_KINDS, 'GET', '/', n) is None
-               for n in range(100))
+    assert all(
+        cp.decide_fault(1, 0.0, cp.FAULT_KINDS, 'GET', '/', n) is None
+        for n in range(100)
+    )
     assert cp.decide_fault(1, 1.0, (), 'GET', '/', 0) is None
-    assert all(cp.decide_fault(1, 1.0, ('503',), 'GET', '/', n) == '503'
-               for n in range(100))
+    assert all(
+        cp.decide_fault(1, 1.0, ('503',), 'GET', '/', n) == '503'
+        for n in range(100)
+    )
 
 
 def test_route_of_replaces_ids():
-    assert cp.route_of('/v2.0/ports/3f2b8c1e-1111-2222-3333-444455556666'
-                       '?fields=id') == '/v2.0/ports/{id}'
-    assert cp.route_of('/v1/AUTH_' + 'a' * 32 + '/cont/obj') == \
-        '/v1/{id}/cont/obj'
-    assert cp.route_of('/v3/' + 'b' * 32 + '/volumes/detail') == \
-        '/v3/{id}/volumes/detail'
+    assert (
+        cp.route_of(
+            '/v2.0/ports/3f2b8c1e-1111-2222-3333-444455556666?fields=id'
+        )
+        == '/v2.0/ports/{id}'
+    )
+    assert (
+        cp.route_of('/v1/AUTH_' + 'a' * 32 + '/cont/obj')
+        == '/v1/{id}/cont/obj'
+    )
+    assert (
+        cp.route_of('/v3/' + 'b' * 32 + '/volumes/detail')
+        == '/v3/{id}/volumes/detail'
+    )
     assert cp.route_of('/v2.1/servers/detail') == '/v2.1/servers/detail'
     assert cp.route_of('/v2.1/os-keypairs/12') == '/v2.1/os-keypairs/{id}'
 
@@ -73,11 +99,14 @@ def test_service_name():
 
 
 def test_rewrite_longest_origin_first():
-    mapping = {'http://127.0.0.1:2850': 'http://127.0.0.1:1',
-               'http://127.0.0.1:28500': 'http://127.0.0.1:2'}
+    mapping = {
+        'http://127.0.0.1:2850': 'http://127.0.0.1:1',
+        'http://127.0.0.1:28500': 'http://127.0.0.1:2',
+    }
     body = b'{"a": "http://127.0.0.1:28500/v3", "b": "http://127.0.0.1:2850"}'
     assert cp.rewrite(body, mapping) == (
-        b'{"a": "http://127.0.0.1:2/v3", "b": "http://127.0.0.1:1"}')
+        b'{"a": "http://127.0.0.1:2/v3", "b": "http://127.0.0.1:1"}'
+    )
 
 
 def test_rewritable():
@@ -89,14 +118,19 @@ def test_rewritable():
 
 def test_proxied_clouds():
     clouds = {
-        'mc-admin': {'auth': {'auth_url': 'http://127.0.0.1:28500/v3',
-                              'username': 'admin'},
-                     'region_name': 'RegionOne'},
+        'mc-admin': {
+            'auth': {
+                'auth_url': 'http://127.0.0.1:28500/v3',
+                'username': 'admin',
+            },
+            'region_name': 'RegionOne',
+        },
         'elsewhere': {'auth': {'auth_url': 'http://127.0.0.1:9/v3'}},
         'old-proxied': {'auth': {'auth_url': 'http://127.0.0.1:28500/v3'}},
     }
-    out = cp.proxied_clouds(clouds, 'http://127.0.0.1:28500',
-                            'http://127.0.0.1:40000', 10)
+    out = cp.proxied_clouds(
+        clouds, 'http://127.0.0.1:28500', 'http://127.0.0.1:40000', 10
+    )
     assert list(out) == ['mc-admin-proxied']
     entry = out['mc-admin-proxied']
     assert entry['auth']['auth_url'] == 'http://127.0.0.1:40000/v3'
@@ -139,23 +173,36 @@ def test_stats_counts_and_nth():
 
 def test_endpoint_services_and_mini_yaml():
     catalog = [
-        {'type': 'volumev3', 'endpoints': [
-            {'url': 'http://127.0.0.1:28776/v3/abc'}]},
-        {'type': 'block-storage', 'endpoints': [
-            {'url': 'http://127.0.0.1:28776/v3'}]},
-        {'type': 'network', 'endpoints': [
-            {'url': 'http://127.0.0.1:28696'}]},
+        {
+            'type': 'volumev3',
+            'endpoints': [{'url': 'http://127.0.0.1:28776/v3/abc'}],
+        },
+        {
+            'type': 'block-storage',
+            'endpoints': [{'url': 'http://127.0.0.1:28776/v3'}],
+        },
+        {'type': 'network', 'endpoints': [{'url': 'http://127.0.0.1:28696'}]},
     ]
     assert cp.endpoint_services(catalog) == {
         'http://127.0.0.1:28776': 'block-storage',
-        'http://127.0.0.1:28696': 'network'}
-    text = ('# comment\nclouds:\n  mc:\n    auth:\n'
-            '      auth_url: http://127.0.0.1:28500/v3\n'
-            '      password: secret\n    identity_api_version: 3\n')
-    assert cp._mini_yaml(text) == {'clouds': {'mc': {
-        'auth': {'auth_url': 'http://127.0.0.1:28500/v3',
-                 'password': 'secret'},
-        'identity_api_version': 3}}}
+        'http://127.0.0.1:28696': 'network',
+    }
+    text = (
+        '# comment\nclouds:\n  mc:\n    auth:\n'
+        '      auth_url: http://127.0.0.1:28500/v3\n'
+        '      password: secret\n    identity_api_version: 3\n'
+    )
+    assert cp._mini_yaml(text) == {
+        'clouds': {
+            'mc': {
+                'auth': {
+                    'auth_url': 'http://127.0.0.1:28500/v3',
+                    'password': 'secret',
+                },
+                'identity_api_version': 3,
+            }
+        }
+    }
 
 
 class _Upstream(http.server.BaseHTTPRequestHandler):
@@ -221,12 +268,16 @@ def test_forwards_and_rewrites(upstream, proxy):
     assert json.loads(body) == {'self': origin + '/v2.0/ports'}
     assert headers['Location'] == origin + '/next'
     assert _request(origin, 'DELETE', '/v2.0/ports/1')[0] == 204
-    assert upstream.seen == [('GET', '/v2.0/ports'),
-                             ('DELETE', '/v2.0/ports/1')]
+    assert upstream.seen == [
+        ('GET', '/v2.0/ports'),
+        ('DELETE', '/v2.0/ports/1'),
+    ]
     snap = p.stats.snapshot()
     assert snap['requests'] == {'network': {'DELETE': 1, 'GET': 1}}
-    assert set(snap['route_seconds']) == {'network GET /v2.0/ports',
-                                          'network DELETE /v2.0/ports/{id}'}
+    assert set(snap['route_seconds']) == {
+        'network GET /v2.0/ports',
+        'network DELETE /v2.0/ports/{id}',
+    }
     assert snap['service_seconds']['network'] >= 0
 
 
@@ -239,14 +290,14 @@ def test_injects_503_and_reset_without_forwarding(upstream, proxy):
     with pytest.raises((ConnectionError, http.client.HTTPException)):
         _request(origin, 'DELETE', '/v2.0/ports/1')
     assert upstream.seen == []
-    assert p.stats.snapshot()['faults'] == {'network': {'503': 1,
-                                                        'reset': 1}}
+    assert p.stats.snapshot()['faults'] == {'network': {'503': 1, 'reset': 1}}
 
 
 def test_slow_fault_forwards_then_holds(upstream, proxy):
     p, origin = proxy
-    p.config.update({'fault_rate': 1.0, 'fault_kinds': ['slow'],
-                     'slow_seconds': 0.05})
+    p.config.update(
+        {'fault_rate': 1.0, 'fault_kinds': ['slow'], 'slow_seconds': 0.05}
+    )
     status, _h, _b = _request(origin, 'DELETE', '/v2.0/ports/1')
     assert status == 204
     assert upstream.seen == [('DELETE', '/v2.0/ports/1')]

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """``--report-file`` of ``project delete --cascade``, and the benchmark's
 critical-path bound computed from it."""
 
@@ -7,12 +19,18 @@ from benchmarks import bound
 from tests.unit import scenarios
 
 
-def test_report_file_has_plan_and_step_times(cloud, external, osc,
-                                             tmp_path):
+def test_report_file_has_plan_and_step_times(cloud, external, osc, tmp_path):
     a = scenarios.full_project(cloud, 'A', external)
     path = tmp_path / 'report.json'
-    result = osc('project', 'delete', '--cascade', '--yes', 'A',
-                 '--report-file', str(path))
+    result = osc(
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        'A',
+        '--report-file',
+        str(path),
+    )
     assert result.code == 0, result.stderr
     report = json.loads(path.read_text())
     assert report['ok'] is True
@@ -33,8 +51,9 @@ def test_report_file_has_plan_and_step_times(cloud, external, osc,
 
 
 def test_report_file_needs_cascade(cloud, osc, tmp_path):
-    result = osc('project', 'delete', 'A', '--report-file',
-                 str(tmp_path / 'r.json'))
+    result = osc(
+        'project', 'delete', 'A', '--report-file', str(tmp_path / 'r.json')
+    )
     assert result.code != 0
     assert '--report-file needs --cascade' in result.stderr
 
@@ -42,11 +61,13 @@ def test_report_file_needs_cascade(cloud, osc, tmp_path):
 def test_critical_path_weights_steps():
     steps = ['a', 'b', 'c', 'd']
     edges = [('a', 'b'), ('b', 'd'), ('c', 'd')]
-    length, path = bound.critical_path(steps, edges,
-                                       {'a': 1, 'b': 2, 'c': 5, 'd': 1})
+    length, path = bound.critical_path(
+        steps, edges, {'a': 1, 'b': 2, 'c': 5, 'd': 1}
+    )
     assert (length, path) == (6, ['c', 'd'])
-    length, path = bound.critical_path(steps, edges,
-                                       {'a': 3, 'b': 2, 'c': 1, 'd': 1})
+    length, path = bound.critical_path(
+        steps, edges, {'a': 3, 'b': 2, 'c': 1, 'd': 1}
+    )
     assert (length, path) == (6, ['a', 'b', 'd'])
 
 
@@ -66,24 +87,31 @@ def test_a_long_chain_does_not_recurse():
     n = 20000
     steps = [str(i) for i in range(n)]
     edges = [(str(i), str(i + 1)) for i in range(n - 1)]
-    length, path = bound.critical_path(steps, edges, dict.fromkeys(steps,
-                                                                   0.5))
+    length, path = bound.critical_path(steps, edges, dict.fromkeys(steps, 0.5))
     assert length == n * 0.5 and len(path) == n
 
 
 def test_bounds_summary_and_graham():
-    plan = {'steps': [
-        {'action': 'delete', 'target': {'kind': 'k', 'id': '1'}},
-        {'action': 'delete', 'target': {'kind': 'k', 'id': '2'}},
-        {'action': 'remove_router_interface',
-         'target': {'kind': 'r', 'id': '3'}, 'params': {'port_id': 'p'}}],
-        'edges': [['remove_router_interface:r:3[port_id=p]',
-                   'delete:k:1']]}
+    plan = {
+        'steps': [
+            {'action': 'delete', 'target': {'kind': 'k', 'id': '1'}},
+            {'action': 'delete', 'target': {'kind': 'k', 'id': '2'}},
+            {
+                'action': 'remove_router_interface',
+                'target': {'kind': 'r', 'id': '3'},
+                'params': {'port_id': 'p'},
+            },
+        ],
+        'edges': [['remove_router_interface:r:3[port_id=p]', 'delete:k:1']],
+    }
     results = [
         {'id': 'delete:k:1', 'seconds': 2.0, 'started': 1.0},
         {'id': 'delete:k:2', 'seconds': 4.0, 'started': 0.0},
-        {'id': 'remove_router_interface:r:3[port_id=p]', 'seconds': 1.0,
-         'started': 0.0},
+        {
+            'id': 'remove_router_interface:r:3[port_id=p]',
+            'seconds': 1.0,
+            'started': 0.0,
+        },
     ]
     b = bound.bounds(plan, results, parallel=1)
     assert b['critical_path'] == 4.0
@@ -113,11 +141,14 @@ def test_ready_delays():
         {'id': 'c', 'seconds': 1.0, 'started': 11.0},  # no preds: origin 10
         {'id': 'd', 'seconds': 1.0, 'started': None},  # never ran
     ]
-    delays = bound.ready_delays(['a', 'b', 'c', 'd'],
-                                [('a', 'b'), ('b', 'd')], results)
+    delays = bound.ready_delays(
+        ['a', 'b', 'c', 'd'], [('a', 'b'), ('b', 'd')], results
+    )
     assert sorted(delays) == [0.0, 1.0, 1.5]
-    plan = {'steps': [{'id': s} for s in 'abcd'],
-            'edges': [['a', 'b'], ['b', 'd']]}
+    plan = {
+        'steps': [{'id': s} for s in 'abcd'],
+        'edges': [['a', 'b'], ['b', 'd']],
+    }
     b = bound.bounds(plan, results, parallel=2)
     assert b['ready_delay_max'] == 1.5
     assert b['ready_delay_mean'] == round(2.5 / 3, 3)

@@ -1,31 +1,66 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The tables of benchmarks/run.py, from synthetic runs (no cloud)."""
 
 from benchmarks import run
 
 
 def _row(tool, wall, left=0, **extra):
-    return dict({'tool': tool, 'wall': wall, 'requests': 10,
-                 'requests_by_service': {'network': {'GET': 6, 'DELETE': 4}},
-                 'before': 5, 'left': left,
-                 'left_by_kind': {'network.port': left} if left else {},
-                 'twin_intact': True, 'exit_code': 0,
-                 'cpu': {'cloud_cpu_s': wall, 'cloud_busy': 0.5,
-                         'cores': 2}}, **extra)
+    return dict(
+        {
+            'tool': tool,
+            'wall': wall,
+            'requests': 10,
+            'requests_by_service': {'network': {'GET': 6, 'DELETE': 4}},
+            'before': 5,
+            'left': left,
+            'left_by_kind': {'network.port': left} if left else {},
+            'twin_intact': True,
+            'exit_code': 0,
+            'cpu': {'cloud_cpu_s': wall, 'cloud_busy': 0.5, 'cores': 2},
+        },
+        **extra,
+    )
 
 
 def _cascade(wall, cp):
-    return _row(run.CASCADE, wall, bound=cp,
-                phases={'plan': 2.0, 'execute': 6.0}, executed_span=5.0,
-                ready_delay_mean=0.1)
+    return _row(
+        run.CASCADE,
+        wall,
+        bound=cp,
+        phases={'plan': 2.0, 'execute': 6.0},
+        executed_span=5.0,
+        ready_delay_mean=0.1,
+    )
 
 
 RUNS = [
-    {'n': 10, 'latency_ms': 50, 'tools': {
-        run.CLEANUP: _row(run.CLEANUP, 40.0, left=2),
-        run.CASCADE: _cascade(10.0, 5.0)}},
-    {'n': 10, 'latency_ms': 50, 'tools': {
-        run.CLEANUP: _row(run.CLEANUP, 44.0, left=1),
-        run.CASCADE: _cascade(12.0, 5.0)}},
+    {
+        'n': 10,
+        'latency_ms': 50,
+        'tools': {
+            run.CLEANUP: _row(run.CLEANUP, 40.0, left=2),
+            run.CASCADE: _cascade(10.0, 5.0),
+        },
+    },
+    {
+        'n': 10,
+        'latency_ms': 50,
+        'tools': {
+            run.CLEANUP: _row(run.CLEANUP, 44.0, left=1),
+            run.CASCADE: _cascade(12.0, 5.0),
+        },
+    },
 ]
 
 
@@ -47,31 +82,48 @@ def test_tables():
     # walls of 10 and 12 s are twice the larger bound
     assert '| yes | 11 (50%) | 5.0 | 5.5 | 2.00 |' in table
     phases = run.phases_markdown(RUNS)
-    assert '| 10 | 11.0 | 3.0 | 2.0 | 5.0 | 1.0 | 5.0 | 1.00 | 0.10 |' in \
-        phases
+    assert (
+        '| 10 | 11.0 | 3.0 | 2.0 | 5.0 | 1.0 | 5.0 | 1.00 | 0.10 |' in phases
+    )
 
 
 def test_cleanup_never_touches_stacks_or_load_balancers():
     cmd = run.tool_command(run.CLEANUP, 'p', cloud='c', parallel=3)
-    assert cmd[-4:] == ['--skip-resource', 'orchestration.stack',
-                        '--skip-resource', 'load_balancer.load_balancer']
-    cmd = run.tool_command(run.CASCADE, 'p', cloud='c', parallel=3,
-                           report='r.json')
+    assert cmd[-4:] == [
+        '--skip-resource',
+        'orchestration.stack',
+        '--skip-resource',
+        'load_balancer.load_balancer',
+    ]
+    cmd = run.tool_command(
+        run.CASCADE, 'p', cloud='c', parallel=3, report='r.json'
+    )
     assert cmd[-5:] == ['--parallel', '3', '--report-file', 'r.json', 'p']
 
 
 def test_superseded_runs_stay_out_of_the_tables():
-    runs = RUNS + [{'n': 10, 'superseded': 'older code', 'tools': {
-        run.CLEANUP: _row(run.CLEANUP, 1000.0),
-        run.CASCADE: _cascade(1000.0, 5.0)}}]
+    runs = [
+        *RUNS,
+        {
+            'n': 10,
+            'superseded': 'older code',
+            'tools': {
+                run.CLEANUP: _row(run.CLEANUP, 1000.0),
+                run.CASCADE: _cascade(1000.0, 5.0),
+            },
+        },
+    ]
     assert run.summarize(runs) == run.summarize(RUNS)
     assert run.phases_markdown(runs) == run.phases_markdown(RUNS)
 
 
 def test_list_table_for_the_readme():
-    rst = run.list_table('| N | tool |\n|---|---|\n| 10 | cascade |\n'
-                         '| 30 |  |\n')
-    assert rst == ('.. list-table::\n   :header-rows: 1\n\n'
-                   '   * - N\n     - tool\n'
-                   '   * - 10\n     - cascade\n'
-                   '   * - 30\n     -\n')
+    rst = run.list_table(
+        '| N | tool |\n|---|---|\n| 10 | cascade |\n| 30 |  |\n'
+    )
+    assert rst == (
+        '.. list-table::\n   :header-rows: 1\n\n'
+        '   * - N\n     - tool\n'
+        '   * - 10\n     - cascade\n'
+        '   * - 30\n     -\n'
+    )

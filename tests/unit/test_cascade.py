@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The cascade workflow (osc_cascade.cascade) without the command layer."""
 
 import pytest
@@ -13,7 +25,6 @@ from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
 from tests.unit.fakes import FakeClock, make_plan
 
 
-
 def cascade_of(conn, **options):
     return ProjectCascade(conn, CascadeOptions(**options), clock=FakeClock())
 
@@ -26,6 +37,7 @@ def prepare(conn, name, **options):
 
 # -- resolving -------------------------------------------------------------
 
+
 def test_resolve_by_id_and_by_name(cloud, conn):
     p = scenarios.project(cloud, 'A')
     assert cascade.resolve_project(conn, p['id']).id == p['id']
@@ -33,8 +45,9 @@ def test_resolve_by_id_and_by_name(cloud, conn):
 
 
 def test_resolve_unknown(cloud, conn):
-    with pytest.raises(CascadeError,
-                       match="No project with a name or ID of 'nope' exists"):
+    with pytest.raises(
+        CascadeError, match="No project with a name or ID of 'nope' exists"
+    ):
         cascade.resolve_project(conn, 'nope')
 
 
@@ -61,17 +74,18 @@ def test_resolve_id_in_another_domain_than_asked(cloud, conn):
 
 def test_resolve_unknown_domain(cloud, conn):
     scenarios.project(cloud, 'A')
-    with pytest.raises(CascadeError, match="No domain .* 'nodom'"):
+    with pytest.raises(CascadeError, match=r"No domain .* 'nodom'"):
         cascade.resolve_project(conn, 'A', 'nodom')
 
 
 def test_resolve_refused_by_keystone(cloud, conn):
     cloud.forbidden.add(r'/v3/projects')
-    with pytest.raises(CascadeError, match='HTTP 403.*admin role'):
+    with pytest.raises(CascadeError, match=r'HTTP 403.*admin role'):
         cascade.resolve_project(conn, 'A')
 
 
 # -- safety checks ---------------------------------------------------------
+
 
 def test_the_callers_own_project_is_refused(cloud, conn):
     with pytest.raises(CascadeError, match='project you are authenticated'):
@@ -106,22 +120,26 @@ def test_recursive_targets_the_whole_subtree(cloud, conn):
     scenarios.project(cloud, 'unrelated')
     _pc, targets = prepare(conn, 'parent', recursive=True)
     assert sorted(t.id for t in targets) == sorted(
-        [parent['id'], child['id'], grandchild['id']])
+        [parent['id'], child['id'], grandchild['id']]
+    )
     assert {t.kind for t in targets} == {'identity.project'}
 
 
 def test_an_immutable_child_is_refused_too(cloud, conn):
     parent = scenarios.project(cloud, 'parent')
-    scenarios.project(cloud, 'kid', parent_id=parent['id'],
-                      options={'immutable': True})
-    with pytest.raises(CascadeError, match='kid .* immutable'):
+    scenarios.project(
+        cloud, 'kid', parent_id=parent['id'], options={'immutable': True}
+    )
+    with pytest.raises(CascadeError, match=r'kid .* immutable'):
         prepare(conn, 'parent', recursive=True)
 
 
 # -- plan and execution ------------------------------------------------------
 
-def test_plan_holds_the_projects_and_everything_they_own(cloud, conn,
-                                                         external):
+
+def test_plan_holds_the_projects_and_everything_they_own(
+    cloud, conn, external
+):
     a = scenarios.full_project(cloud, 'A', external)
     pc, targets = prepare(conn, 'A')
     plan = pc.plan(targets)
@@ -131,7 +149,8 @@ def test_plan_holds_the_projects_and_everything_they_own(cloud, conn,
 
 
 def test_execute_empties_the_project_and_leaves_its_deletion_to_osc(
-        cloud, conn, external):
+    cloud, conn, external
+):
     a = scenarios.full_project(cloud, 'A', external)
     pid = a['project']['id']
     pc, targets = prepare(conn, 'A')
@@ -167,8 +186,10 @@ def test_drain_disables_leaves_first(cloud, conn):
     grandchild = scenarios.project(cloud, 'grandkid', parent_id=child['id'])
     pc, targets = prepare(conn, 'parent', recursive=True)
     pc.drain(targets)
-    assert cloud.changes == [('PATCH', f'/v3/projects/{p["id"]}')
-                             for p in (grandchild, child, parent)]
+    assert cloud.changes == [
+        ('PATCH', f'/v3/projects/{p["id"]}')
+        for p in (grandchild, child, parent)
+    ]
     assert all(not p['enabled'] for p in (parent, child, grandchild))
 
 
@@ -181,11 +202,14 @@ def test_recursive_execute_deletes_children_leaves_first(cloud, conn):
     outcome = pc.execute(pc.plan(targets), targets)
     assert not cloud.exists('volumes', vol['id'])
     assert [p for p in cloud.deleted_order() if '/projects/' in p] == [
-        f'/v3/projects/{grandchild["id"]}', f'/v3/projects/{child["id"]}']
+        f'/v3/projects/{grandchild["id"]}',
+        f'/v3/projects/{child["id"]}',
+    ]
     assert cloud.exists('projects', parent['id'])
     assert [t.id for t in outcome.empty_projects] == [parent['id']]
     assert sorted(t.id for t in outcome.deleted_children) == sorted(
-        [child['id'], grandchild['id']])
+        [child['id'], grandchild['id']]
+    )
 
 
 class _Reappearing(FakeCloud):
@@ -200,8 +224,9 @@ class _Reappearing(FakeCloud):
     def _compute(self, method, path, query, body):
         if method == 'DELETE' and self.times:
             self.times -= 1
-            self.created.append(scenarios.volume(self, self.project_id,
-                                                 'late')['id'])
+            self.created.append(
+                scenarios.volume(self, self.project_id, 'late')['id']
+            )
         return super()._compute(method, path, query, body)
 
 
@@ -226,8 +251,9 @@ class _Hydra(_Reappearing):
 
     def _block_storage(self, method, path, query, body):
         if method == 'DELETE':
-            self.created.append(scenarios.volume(self, self.project_id,
-                                                 'again')['id'])
+            self.created.append(
+                scenarios.volume(self, self.project_id, 'again')['id']
+            )
         return super()._block_storage(method, path, query, body)
 
 
@@ -254,23 +280,35 @@ def test_leftovers_are_listed_with_why_they_failed(cloud, conn):
     with pytest.raises(CascadeError) as err:
         pc.execute(pc.plan(targets), targets)
     message = str(err.value)
-    assert message.startswith('The projects were not deleted: they still '
-                              'own 1 resource(s): ')
+    assert message.startswith(
+        'The projects were not deleted: they still own 1 resource(s): '
+    )
     assert f'block_storage.volume stubborn ({vol["id"]})' in message
     assert 'injected fault' in message
     # three rounds, one attempt each (400 is not worth retrying)
-    assert len([c for c in cloud.changes if c[0] == 'DELETE'
-                and '/volumes/' in c[1]]) == 3
-    assert not any('/projects/' in c[1] and c[0] == 'DELETE'
-                   for c in cloud.changes)
+    assert (
+        len(
+            [
+                c
+                for c in cloud.changes
+                if c[0] == 'DELETE' and '/volumes/' in c[1]
+            ]
+        )
+        == 3
+    )
+    assert not any(
+        '/projects/' in c[1] and c[0] == 'DELETE' for c in cloud.changes
+    )
 
 
 # -- helpers -----------------------------------------------------------------
 
+
 def test_without_projects_drops_project_steps_and_their_edges():
     proj = ResourceRef('identity.project', 'p1', project_id='p1')
-    plan = make_plan(['a', resource.delete(proj)],
-                     [('a', 'delete:identity.project:p1')])
+    plan = make_plan(
+        ['a', resource.delete(proj)], [('a', 'delete:identity.project:p1')]
+    )
     plan.soft_edges = set(plan.edges)
     rest = cascade.without_projects(plan)
     assert list(rest.steps) == ['delete:test.thing:a']
@@ -281,10 +319,20 @@ def test_without_projects_drops_project_steps_and_their_edges():
 
 
 def test_leaves_first_orders_by_depth():
-    refs = [ResourceRef('identity.project', i, project_id=i,
-                        attrs={'parent_id': parent} if parent else {})
-            for i, parent in (('root', None), ('a', 'root'), ('b', 'a'),
-                              ('c', 'root'))]
+    refs = [
+        ResourceRef(
+            'identity.project',
+            i,
+            project_id=i,
+            attrs={'parent_id': parent} if parent else {},
+        )
+        for i, parent in (
+            ('root', None),
+            ('a', 'root'),
+            ('b', 'a'),
+            ('c', 'root'),
+        )
+    ]
     order = [r.id for r in cascade._leaves_first(refs)]
     assert order.index('b') < order.index('a') < order.index('root')
     assert order.index('c') < order.index('root')

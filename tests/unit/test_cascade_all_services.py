@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack project delete --cascade` on a project that owns something of
 every kind, in every service, next to its twin."""
 
@@ -8,11 +20,15 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import key_manager
 from tests.unit.fake_services import (
-    ServicesCloud, all_services_project, share_image_with)
+    ServicesCloud,
+    all_services_project,
+    share_image_with,
+)
 
 #: every kind but Barbican's, which the cascade cannot reach (a note says)
-REACHABLE = sorted(set(kinds_mod.build())
-                   - {k.name for k in key_manager.KINDS})
+REACHABLE = sorted(
+    set(kinds_mod.build()) - {k.name for k in key_manager.KINDS}
+)
 
 
 @pytest.fixture
@@ -33,8 +49,7 @@ def cascade(osc, *args):
     return osc('project', 'delete', '--cascade', *args)
 
 
-def test_the_dry_run_shows_every_kind_and_changes_nothing(cloud, twins,
-                                                          osc):
+def test_the_dry_run_shows_every_kind_and_changes_nothing(cloud, twins, osc):
     a, _b = twins
     result = cascade(osc, '--dry-run', 'A', '-f', 'json')
     assert result.code == 0, result.stderr
@@ -55,11 +70,15 @@ def test_the_dot_graph_shows_every_kind(cloud, twins, osc):
 
 
 def test_the_cascade_leaves_nothing_of_a_and_touches_nothing_of_b(
-        cloud, twins, osc):
+    cloud, twins, osc
+):
     a, b = twins
     before_b = cloud.owned_by(b['project'])
-    b_quotas = {q['id'] for q in cloud.all('quota_sets')
-                if q['project'] == b['project']}
+    b_quotas = {
+        q['id']
+        for q in cloud.all('quota_sets')
+        if q['project'] == b['project']
+    }
 
     result = cascade(osc, '--yes', 'A')
 
@@ -67,11 +86,17 @@ def test_the_cascade_leaves_nothing_of_a_and_touches_nothing_of_b(
     assert cloud.owned_by(a['project']) == []
     assert not cloud.exists('projects', a['project'])
     # no quota of its own is left (Octavia keeps its row of defaults)
-    assert not [q for q in cloud.all('quota_sets')
-                if q['project'] == a['project'] and q['values']]
+    assert not [
+        q
+        for q in cloud.all('quota_sets')
+        if q['project'] == a['project'] and q['values']
+    ]
     assert cloud.owned_by(b['project']) == before_b
-    assert {q['id'] for q in cloud.all('quota_sets')
-            if q['project'] == b['project']} == b_quotas
+    assert {
+        q['id']
+        for q in cloud.all('quota_sets')
+        if q['project'] == b['project']
+    } == b_quotas
     # the keypair is the user's: reported, kept
     assert cloud.exists('keypairs', f'{a["user"]}/laptop')
     # A's membership of B's image went, the image stayed
@@ -80,19 +105,23 @@ def test_the_cascade_leaves_nothing_of_a_and_touches_nothing_of_b(
     # orders the fake cannot enforce by itself
     order = cloud.index_of_delete
     assert cloud.changes.index(
-        ('PATCH', f'/v2/reverse/floatingips/RegionOne:{a["ptr_fip"]}')) < (
-        cloud.changes.index(('DELETE', f'/v2.0/floatingips/{a["ptr_fip"]}')))
-    assert order('/stacks/app', a['stack']) < order('/networks',
-                                                    a['stack_net'])
+        ('PATCH', f'/v2/reverse/floatingips/RegionOne:{a["ptr_fip"]}')
+    ) < (cloud.changes.index(('DELETE', f'/v2.0/floatingips/{a["ptr_fip"]}')))
+    assert order('/stacks/app', a['stack']) < order(
+        '/networks', a['stack_net']
+    )
     assert order('/loadbalancers', a['lb']) < order('/subnets', a['subnet'])
-    assert order('/servers', a['server']) < order('/os-quota-sets',
-                                                  a['project'])
-    assert order('/v2.0/networks', a['network']) < order('/v2.0/quotas',
-                                                         a['project'])
+    assert order('/servers', a['server']) < order(
+        '/os-quota-sets', a['project']
+    )
+    assert order('/v2.0/networks', a['network']) < order(
+        '/v2.0/quotas', a['project']
+    )
 
 
 def test_a_stack_that_cannot_be_deleted_fails_the_cascade_with_the_way_out(
-        cloud, twins, osc):
+    cloud, twins, osc
+):
     a, _b = twins
     cloud.get('stacks', a['stack'])['on_delete'] = 'fail'
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack cluster force-delete` and `cluster stuck list` through the
 real OSC shell."""
 
@@ -31,18 +43,30 @@ def cloud(monkeypatch, tmp_path):
 def magnum(cloud, name='k8s', **cluster_args):
     project = scenarios.project(cloud, name + '-tenant')
     built = k8s_stack(cloud, project['id'], name=name + '-stack')
-    built['cluster'] = cloud.magnum_cluster(name, project['id'],
-                                            built['stack'], **cluster_args)
+    built['cluster'] = cloud.magnum_cluster(
+        name, project['id'], built['stack'], **cluster_args
+    )
     return built
 
 
 def test_help_force_delete(osc):
     result = osc('help', 'cluster', 'force-delete')
     assert result.code == 0
-    for option in ('--stack', '--stuck', '--older-than', '--grace',
-                   '--wait', '--manifest', '--delete-leftovers',
-                   '--dry-run', '--yes', '--parallel', '--timeout',
-                   '--format', 'enable_stack_abandon'):
+    for option in (
+        '--stack',
+        '--stuck',
+        '--older-than',
+        '--grace',
+        '--wait',
+        '--manifest',
+        '--delete-leftovers',
+        '--dry-run',
+        '--yes',
+        '--parallel',
+        '--timeout',
+        '--format',
+        'enable_stack_abandon',
+    ):
         assert option in result.stdout, option
 
 
@@ -54,15 +78,24 @@ def test_help_stuck_list(osc):
 
 def test_dry_run_shows_what_is_left_behind_and_changes_nothing(cloud, osc):
     built = magnum(cloud)
-    result = osc('cluster', 'force-delete', 'k8s', '--dry-run',
-                 '--delete-leftovers', '-f', 'json')
+    result = osc(
+        'cluster',
+        'force-delete',
+        'k8s',
+        '--dry-run',
+        '--delete-leftovers',
+        '-f',
+        'json',
+    )
     assert result.code == 0, result.stderr
     rows = json.loads(result.stdout)
     by_id = {r['Physical ID']: r for r in rows}
     assert by_id[built['server']['id']]['Action'] == (
-        'leave behind, then delete')
-    assert by_id[built['server']['id']]['Stack'] == (
-        built['group']['stack_name'])
+        'leave behind, then delete'
+    )
+    assert (
+        by_id[built['server']['id']]['Stack'] == (built['group']['stack_name'])
+    )
     assert len(rows) == 6
     assert cloud.changes == []
     assert os.listdir('.') == []
@@ -70,8 +103,17 @@ def test_dry_run_shows_what_is_left_behind_and_changes_nothing(cloud, osc):
 
 def test_force_delete_prints_the_outcome(cloud, osc):
     built = magnum(cloud)
-    result = osc('cluster', 'force-delete', 'k8s', '--yes', '--wait',
-                 '--grace', '30', '-f', 'json')
+    result = osc(
+        'cluster',
+        'force-delete',
+        'k8s',
+        '--yes',
+        '--wait',
+        '--grace',
+        '30',
+        '-f',
+        'json',
+    )
     assert result.code == 0, result.stderr
     [row] = json.loads(result.stdout)
     assert row['Result'] == 'abandoned'
@@ -110,7 +152,8 @@ def test_prompt_answered_no_changes_nothing(cloud, osc):
 
 
 def test_abandon_disabled_is_a_clear_error_before_any_change(
-        monkeypatch, tmp_path, osc):
+    monkeypatch, tmp_path, osc
+):
     monkeypatch.chdir(tmp_path)
     with FakeHeatCloud(abandon_enabled=False) as cloud:
         magnum(cloud)
@@ -129,8 +172,15 @@ def test_stack_that_does_not_exist(cloud, osc):
 
 def test_leftovers_not_deleted_give_a_table_and_a_failure(cloud, osc):
     built = magnum(cloud)
-    result = osc('cluster', 'force-delete', 'k8s', '--yes',
-                 '--delete-leftovers', '-f', 'json')
+    result = osc(
+        'cluster',
+        'force-delete',
+        'k8s',
+        '--yes',
+        '--delete-leftovers',
+        '-f',
+        'json',
+    )
     assert result.code == 1
     [row] = json.loads(result.stdout)
     assert (row['Leftovers Deleted'], row['Leftovers Not Deleted']) == (5, 1)
@@ -141,14 +191,29 @@ def test_leftovers_not_deleted_give_a_table_and_a_failure(cloud, osc):
 
 
 def test_stuck_sweep_is_a_dry_run_without_yes(cloud, osc):
-    old = magnum(cloud, 'old', status='DELETE_IN_PROGRESS',
-                 updated='2026-11-01T10:00:00+00:00')
+    old = magnum(
+        cloud,
+        'old',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-01T10:00:00+00:00',
+    )
     cloud.delete_stack(old['stack'])
-    young = magnum(cloud, 'young', status='DELETE_IN_PROGRESS',
-                   updated='2026-11-03T09:00:00+00:00')
+    young = magnum(
+        cloud,
+        'young',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-03T09:00:00+00:00',
+    )
     cloud.delete_stack(young['stack'])
-    result = osc('cluster', 'force-delete', '--stuck', '--older-than',
-                 '24h', '-f', 'json')
+    result = osc(
+        'cluster',
+        'force-delete',
+        '--stuck',
+        '--older-than',
+        '24h',
+        '-f',
+        'json',
+    )
     assert result.code == 0, result.stderr
     assert {r['Cluster'] for r in json.loads(result.stdout)} == {'old'}
     assert 'pass --yes' in result.stderr
@@ -156,14 +221,21 @@ def test_stuck_sweep_is_a_dry_run_without_yes(cloud, osc):
 
 
 def test_stuck_sweep_with_yes_force_deletes_only_the_old(cloud, osc):
-    old = magnum(cloud, 'old', status='DELETE_IN_PROGRESS',
-                 updated='2026-11-01T10:00:00+00:00')
-    young = magnum(cloud, 'young', status='DELETE_IN_PROGRESS',
-                   updated='2026-11-03T09:00:00+00:00')
+    old = magnum(
+        cloud,
+        'old',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-01T10:00:00+00:00',
+    )
+    young = magnum(
+        cloud,
+        'young',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-03T09:00:00+00:00',
+    )
     for built in (old, young):
         cloud.delete_stack(built['stack'])
-    result = osc('cluster', 'force-delete', '--stuck', '--yes', '-f',
-                 'json')
+    result = osc('cluster', 'force-delete', '--stuck', '--yes', '-f', 'json')
     assert result.code == 0, result.stderr
     assert [r['Cluster'] for r in json.loads(result.stdout)] == ['old']
     assert not cloud.exists('stacks', old['stack']['id'])
@@ -173,26 +245,54 @@ def test_stuck_sweep_with_yes_force_deletes_only_the_old(cloud, osc):
 
 def test_stuck_list_of_stacks(cloud, osc):
     project = scenarios.project(cloud, 'tenant')
-    cloud.stack('stuck', project['id'], status='DELETE_FAILED',
-                updated='2026-11-03T08:00:00Z')
-    cloud.stack('fine', project['id'], status='CREATE_COMPLETE',
-                updated='2026-11-01T08:00:00Z')
-    result = osc('cluster', 'stuck', 'list', '--stack', '--older-than',
-                 '1h', '-f', 'yaml')
+    cloud.stack(
+        'stuck',
+        project['id'],
+        status='DELETE_FAILED',
+        updated='2026-11-03T08:00:00Z',
+    )
+    cloud.stack(
+        'fine',
+        project['id'],
+        status='CREATE_COMPLETE',
+        updated='2026-11-01T08:00:00Z',
+    )
+    result = osc(
+        'cluster',
+        'stuck',
+        'list',
+        '--stack',
+        '--older-than',
+        '1h',
+        '-f',
+        'yaml',
+    )
     assert result.code == 0, result.stderr
     [row] = yaml.safe_load(result.stdout)
     assert (row['Name'], row['Project'], row['Status'], row['Age']) == (
-        'stuck', project['id'], 'DELETE_FAILED', '2h')
+        'stuck',
+        project['id'],
+        'DELETE_FAILED',
+        '2h',
+    )
 
 
-@pytest.mark.parametrize('argv,message', [
-    (('k8s', '--stuck'), 'Name the cluster(s) to force-delete, or pass '
-                         '--stuck'),
-    ((), 'Name the cluster(s)'),
-    (('k8s', '--older-than', '1h'), '--older-than needs --stuck'),
-    (('k8s', '--project', 'admin'), '--project needs --stuck'),
-    (('a', 'b', '--manifest', 'm.json'), '--manifest names the file of '
-                                         'one cluster')])
+@pytest.mark.parametrize(
+    'argv,message',
+    [
+        (
+            ('k8s', '--stuck'),
+            'Name the cluster(s) to force-delete, or pass --stuck',
+        ),
+        ((), 'Name the cluster(s)'),
+        (('k8s', '--older-than', '1h'), '--older-than needs --stuck'),
+        (('k8s', '--project', 'admin'), '--project needs --stuck'),
+        (
+            ('a', 'b', '--manifest', 'm.json'),
+            '--manifest names the file of one cluster',
+        ),
+    ],
+)
 def test_argument_errors(cloud, osc, argv, message):
     result = osc('cluster', 'force-delete', *argv)
     assert result.code != 0
@@ -201,8 +301,9 @@ def test_argument_errors(cloud, osc, argv, message):
 
 
 def test_bad_age_is_refused_by_the_parser(cloud, osc):
-    with pytest.raises(argparse.ArgumentTypeError, match="'soon' is not an "
-                                                         "age"):
+    with pytest.raises(
+        argparse.ArgumentTypeError, match="'soon' is not an age"
+    ):
         cluster.age('soon')
     with pytest.raises(SystemExit) as exit_:
         osc('cluster', 'stuck', 'list', '--older-than', 'soon')
@@ -211,18 +312,35 @@ def test_bad_age_is_refused_by_the_parser(cloud, osc):
 
 
 def test_stuck_sweep_of_one_project(cloud, osc):
-    theirs = magnum(cloud, 'theirs', status='DELETE_IN_PROGRESS',
-                    updated='2026-11-01T10:00:00+00:00')
-    mine = magnum(cloud, 'mine', status='DELETE_IN_PROGRESS',
-                  updated='2026-11-01T10:00:00+00:00')
+    theirs = magnum(
+        cloud,
+        'theirs',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-01T10:00:00+00:00',
+    )
+    mine = magnum(
+        cloud,
+        'mine',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-01T10:00:00+00:00',
+    )
     for built in (theirs, mine):
         cloud.delete_stack(built['stack'])
-    result = osc('cluster', 'stuck', 'list', '--project', 'mine-tenant',
-                 '-f', 'json')
+    result = osc(
+        'cluster', 'stuck', 'list', '--project', 'mine-tenant', '-f', 'json'
+    )
     assert result.code == 0, result.stderr
     assert [r['Name'] for r in json.loads(result.stdout)] == ['mine']
-    result = osc('cluster', 'force-delete', '--stuck', '--yes', '--project',
-                 mine['cluster']['project_id'], '-f', 'json')
+    result = osc(
+        'cluster',
+        'force-delete',
+        '--stuck',
+        '--yes',
+        '--project',
+        mine['cluster']['project_id'],
+        '-f',
+        'json',
+    )
     assert result.code == 0, result.stderr
     assert [r['Cluster'] for r in json.loads(result.stdout)] == ['mine']
     assert cloud.exists('stacks', theirs['stack']['id'])

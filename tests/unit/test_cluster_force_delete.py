@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """osc_cascade.clusters against the fake Heat, Magnum and Sahara."""
 
 import datetime
@@ -37,26 +49,47 @@ def k8s_stack(cloud, project_id, name='k8s-abc', on_delete='hang'):
     cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
     cloud.resource(stack, 'subnet', 'OS::Neutron::Subnet', subnet['id'])
     cloud.resource(stack, 'router', 'OS::Neutron::Router', router['id'])
-    cloud.resource(stack, 'iface', 'OS::Neutron::RouterInterface',
-                   f'{router["id"]}:subnet_id={subnet["id"]}')
-    cloud.resource(stack, 'secret', 'OS::Heat::RandomString', 'x1y2',
-                   data={'value': 's3cret'})
+    cloud.resource(
+        stack,
+        'iface',
+        'OS::Neutron::RouterInterface',
+        f'{router["id"]}:subnet_id={subnet["id"]}',
+    )
+    cloud.resource(
+        stack,
+        'secret',
+        'OS::Heat::RandomString',
+        'x1y2',
+        data={'value': 's3cret'},
+    )
     group = cloud.nested(stack, 'workers')
     vm = scenarios.server(cloud, project_id, 'worker-0', net, subnet)
     cloud.resource(group, 'worker-0', 'OS::Nova::Server', vm['id'])
     cloud.resource(group, 'bucket', 'OS::Swift::Container', 'bucket-1')
-    return {'stack': stack, 'network': net, 'subnet': subnet,
-            'router': router, 'server': vm, 'group': group}
+    return {
+        'stack': stack,
+        'network': net,
+        'subnet': subnet,
+        'router': router,
+        'server': vm,
+        'group': group,
+    }
 
 
 def force(cloud, clock, service=None, **options):
     conn = cloud.connection()
-    services = [service] if service else clusters.services_for(
-        conn, stacks=False)
+    services = (
+        [service] if service else clusters.services_for(conn, stacks=False)
+    )
     notes = []
     options.setdefault('grace', GRACE)
-    engine = clusters.ForceDelete(conn, services, clusters.Options(**options),
-                                  notify=notes.append, clock=clock)
+    engine = clusters.ForceDelete(
+        conn,
+        services,
+        clusters.Options(**options),
+        notify=notes.append,
+        clock=clock,
+    )
     engine.notes = notes
     return engine
 
@@ -71,19 +104,31 @@ def mutations(cloud):
 
 def magnum_k8s(cloud, **cluster_args):
     project = scenarios.project(cloud, 'tenant')
-    built = k8s_stack(cloud, project['id'],
-                      on_delete=cluster_args.pop('on_delete', 'hang'))
-    built['cluster'] = cloud.magnum_cluster('k8s', project['id'],
-                                            built['stack'], **cluster_args)
+    built = k8s_stack(
+        cloud, project['id'], on_delete=cluster_args.pop('on_delete', 'hang')
+    )
+    built['cluster'] = cloud.magnum_cluster(
+        'k8s', project['id'], built['stack'], **cluster_args
+    )
     built['project'] = project
     return built
 
 
 # -- ages and times ---------------------------------------------------------
 
-@pytest.mark.parametrize('text,seconds', [
-    ('90s', 90), ('30m', 1800), ('24h', 86400), ('7d', 604800),
-    ('45', 45), ('1.5h', 5400), (' 2D ', 172800)])
+
+@pytest.mark.parametrize(
+    'text,seconds',
+    [
+        ('90s', 90),
+        ('30m', 1800),
+        ('24h', 86400),
+        ('7d', 604800),
+        ('45', 45),
+        ('1.5h', 5400),
+        (' 2D ', 172800),
+    ],
+)
 def test_parse_age(text, seconds):
     assert clusters.parse_age(text) == seconds
 
@@ -102,14 +147,16 @@ def test_format_age_shows_two_largest_units():
 
 
 def test_parse_time_reads_each_services_format():
-    expected = datetime.datetime(2026, 11, 1, 10, 0,
-                                 tzinfo=datetime.timezone.utc)
+    expected = datetime.datetime(
+        2026, 11, 1, 10, 0, tzinfo=datetime.timezone.utc
+    )
     assert clusters.parse_time('2026-11-01T10:00:00Z') == expected
     assert clusters.parse_time('2026-11-01T10:00:00+00:00') == expected
     assert clusters.parse_time('2026-11-01T10:00:00') == expected  # Sahara
 
 
 # -- finding clusters and stacks -------------------------------------------
+
 
 def test_finds_magnum_cluster_by_name_and_uuid(cloud):
     built = magnum_k8s(cloud)
@@ -125,7 +172,7 @@ def test_finds_magnum_cluster_by_name_and_uuid(cloud):
 def test_magnum_ambiguous_name_is_a_clear_error(cloud):
     magnum_k8s(cloud)
     cloud.magnum_cluster('k8s', ADMIN_PROJECT, None)
-    with pytest.raises(CascadeError, match='HTTP 409.*Multiple clusters'):
+    with pytest.raises(CascadeError, match=r'HTTP 409.*Multiple clusters'):
         find(cloud, 'k8s', clusters.MagnumClusters())
 
 
@@ -152,23 +199,29 @@ def test_finds_stack_of_another_project_by_name_and_by_id(cloud):
     assert by_id == by_name
     assert by_id.project_id == project['id']
     assert ('GET', f'/v1/{ADMIN_PROJECT}/stacks?name=theirs') in (
-        cloud.requests)
+        cloud.requests
+    )
 
 
 def test_ambiguous_stack_name_is_refused(cloud):
     for name in ('a', 'b'):
         cloud.stack('twin', scenarios.project(cloud, name)['id'])
-    with pytest.raises(CascadeError, match="More than one stack is named "
-                                           "'twin'"):
+    with pytest.raises(
+        CascadeError, match="More than one stack is named 'twin'"
+    ):
         find(cloud, 'twin', clusters.HeatStacks())
 
 
 def test_unknown_cluster_error_says_where_it_looked(cloud):
     conn = cloud.connection()
-    with pytest.raises(CascadeError, match=r"No cluster .*'nosuch' .*"
-                                           r"magnum, sahara"):
-        clusters.find_cluster(conn, clusters.services_for(
-            conn, stacks=False), 'nosuch')
+    with pytest.raises(
+        CascadeError,
+        match=r"No cluster .*'nosuch' .*"
+        r"magnum, sahara",
+    ):
+        clusters.find_cluster(
+            conn, clusters.services_for(conn, stacks=False), 'nosuch'
+        )
 
 
 def test_without_magnum_and_sahara_the_error_points_to_stack():
@@ -179,48 +232,55 @@ def test_without_magnum_and_sahara_the_error_points_to_stack():
 
 # -- recording the stack's resources ---------------------------------------
 
+
 def test_records_nested_resources_with_their_stack_and_owner(cloud):
     built = magnum_k8s(cloud)
-    stack = clusters.Stack.from_api({
-        'id': built['stack']['id'], 'stack_name': 'k8s-abc',
-        'stack_status': 'CREATE_COMPLETE',
-        'project': built['project']['id']})
-    resources = {r.name: r for r in clusters.record_resources(
-        cloud.connection(), stack)}
+    stack = clusters.Stack.from_api(
+        {
+            'id': built['stack']['id'],
+            'stack_name': 'k8s-abc',
+            'stack_status': 'CREATE_COMPLETE',
+            'project': built['project']['id'],
+        }
+    )
+    resources = {
+        r.name: r for r in clusters.record_resources(cloud.connection(), stack)
+    }
     server = resources['worker-0']
     assert server.stack == built['group']['stack_name']
     assert server.stack_id == built['group']['id']
     assert server.physical_id == built['server']['id']
     assert {r.project_id for r in resources.values()} == {
-        built['project']['id']}
+        built['project']['id']
+    }
     # the SDK's resources() would drop nested_depth: it is sent
-    assert any('resources?nested_depth=100' in path
-               for _, path in cloud.requests)
+    assert any(
+        'resources?nested_depth=100' in path for _, path in cloud.requests
+    )
 
 
 def test_left_behind_leaves_out_nested_stacks_and_heat_only_data(cloud):
     built = magnum_k8s(cloud)
     preview = force(cloud, None).preview(
-        find(cloud, 'k8s', clusters.MagnumClusters()))
+        find(cloud, 'k8s', clusters.MagnumClusters())
+    )
     names = {r.name for r in preview.left_behind()}
-    assert names == {'net', 'subnet', 'router', 'iface', 'worker-0',
-                     'bucket'}
-    assert {r.name for r in preview.resources} == names | {
-        'secret', 'workers'}
+    assert names == {'net', 'subnet', 'router', 'iface', 'worker-0', 'bucket'}
+    assert {r.name for r in preview.resources} == names | {'secret', 'workers'}
     assert built['stack']['id'] == preview.stack.id
 
 
 # -- preview (dry run) -------------------------------------------------------
 
+
 def test_preview_changes_nothing(cloud, clock):
     magnum_k8s(cloud)
     engine = force(cloud, clock)
     preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
-    columns, rows = clusters.preview_rows([preview], delete_leftovers=True)
+    _columns, rows = clusters.preview_rows([preview], delete_leftovers=True)
     actions = {row[4]: row[7] for row in rows}
     assert actions['OS::Nova::Server'] == 'leave behind, then delete'
-    assert actions['OS::Swift::Container'] == (
-        'leave behind, then delete')
+    assert actions['OS::Swift::Container'] == ('leave behind, then delete')
     assert preview.export['resources']  # taken before any delete
     assert cloud.changes == []
 
@@ -238,20 +298,26 @@ def test_preview_fails_before_any_change_when_abandon_is_disabled():
 
 
 def test_stack_whose_delete_would_take_the_callers_keypair_is_refused(
-        cloud, clock):
-    stack = cloud.stack('app', scenarios.project(cloud, 'tenant')['id'],
-                        on_delete='hang')
+    cloud, clock
+):
+    stack = cloud.stack(
+        'app', scenarios.project(cloud, 'tenant')['id'], on_delete='hang'
+    )
     cloud.resource(stack, 'key', 'OS::Nova::KeyPair', 'deploy')
     heat = clusters.HeatStacks()
     cluster = find(cloud, 'app', heat)
     cloud.add('keypairs', id='deploy', name='deploy', user_id='admin')
-    with pytest.raises(CascadeError, match=r'Heat would delete your own '
-                                           r'keypair deploy'):
+    with pytest.raises(
+        CascadeError,
+        match=r'Heat would delete your own '
+        r'keypair deploy',
+    ):
         force(cloud, clock, service=heat).preview(cluster)
     # a stack being deleted already gets no delete from us: no risk
     cloud.delete_stack(stack)
     preview = force(cloud, clock, service=heat).preview(
-        find(cloud, 'app', heat))
+        find(cloud, 'app', heat)
+    )
     assert [r.type for r in preview.left_behind()] == ['OS::Nova::KeyPair']
     assert cloud.changes == []
 
@@ -263,20 +329,26 @@ def test_sdk_abandon_stack_returns_a_400_body_as_data(cloud):
     stack = cloud.stack('s', ADMIN_PROJECT)
     conn = cloud.connection()
     data = conn.orchestration.abandon_stack(
-        conn.orchestration.get_stack(stack['id']))
+        conn.orchestration.get_stack(stack['id'])
+    )
     assert data['error']['type'] == 'NotSupported'
 
 
 # -- force-delete -------------------------------------------------------------
 
+
 def test_delete_finishing_within_grace_abandons_nothing(cloud, clock):
     built = magnum_k8s(cloud, on_delete='complete')
     cloud.delete_polls = 3
     engine = force(cloud, clock)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     assert (outcome.result, outcome.record, outcome.ok) == (
-        'deleted', 'gone', True)
+        'deleted',
+        'gone',
+        True,
+    )
     assert not any(p.endswith('/abandon') for _, p in cloud.changes)
     assert os.listdir('.') == []  # no manifest
     assert clock.time - clock.start < GRACE
@@ -284,17 +356,26 @@ def test_delete_finishing_within_grace_abandons_nothing(cloud, clock):
 
 
 def test_stuck_magnum_delete_abandons_the_stack_and_the_cluster_goes(
-        cloud, clock):
+    cloud, clock
+):
     built = magnum_k8s(cloud)
     engine = force(cloud, clock, wait=True)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     assert (outcome.result, outcome.record, outcome.ok) == (
-        'abandoned', 'gone', True)
+        'abandoned',
+        'gone',
+        True,
+    )
     assert mutations(cloud) == [
         ('DELETE', f'/v1/clusters/{built["cluster"]["uuid"]}'),
-        ('DELETE', f'/v1/{ADMIN_PROJECT}/stacks/k8s-abc/'
-                   f'{built["stack"]["id"]}/abandon')]
+        (
+            'DELETE',
+            f'/v1/{ADMIN_PROJECT}/stacks/k8s-abc/'
+            f'{built["stack"]["id"]}/abandon',
+        ),
+    ]
     # the abandon came after the whole grace period, on the fake clock
     assert clock.time - clock.start >= GRACE
     assert not cloud.exists('clusters', built['cluster']['uuid'])
@@ -307,17 +388,24 @@ def test_stuck_magnum_delete_abandons_the_stack_and_the_cluster_goes(
 
 
 def test_lookups_and_the_normal_delete_are_retried_when_they_may_pass(
-        cloud, clock, virtual_time):
+    cloud, clock, virtual_time
+):
     built = magnum_k8s(cloud)
     uuid = built['cluster']['uuid']
-    cloud.faults += [('GET', r'/v1/clusters', 503),
-                     ('DELETE', f'/v1/clusters/{uuid}', 502),
-                     ('GET', r'/resources', 500)]
+    cloud.faults += [
+        ('GET', r'/v1/clusters', 503),
+        ('DELETE', f'/v1/clusters/{uuid}', 502),
+        ('GET', r'/resources', 500),
+    ]
     engine = force(cloud, clock, wait=True)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     assert (outcome.result, outcome.record, outcome.ok) == (
-        'abandoned', 'gone', True)
+        'abandoned',
+        'gone',
+        True,
+    )
     assert cloud.faults == []  # each fault was met, and retried
     assert virtual_time.sleeps == [1.0, 1.0, 1.0]
 
@@ -334,24 +422,26 @@ def test_cluster_already_being_deleted_is_not_deleted_again(cloud, clock):
     built = magnum_k8s(cloud, status='DELETE_IN_PROGRESS')
     cloud.delete_stack(built['stack'])
     engine = force(cloud, clock, wait=True)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     assert outcome.record == 'gone'
     assert [p for _, p in mutations(cloud)] == [
-        f'/v1/{ADMIN_PROJECT}/stacks/k8s-abc/{built["stack"]["id"]}'
-        f'/abandon']
+        f'/v1/{ADMIN_PROJECT}/stacks/k8s-abc/{built["stack"]["id"]}/abandon'
+    ]
     assert clock.sleeps == []  # no grace period
 
 
-def test_failed_delete_is_retried_and_finished_after_the_abandon(
-        cloud, clock):
+def test_failed_delete_is_retried_and_finished_after_the_abandon(cloud, clock):
     built = magnum_k8s(cloud, status='DELETE_FAILED', on_delete='fail')
     built['stack']['stack_status'] = 'DELETE_FAILED'
     engine = force(cloud, clock, wait=True)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
-    cluster_deletes = [p for m, p in mutations(cloud)
-                       if p.startswith('/v1/clusters/')]
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
+    cluster_deletes = [
+        p for m, p in mutations(cloud) if p.startswith('/v1/clusters/')
+    ]
     # once for the grace period (it failed again at once, so no full
     # wait), once after the abandon so that Magnum destroys the record
     assert len(cluster_deletes) == 2
@@ -363,10 +453,12 @@ def test_failed_delete_is_retried_and_finished_after_the_abandon(
 def test_manifest_lists_what_was_left_behind(cloud, clock):
     built = magnum_k8s(cloud)
     engine = force(cloud, clock)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
-    assert outcome.manifest == (f'cluster-k8s-{built["stack"]["id"]}-'
-                                f'abandoned.json')
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
+    assert outcome.manifest == (
+        f'cluster-k8s-{built["stack"]["id"]}-abandoned.json'
+    )
     with open(outcome.manifest) as f:
         manifest = json.load(f)
     assert manifest['format'] == 1
@@ -375,32 +467,40 @@ def test_manifest_lists_what_was_left_behind(cloud, clock):
     assert manifest['stack']['project_id'] == built['project']['id']
     by_type = {r['type']: r for r in manifest['resources']}
     assert set(by_type) == {
-        'OS::Neutron::Net', 'OS::Neutron::Subnet', 'OS::Neutron::Router',
-        'OS::Neutron::RouterInterface', 'OS::Nova::Server',
-        'OS::Swift::Container'}
+        'OS::Neutron::Net',
+        'OS::Neutron::Subnet',
+        'OS::Neutron::Router',
+        'OS::Neutron::RouterInterface',
+        'OS::Nova::Server',
+        'OS::Swift::Container',
+    }
     server = by_type['OS::Nova::Server']
     assert server['physical_id'] == built['server']['id']
     assert server['project_id'] == built['project']['id']
     assert server['stack_id'] == built['group']['id']
     assert server['kind'] == 'compute.server'
     assert by_type['OS::Swift::Container']['kind'] == (
-        'object_store.container')
+        'object_store.container'
+    )
     # the abandon came after a delete: Heat returned no resources, which is
     # why they were recorded first; the export from before has them all
     assert manifest['abandon']['id'] == built['stack']['id']
     assert manifest['abandon']['resources'] == {}
     assert manifest['export']['resources']['secret']['resource_data'] == {
-        'value': 's3cret'}
-    assert 'worker-0' in manifest['export']['resources']['workers'][
-        'resources']
+        'value': 's3cret'
+    }
+    assert (
+        'worker-0' in manifest['export']['resources']['workers']['resources']
+    )
 
 
 def test_manifest_goes_where_asked(cloud, clock, tmp_path):
     magnum_k8s(cloud)
     path = str(tmp_path / 'left.json')
     engine = force(cloud, clock, manifest=path)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     assert outcome.manifest == path
     with open(path) as f:
         assert len(json.load(f)['resources']) == 6
@@ -419,12 +519,19 @@ def test_abandon_disabled_after_the_check_fails_clearly(cloud, clock):
     assert os.listdir('.') == []  # nothing was left behind: no manifest
 
 
-@pytest.mark.parametrize('status,expected', [
-    (403, 'refused to abandon stack k8s-abc (HTTP 403): force-delete needs '
-          'the admin role'),
-    (404, 'no longer knows stack k8s-abc'),
-    (409, 'locked by another operation (HTTP 409)'),
-    (500, 'answered HTTP 500 to the abandon of stack k8s-abc')])
+@pytest.mark.parametrize(
+    'status,expected',
+    [
+        (
+            403,
+            'refused to abandon stack k8s-abc (HTTP 403): force-delete needs '
+            'the admin role',
+        ),
+        (404, 'no longer knows stack k8s-abc'),
+        (409, 'locked by another operation (HTTP 409)'),
+        (500, 'answered HTTP 500 to the abandon of stack k8s-abc'),
+    ],
+)
 def test_abandon_errors_are_clear(cloud, clock, status, expected):
     built = magnum_k8s(cloud)
     engine = force(cloud, clock)
@@ -438,11 +545,11 @@ def test_abandon_errors_are_clear(cloud, clock, status, expected):
 
 
 def test_magnum_cluster_without_a_stack_is_deleted_normally(cloud, clock):
-    cluster = cloud.magnum_cluster('broken', ADMIN_PROJECT, None,
-                                   status='CREATE_FAILED')
+    cluster = cloud.magnum_cluster(
+        'broken', ADMIN_PROJECT, None, status='CREATE_FAILED'
+    )
     engine = force(cloud, clock)
-    preview = engine.preview(find(cloud, 'broken',
-                                  clusters.MagnumClusters()))
+    preview = engine.preview(find(cloud, 'broken', clusters.MagnumClusters()))
     assert preview.stack is None
     outcome = engine.run(preview)
     assert (outcome.result, outcome.record) == ('deleted', 'gone')
@@ -453,11 +560,13 @@ def test_wait_for_a_record_that_stays_is_an_error(cloud, clock):
     built = magnum_k8s(cloud)
     built['cluster']['conductor_down'] = True
     engine = force(cloud, clock, wait=True, timeout=120)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     assert outcome.result == 'abandoned'
     assert 'still exists after 120s (status DELETE_IN_PROGRESS)' in (
-        outcome.error)
+        outcome.error
+    )
     assert not outcome.ok
 
 
@@ -465,10 +574,14 @@ def test_without_wait_the_record_status_is_reported(cloud, clock):
     built = magnum_k8s(cloud)
     built['cluster']['conductor_down'] = True
     engine = force(cloud, clock)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     assert (outcome.result, outcome.record, outcome.ok) == (
-        'abandoned', 'DELETE_IN_PROGRESS', True)
+        'abandoned',
+        'DELETE_IN_PROGRESS',
+        True,
+    )
 
 
 def test_sahara_cluster_is_force_deleted(cloud, clock):
@@ -476,8 +589,9 @@ def test_sahara_cluster_is_force_deleted(cloud, clock):
     sahara = cloud.sahara_cluster('hadoop', project['id'])
     built = k8s_stack(cloud, project['id'], name='hadoop')
     engine = force(cloud, clock, wait=True)
-    outcome = engine.run(engine.preview(find(cloud, 'hadoop',
-                                             clusters.SaharaClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'hadoop', clusters.SaharaClusters()))
+    )
     assert (outcome.result, outcome.record) == ('abandoned', 'gone')
     assert mutations(cloud)[0] == ('DELETE', f'/v2/clusters/{sahara["id"]}')
     assert not cloud.exists('sahara_clusters', sahara['id'])
@@ -490,8 +604,9 @@ def test_sahara_cluster_left_in_error_is_deleted_again(cloud, clock):
     sahara = cloud.sahara_cluster('hadoop', project['id'], status='Error')
     k8s_stack(cloud, project['id'], name='hadoop', on_delete='fail')
     engine = force(cloud, clock, wait=True)
-    outcome = engine.run(engine.preview(find(cloud, 'hadoop',
-                                             clusters.SaharaClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'hadoop', clusters.SaharaClusters()))
+    )
     deletes = [p for _, p in mutations(cloud) if p.startswith('/v2/')]
     assert deletes == [f'/v2/clusters/{sahara["id"]}'] * 2
     assert outcome.record == 'gone'
@@ -501,46 +616,62 @@ def test_plain_stack_is_force_deleted(cloud, clock):
     project = scenarios.project(cloud, 'tenant')
     built = k8s_stack(cloud, project['id'], name='app')
     engine = force(cloud, clock, service=clusters.HeatStacks())
-    outcome = engine.run(engine.preview(find(cloud, 'app',
-                                             clusters.HeatStacks())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'app', clusters.HeatStacks()))
+    )
     assert (outcome.result, outcome.record) == ('abandoned', 'gone')
     assert mutations(cloud)[0] == (
-        'DELETE', f'/v1/{ADMIN_PROJECT}/stacks/app/{built["stack"]["id"]}')
-    assert outcome.manifest == f'stack-app-{built["stack"]["id"]}-' \
-                               f'abandoned.json'
+        'DELETE',
+        f'/v1/{ADMIN_PROJECT}/stacks/app/{built["stack"]["id"]}',
+    )
+    assert (
+        outcome.manifest == f'stack-app-{built["stack"]["id"]}-abandoned.json'
+    )
     assert not cloud.exists('stacks', built['stack']['id'])
     assert {r.project_id for r in outcome.left_behind} == {project['id']}
 
 
 # -- leftovers ---------------------------------------------------------------
 
+
 def test_delete_leftovers_in_dependency_order(cloud, clock):
     built = magnum_k8s(cloud)
-    cloud.resource(built['stack'], 'deploy', 'OS::Heat::SoftwareDeployment',
-                   'dep-1')
-    other_net, _ = scenarios.network(cloud, built['project']['id'],
-                                     name='not-the-stacks')
+    cloud.resource(
+        built['stack'], 'deploy', 'OS::Heat::SoftwareDeployment', 'dep-1'
+    )
+    other_net, _ = scenarios.network(
+        cloud, built['project']['id'], name='not-the-stacks'
+    )
     engine = force(cloud, clock, delete_leftovers=True)
-    outcome = engine.run(engine.preview(find(cloud, 'k8s',
-                                             clusters.MagnumClusters())))
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
     order = [p.split('?')[0] for m, p in cloud.changes]
     router = built['router']['id']
     assert order.index(f'/v2.0/routers/{router}/remove_router_interface') < (
-        order.index(f'/v2.0/routers/{router}'))
+        order.index(f'/v2.0/routers/{router}')
+    )
     assert order.index(f'/v2.1/servers/{built["server"]["id"]}') < (
-        order.index(f'/v2.0/networks/{built["network"]["id"]}'))
+        order.index(f'/v2.0/networks/{built["network"]["id"]}')
+    )
     for collection in ('networks', 'subnets', 'routers', 'servers'):
         assert not cloud.exists(collection, built[collection[:-1]]['id'])
     assert cloud.exists('networks', other_net['id'])
     leftovers = outcome.leftovers
-    assert leftovers[f'OS::Neutron::RouterInterface {router}:subnet_id='
-                     f'{built["subnet"]["id"]}'] == 'deleted'
+    assert (
+        leftovers[
+            f'OS::Neutron::RouterInterface {router}:subnet_id='
+            f'{built["subnet"]["id"]}'
+        ]
+        == 'deleted'
+    )
     assert outcome.not_deleted() == [
         'OS::Heat::SoftwareDeployment dep-1: not deleted: the cascade has '
         'no kind for OS::Heat::SoftwareDeployment',
         # the fake cloud has no Swift
         'OS::Swift::Container bucket-1: not deleted: object-store is not '
-        'in the catalog']
+        'in the catalog',
+    ]
     assert not outcome.ok
     with open(outcome.manifest) as f:
         assert json.load(f)['leftovers'] == leftovers
@@ -553,14 +684,16 @@ def test_leftovers_gone_meanwhile_are_not_a_failure(cloud, clock):
     vol = scenarios.volume(cloud, project['id'])
     cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
     cloud.resource(stack, 'vol', 'OS::Cinder::Volume', vol['id'])
-    engine = force(cloud, clock, service=clusters.HeatStacks(),
-                   delete_leftovers=True)
+    engine = force(
+        cloud, clock, service=clusters.HeatStacks(), delete_leftovers=True
+    )
     preview = engine.preview(find(cloud, 'app', clusters.HeatStacks()))
     cloud._remove('volumes', vol['id'])  # deleted by hand meanwhile
     outcome = engine.run(preview)
     assert outcome.leftovers == {
         f'OS::Neutron::Net {net["id"]}': 'deleted',
-        f'OS::Cinder::Volume {vol["id"]}': 'already gone'}
+        f'OS::Cinder::Volume {vol["id"]}': 'already gone',
+    }
     assert outcome.ok
 
 
@@ -569,19 +702,22 @@ def test_leftover_child_stack_of_os_heat_stack_is_deleted(cloud, clock):
     parent = cloud.stack('parent', project['id'], on_delete='hang')
     child = cloud.stack('child', project['id'])  # a stack of its own
     cloud.resource(parent, 'remote', 'OS::Heat::Stack', child['id'])
-    engine = force(cloud, clock, service=clusters.HeatStacks(),
-                   delete_leftovers=True)
-    outcome = engine.run(engine.preview(find(cloud, 'parent',
-                                             clusters.HeatStacks())))
-    assert outcome.leftovers == {f'OS::Heat::Stack {child["id"]}':
-                                 'deleted'}
+    engine = force(
+        cloud, clock, service=clusters.HeatStacks(), delete_leftovers=True
+    )
+    outcome = engine.run(
+        engine.preview(find(cloud, 'parent', clusters.HeatStacks()))
+    )
+    assert outcome.leftovers == {f'OS::Heat::Stack {child["id"]}': 'deleted'}
     assert ('DELETE', f'/v1/{ADMIN_PROJECT}/stacks/child/{child["id"]}') in (
-        mutations(cloud))
+        mutations(cloud)
+    )
     assert not cloud.exists('stacks', child['id'])
 
 
 def test_leftover_that_fails_is_reported_and_blocks_what_needs_it(
-        cloud, clock):
+    cloud, clock
+):
     built = magnum_k8s(cloud)
     engine = force(cloud, clock, delete_leftovers=True)
     preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
@@ -603,48 +739,77 @@ HOUR_AGO = '2026-11-03T09:00:00+00:00'
 
 def test_stuck_sweep_takes_old_unsettled_and_failed_deletes(cloud):
     for name, status, updated in (
-            ('old-deleting', 'DELETE_IN_PROGRESS', DAYS_AGO_2),
-            ('young-deleting', 'DELETE_IN_PROGRESS', HOUR_AGO),
-            ('old-creating', 'CREATE_IN_PROGRESS', '2026-11-02T09:00:00Z'),
-            ('old-delete-failed', 'DELETE_FAILED', DAYS_AGO_2),
-            ('old-create-failed', 'CREATE_FAILED', DAYS_AGO_2),
-            ('old-complete', 'CREATE_COMPLETE', DAYS_AGO_2)):
-        stack = cloud.stack(name + '-stack', ADMIN_PROJECT,
-                            status='DELETE_IN_PROGRESS', on_delete='hang')
-        cloud.magnum_cluster(name, ADMIN_PROJECT, stack, status=status,
-                             updated=updated)
-    stuck = clusters.find_stuck(cloud.connection(),
-                                [clusters.MagnumClusters()],
-                                clusters.parse_age('24h'), NOW)
+        ('old-deleting', 'DELETE_IN_PROGRESS', DAYS_AGO_2),
+        ('young-deleting', 'DELETE_IN_PROGRESS', HOUR_AGO),
+        ('old-creating', 'CREATE_IN_PROGRESS', '2026-11-02T09:00:00Z'),
+        ('old-delete-failed', 'DELETE_FAILED', DAYS_AGO_2),
+        ('old-create-failed', 'CREATE_FAILED', DAYS_AGO_2),
+        ('old-complete', 'CREATE_COMPLETE', DAYS_AGO_2),
+    ):
+        stack = cloud.stack(
+            name + '-stack',
+            ADMIN_PROJECT,
+            status='DELETE_IN_PROGRESS',
+            on_delete='hang',
+        )
+        cloud.magnum_cluster(
+            name, ADMIN_PROJECT, stack, status=status, updated=updated
+        )
+    stuck = clusters.find_stuck(
+        cloud.connection(),
+        [clusters.MagnumClusters()],
+        clusters.parse_age('24h'),
+        NOW,
+    )
     assert [(s.cluster.name, clusters.format_age(s.age)) for s in stuck] == [
-        ('old-delete-failed', '2d'), ('old-deleting', '2d'),
-        ('old-creating', '1d 1h')]
+        ('old-delete-failed', '2d'),
+        ('old-deleting', '2d'),
+        ('old-creating', '1d 1h'),
+    ]
 
 
 def test_stuck_sweep_of_sahara_treats_error_as_final(cloud):
-    for name, status in (('deleting', 'Deleting'), ('spawning', 'Spawning'),
-                         ('error', 'Error'), ('active', 'Active')):
-        cloud.sahara_cluster(name, ADMIN_PROJECT, status=status,
-                             updated='2026-11-01T10:00:00')
+    for name, status in (
+        ('deleting', 'Deleting'),
+        ('spawning', 'Spawning'),
+        ('error', 'Error'),
+        ('active', 'Active'),
+    ):
+        cloud.sahara_cluster(
+            name, ADMIN_PROJECT, status=status, updated='2026-11-01T10:00:00'
+        )
     # Sahara's delete waits for its stack
-    cloud.stack('deleting', ADMIN_PROJECT, status='DELETE_IN_PROGRESS',
-                on_delete='hang')
-    stuck = clusters.find_stuck(cloud.connection(),
-                                [clusters.SaharaClusters()], 3600, NOW)
+    cloud.stack(
+        'deleting',
+        ADMIN_PROJECT,
+        status='DELETE_IN_PROGRESS',
+        on_delete='hang',
+    )
+    stuck = clusters.find_stuck(
+        cloud.connection(), [clusters.SaharaClusters()], 3600, NOW
+    )
     assert sorted(s.cluster.name for s in stuck) == ['deleting', 'spawning']
 
 
 def test_stuck_sweep_of_stacks_covers_every_project(cloud):
     project = scenarios.project(cloud, 'tenant')
-    old = cloud.stack('old', project['id'], status='DELETE_IN_PROGRESS',
-                      updated=None)  # never updated: its creation counts
-    cloud.stack('young', project['id'], status='DELETE_IN_PROGRESS',
-                updated='2026-11-03T09:59:00Z')
+    old = cloud.stack(
+        'old', project['id'], status='DELETE_IN_PROGRESS', updated=None
+    )  # never updated: its creation counts
+    cloud.stack(
+        'young',
+        project['id'],
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-03T09:59:00Z',
+    )
     cloud.nested(old, 'group')['stack_status'] = 'DELETE_IN_PROGRESS'
-    stuck = clusters.find_stuck(cloud.connection(), [clusters.HeatStacks()],
-                                600, NOW)
+    stuck = clusters.find_stuck(
+        cloud.connection(), [clusters.HeatStacks()], 600, NOW
+    )
     assert [(s.cluster.name, s.cluster.project_id) for s in stuck] == [
-        ('old', project['id'])]
+        ('old', project['id'])
+    ]
     columns, rows = clusters.stuck_rows(stuck)
     assert dict(zip(columns, rows[0]))['Updated At'] == (
-        '2026-11-01T10:00:00Z')
+        '2026-11-01T10:00:00Z'
+    )

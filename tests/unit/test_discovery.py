@@ -1,8 +1,20 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Discovery: every kind of every available service, in parallel, with
 retries of what may pass and a clear refusal of what may not."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.discovery import Discovery, describe_list_error
@@ -23,19 +35,26 @@ def discovery(conn, clock, **kw):
     return Discovery(conn, kinds_mod.build(), clock=clock, **kw)
 
 
-def test_finds_everything_a_project_owns_and_nothing_else(cloud, external,
-                                                          clock):
+def test_finds_everything_a_project_owns_and_nothing_else(
+    cloud, external, clock
+):
     a = scenarios.full_project(cloud, 'A', external)
     b = scenarios.full_project(cloud, 'B', external)
     refs, notes = discovery(cloud.connection(), clock).run(
-        [a['project']['id']])
+        [a['project']['id']]
+    )
     # notes only for the services the fake cloud does not have
     for service in FakeCloud.endpoints:
         assert not [n for n in notes if n.startswith(f'service {service} ')]
     assert {r.project_id for r in refs} == {a['project']['id']}
     found = {r.id for r in refs}
-    assert {a['server']['id'], a['volume']['id'], a['router']['id'],
-            a['incremental']['id'], a['web_sg']['id']} <= found
+    assert {
+        a['server']['id'],
+        a['volume']['id'],
+        a['router']['id'],
+        a['incremental']['id'],
+        a['web_sg']['id'],
+    } <= found
     assert not found & {id_ for _, id_ in cloud.owned_by(b['project']['id'])}
     # DHCP ports and router interfaces are found (the kinds decide)
     assert any(r.attrs.get('device_owner') == 'network:dhcp' for r in refs)
@@ -48,10 +67,16 @@ def test_lists_every_kind_for_every_project(cloud, clock):
     b = scenarios.project(cloud, 'B')['id']
     discovery(cloud.connection(), clock).run([a, b])
     for pid in (a, b):
-        for path in ('/v2.1/servers/detail', '/v3/volumes/detail',
-                     '/v2.0/ports', '/v2/images', '/v3/role_assignments'):
-            assert any(p.startswith(path) and pid in p
-                       for _, p in cloud.requests), (path, pid)
+        for path in (
+            '/v2.1/servers/detail',
+            '/v3/volumes/detail',
+            '/v2.0/ports',
+            '/v2/images',
+            '/v3/role_assignments',
+        ):
+            assert any(
+                p.startswith(path) and pid in p for _, p in cloud.requests
+            ), (path, pid)
 
 
 def test_the_project_kind_is_never_listed(cloud, clock):
@@ -59,11 +84,18 @@ def test_the_project_kind_is_never_listed(cloud, clock):
     usable, notes = discovery(conn, clock).available_kinds()
     names = {k.name for k in usable}
     assert kinds_mod.PROJECT_KIND not in names
-    assert names == {k.name for k in kinds_mod.build().values()
-                     if conn.has_service(k.service_type)} - {
-        kinds_mod.PROJECT_KIND}
-    assert {'compute.server', 'network.port', 'block_storage.volume',
-            'image.image', 'identity.application_credential'} <= names
+    assert names == {
+        k.name
+        for k in kinds_mod.build().values()
+        if conn.has_service(k.service_type)
+    } - {kinds_mod.PROJECT_KIND}
+    assert {
+        'compute.server',
+        'network.port',
+        'block_storage.volume',
+        'image.image',
+        'identity.application_credential',
+    } <= names
     assert not [n for n in notes if 'identity' in n or 'compute' in n]
 
 
@@ -74,9 +106,11 @@ def test_a_service_missing_from_the_catalog_is_skipped_with_a_note(clock):
     by_service = {n.split()[1]: n for n in notes}
     assert by_service['block-storage'].startswith(
         'service block-storage is not in the catalog: skipped '
-        'block_storage.backup, block_storage.snapshot, block_storage.volume')
+        'block_storage.backup, block_storage.snapshot, block_storage.volume'
+    )
     assert by_service['image'].startswith(
-        'service image is not in the catalog: skipped image.image')
+        'service image is not in the catalog: skipped image.image'
+    )
     assert 'compute' not in by_service and 'network' not in by_service
     assert notes == sorted(notes)
     assert not [p for _, p in cloud.requests if 'volumes' in p]
@@ -86,8 +120,10 @@ def test_a_service_missing_from_the_catalog_is_skipped_with_a_note(clock):
 def test_transient_list_errors_are_retried_with_backoff(cloud, clock):
     pid = scenarios.project(cloud, 'A')['id']
     net, _ = scenarios.network(cloud, pid)
-    cloud.faults += [('GET', r'/v2\.0/networks', 503),
-                     ('GET', r'/v2\.0/networks', 502)]
+    cloud.faults += [
+        ('GET', r'/v2\.0/networks', 503),
+        ('GET', r'/v2\.0/networks', 502),
+    ]
     refs, _ = discovery(cloud.connection(), clock).run([pid])
     assert net['id'] in {r.id for r in refs}
     assert clock.sleeps == [1, 2]
@@ -98,13 +134,15 @@ def test_a_service_that_keeps_failing_is_an_error(cloud, clock):
     pid = scenarios.project(cloud, 'A')['id']
     cloud.faults += [('GET', r'/v2\.0/ports', 503)] * 10
     with pytest.raises(CascadeError) as err:
-        discovery(cloud.connection(), clock,
-                  retry=RetryPolicy(max_attempts=3)).run([pid])
+        discovery(
+            cloud.connection(), clock, retry=RetryPolicy(max_attempts=3)
+        ).run([pid])
     assert str(err.value).startswith(
-        f'listing network.port of project {pid} failed, so nothing was '
-        f'deleted')
-    assert len([p for _, p in cloud.requests
-                if p.startswith('/v2.0/ports')]) == 3
+        f'listing network.port of project {pid} failed, so nothing was deleted'
+    )
+    assert (
+        len([p for _, p in cloud.requests if p.startswith('/v2.0/ports')]) == 3
+    )
     assert clock.sleeps == [1, 2]
 
 
@@ -115,7 +153,8 @@ def test_a_403_is_not_retried_and_says_admin_is_needed(cloud, clock):
         discovery(cloud.connection(), clock).run([pid])
     message = str(err.value)
     assert f'listing image.image of project {pid} was refused (HTTP 403)' in (
-        message)
+        message
+    )
     assert 'admin role in the image service' in message
     assert clock.sleeps == []
 
@@ -123,10 +162,12 @@ def test_a_403_is_not_retried_and_says_admin_is_needed(cloud, clock):
 def test_describe_list_error_variants():
     kind = network.Port()
     assert 'was not authorised (HTTP 401): expired' in describe_list_error(
-        kind, 'p1', sdk_error(sdk_exc.HttpException, 401, 'expired'))
+        kind, 'p1', sdk_error(sdk_exc.HttpException, 401, 'expired')
+    )
     assert describe_list_error(kind, 'p1', ValueError('a\n  bug')) == (
         'listing network.port of project p1 failed, so nothing was '
-        'deleted: a bug')
+        'deleted: a bug'
+    )
 
 
 def test_a_bug_in_a_kind_is_an_error_not_a_partial_picture(cloud, clock):
@@ -138,7 +179,7 @@ def test_a_bug_in_a_kind_is_an_error_not_a_partial_picture(cloud, clock):
 
     kinds = kinds_mod.build()
     kinds[network.Port.name] = Broken()
-    with pytest.raises(CascadeError, match='listing network.port'):
+    with pytest.raises(CascadeError, match=r'listing network.port'):
         Discovery(cloud.connection(), kinds, clock=clock).run([pid])
     assert clock.sleeps == []
 
@@ -183,17 +224,29 @@ def test_each_services_proxy_is_made_once_before_its_lists(clock):
                 events.append(f'list {self.name}')
             return []
 
-    kinds = {k.name: k for k in (
-        Kind('a.x', 'block-storage'), Kind('a.y', 'block-storage'),
-        Kind('b.x', 'compute'), Kind('c.x', 'load-balancer'))}
+    kinds = {
+        k.name: k
+        for k in (
+            Kind('a.x', 'block-storage'),
+            Kind('a.y', 'block-storage'),
+            Kind('b.x', 'compute'),
+            Kind('c.x', 'load-balancer'),
+        )
+    }
     Discovery(Conn(), kinds, clock=clock, parallel=3).run(['p'])
     proxies = [e for e in events if e.startswith('proxy ')]
-    assert sorted(proxies) == ['proxy block_storage', 'proxy compute',
-                               'proxy load_balancer']
-    for name, service in (('a.x', 'block_storage'), ('a.y', 'block_storage'),
-                          ('b.x', 'compute'), ('c.x', 'load_balancer')):
-        assert events.index(f'proxy {service}') < events.index(
-            f'list {name}')
+    assert sorted(proxies) == [
+        'proxy block_storage',
+        'proxy compute',
+        'proxy load_balancer',
+    ]
+    for name, service in (
+        ('a.x', 'block_storage'),
+        ('a.y', 'block_storage'),
+        ('b.x', 'compute'),
+        ('c.x', 'load_balancer'),
+    ):
+        assert events.index(f'proxy {service}') < events.index(f'list {name}')
 
 
 def test_a_service_missing_from_the_catalog_is_a_note_not_a_warning():
@@ -213,10 +266,10 @@ def test_a_service_missing_from_the_catalog_is_a_note_not_a_warning():
     logging.getLogger().addHandler(records)
     try:
         with FakeCloud(services=('identity', 'network')) as cloud:
-            _usable, notes = Discovery(cloud.connection(), kinds_mod.build()
-                                       ).available_kinds()
+            _usable, notes = Discovery(
+                cloud.connection(), kinds_mod.build()
+            ).available_kinds()
     finally:
         logging.getLogger().removeHandler(records)
     assert any('service compute is not in the catalog' in n for n in notes)
-    assert not [m for m in records.messages
-                if 'catalog entry not found' in m]
+    assert not [m for m in records.messages if 'catalog entry not found' in m]

@@ -1,33 +1,76 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The executor, with a fake clock and scripted kinds: nothing sleeps."""
 
 import concurrent.futures
 import threading
 import time
 
-import pytest
 from keystoneauth1 import exceptions as ks_exc
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import executor, resource
-from osc_cascade.executor import (DONE, FAILED, KEPT, SKIPPED, Executor,
-                                  RetryPolicy, RunResult, StepResult)
+from osc_cascade.executor import (
+    DONE,
+    FAILED,
+    KEPT,
+    SKIPPED,
+    Executor,
+    RetryPolicy,
+    RunResult,
+    StepResult,
+)
 from osc_cascade.resource import Step
-from tests.unit.fakes import (KIND, FakeClock, FakeKind, chain_plan,
-                              conflict, http_error, make_plan, not_found,
-                              ref, sdk_error)
+from tests.unit.fakes import (
+    KIND,
+    FakeClock,
+    FakeKind,
+    chain_plan,
+    conflict,
+    http_error,
+    make_plan,
+    not_found,
+    ref,
+    sdk_error,
+)
 
 
 def d(id_):
     return f'delete:{KIND}:{id_}'
 
 
-def run(plan, kind=None, *, parallel=4, timeout=600.0, retry=None,
-        clock=None, events=None):
+def run(
+    plan,
+    kind=None,
+    *,
+    parallel=4,
+    timeout=600.0,
+    retry=None,
+    clock=None,
+    events=None,
+):
     kind = kind or FakeKind()
     clock = clock or FakeClock()
-    ex = Executor(object(), {KIND: kind}, parallel=parallel,
-                  timeout=timeout, retry=retry or RetryPolicy(), clock=clock,
-                  on_event=(events.append if events is not None else None))
+    ex = Executor(
+        object(),
+        {KIND: kind},
+        parallel=parallel,
+        timeout=timeout,
+        retry=retry or RetryPolicy(),
+        clock=clock,
+        on_event=(events.append if events is not None else None),
+    )
     return ex.run(plan)
 
 
@@ -37,10 +80,12 @@ def outcomes(result):
 
 # -- scheduling ------------------------------------------------------------
 
+
 def test_runs_everything_in_dependency_order():
     kind = FakeKind()
-    plan = make_plan(['a', 'b', 'c', 'd'],
-                     [('a', 'b'), ('b', 'd'), ('c', 'd')])
+    plan = make_plan(
+        ['a', 'b', 'c', 'd'], [('a', 'b'), ('b', 'd'), ('c', 'd')]
+    )
     result = run(plan, kind, parallel=1)
     assert result.ok
     assert set(outcomes(result).values()) == {DONE}
@@ -77,8 +122,9 @@ def test_never_more_than_parallel_steps_at_once(parallel, monkeypatch):
             pools.append(max_workers)
             super().__init__(max_workers, **kw)
 
-    monkeypatch.setattr(concurrent.futures, 'ThreadPoolExecutor',
-                        RecordingPool)
+    monkeypatch.setattr(
+        concurrent.futures, 'ThreadPoolExecutor', RecordingPool
+    )
     threads = set()
     lock = threading.Condition()
     state = {'now': 0, 'max': 0, 'started': 0}
@@ -92,13 +138,16 @@ def test_never_more_than_parallel_steps_at_once(parallel, monkeypatch):
             lock.notify_all()
             # hold the slot until the bound is reached (or nothing more
             # can start), so that an executor that ignores it shows
-            lock.wait_for(lambda: state['now'] >= parallel
-                          or state['started'] == n, timeout=10)
+            lock.wait_for(
+                lambda: state['now'] >= parallel or state['started'] == n,
+                timeout=10,
+            )
             state['now'] -= 1
 
     kind = FakeKind(on_call=on_call)
-    result = run(make_plan([f's{i:02d}' for i in range(n)]), kind,
-                 parallel=parallel)
+    result = run(
+        make_plan([f's{i:02d}' for i in range(n)]), kind, parallel=parallel
+    )
     assert result.ok
     # the bound is reached, and never passed: no more calls than that
     # (threads may wait for a delete to finish without holding a slot)
@@ -121,8 +170,9 @@ def test_waiting_for_a_delete_does_not_hold_a_slot():
         if key == 'b' and what == 'delete':
             b_deleted.set()
 
-    kind = FakeKind(synchronous=False, statuses={'a': ['deleting']},
-                    on_call=on_call)
+    kind = FakeKind(
+        synchronous=False, statuses={'a': ['deleting']}, on_call=on_call
+    )
     result = run(make_plan(['a', 'b']), kind, parallel=1, clock=Clock())
     assert result.ok
     assert seen == [True]
@@ -150,17 +200,30 @@ def test_a_long_chain_runs_and_a_failure_at_its_head_skips_it_all():
 
 # -- retries ---------------------------------------------------------------
 
-@pytest.mark.parametrize('error', [
-    conflict(), http_error(429), http_error(500), http_error(503),
-    ks_exc.ConnectFailure('connection refused'),
-    ks_exc.ConnectTimeout('timed out'),
-], ids=['409', '429', '500', '503', 'connect-failure', 'connect-timeout'])
+
+@pytest.mark.parametrize(
+    'error',
+    [
+        conflict(),
+        http_error(429),
+        http_error(500),
+        http_error(503),
+        ks_exc.ConnectFailure('connection refused'),
+        ks_exc.ConnectTimeout('timed out'),
+    ],
+    ids=['409', '429', '500', '503', 'connect-failure', 'connect-timeout'],
+)
 def test_transient_errors_are_retried_with_exponential_backoff(error):
     clock = FakeClock()
     kind = FakeKind(script={'a': [error, error, error]})
     events = []
-    result = run(make_plan(['a']), kind, clock=clock, events=events,
-                 retry=RetryPolicy(base_delay=1, max_delay=30))
+    result = run(
+        make_plan(['a']),
+        kind,
+        clock=clock,
+        events=events,
+        retry=RetryPolicy(base_delay=1, max_delay=30),
+    )
     step = result.results[d('a')]
     assert step.outcome == DONE
     assert step.attempts == 4
@@ -168,15 +231,22 @@ def test_transient_errors_are_retried_with_exponential_backoff(error):
     assert step.seconds == 7
     retries = [e for e in events if e.kind == 'retry']
     assert [e.message.split(' (')[0] for e in retries] == [
-        'attempt 1 failed', 'attempt 2 failed', 'attempt 3 failed']
+        'attempt 1 failed',
+        'attempt 2 failed',
+        'attempt 3 failed',
+    ]
     assert retries[2].message.endswith('retrying in 4s')
 
 
 def test_backoff_is_capped_by_max_delay():
     clock = FakeClock()
     kind = FakeKind(script={'a': [conflict()] * 6})
-    run(make_plan(['a']), kind, clock=clock,
-        retry=RetryPolicy(max_attempts=10, base_delay=2, max_delay=10))
+    run(
+        make_plan(['a']),
+        kind,
+        clock=clock,
+        retry=RetryPolicy(max_attempts=10, base_delay=2, max_delay=10),
+    )
     assert clock.sleeps == [2, 4, 8, 10, 10, 10]
 
 
@@ -188,8 +258,12 @@ def test_retry_policy_delays():
 def test_gives_up_after_max_attempts():
     clock = FakeClock()
     kind = FakeKind(script={'a': [http_error(503, 'unavailable')] * 10})
-    result = run(make_plan(['a', 'b'], [('a', 'b')]), kind, clock=clock,
-                 retry=RetryPolicy(max_attempts=3))
+    result = run(
+        make_plan(['a', 'b'], [('a', 'b')]),
+        kind,
+        clock=clock,
+        retry=RetryPolicy(max_attempts=3),
+    )
     failed = result.results[d('a')]
     assert failed.outcome == FAILED
     assert failed.error == 'gave up after 3 attempts: unavailable'
@@ -200,10 +274,15 @@ def test_gives_up_after_max_attempts():
     assert not result.ok
 
 
-@pytest.mark.parametrize('error', [
-    http_error(400, 'bad request'), http_error(403, 'forbidden'),
-    ValueError('a bug'),
-], ids=['400', '403', 'bug'])
+@pytest.mark.parametrize(
+    'error',
+    [
+        http_error(400, 'bad request'),
+        http_error(403, 'forbidden'),
+        ValueError('a bug'),
+    ],
+    ids=['400', '403', 'bug'],
+)
 def test_other_errors_fail_at_once(error):
     clock = FakeClock()
     kind = FakeKind(script={'a': [error]})
@@ -218,10 +297,10 @@ def test_other_errors_fail_at_once(error):
 
 def test_in_use_is_what_the_kind_says():
     # a kind that knows its own "in use" answer (cinder's 400)
-    bad = sdk_error(sdk_exc.BadRequestException, 400,
-                    'Invalid volume: attached')
-    kind = FakeKind(script={'a': [bad]},
-                    in_use=(sdk_exc.BadRequestException,))
+    bad = sdk_error(
+        sdk_exc.BadRequestException, 400, 'Invalid volume: attached'
+    )
+    kind = FakeKind(script={'a': [bad]}, in_use=(sdk_exc.BadRequestException,))
     clock = FakeClock()
     result = run(make_plan(['a']), kind, clock=clock)
     assert result.ok
@@ -231,8 +310,13 @@ def test_in_use_is_what_the_kind_says():
 def test_retries_stop_at_the_step_timeout():
     clock = FakeClock()
     kind = FakeKind(script={'a': [conflict('still in use')] * 20})
-    result = run(make_plan(['a']), kind, clock=clock, timeout=10,
-                 retry=RetryPolicy(max_attempts=20))
+    result = run(
+        make_plan(['a']),
+        kind,
+        clock=clock,
+        timeout=10,
+        retry=RetryPolicy(max_attempts=20),
+    )
     step = result.results[d('a')]
     assert step.outcome == FAILED
     assert step.error == 'timed out after 10s: still in use'
@@ -242,8 +326,11 @@ def test_retries_stop_at_the_step_timeout():
 
 
 def test_a_404_on_delete_counts_as_done():
-    kind = FakeKind(synchronous=False, script={'a': [not_found()]},
-                    statuses={'a': [ValueError('must not be asked')]})
+    kind = FakeKind(
+        synchronous=False,
+        script={'a': [not_found()]},
+        statuses={'a': [ValueError('must not be asked')]},
+    )
     result = run(make_plan(['a']), kind)
     step = result.results[d('a')]
     assert step.outcome == DONE
@@ -258,12 +345,16 @@ def test_keystone_404_counts_as_done_too():
 
 # -- waiting for asynchronous deletes -------------------------------------
 
+
 def test_waits_until_the_resource_is_gone_backing_off():
     clock = FakeClock()
-    kind = FakeKind(synchronous=False,
-                    statuses={'a': ['deleting'] * 6})
-    result = run(make_plan(['a', 'b'], [('a', 'b')]), kind, clock=clock,
-                 retry=RetryPolicy(poll_min=0.5, poll_max=4))
+    kind = FakeKind(synchronous=False, statuses={'a': ['deleting'] * 6})
+    result = run(
+        make_plan(['a', 'b'], [('a', 'b')]),
+        kind,
+        clock=clock,
+        retry=RetryPolicy(poll_min=0.5, poll_max=4),
+    )
     assert result.ok
     assert clock.sleeps == [0.5, 1, 2, 4, 4, 4]
     # b only starts once a is really gone
@@ -272,18 +363,21 @@ def test_waits_until_the_resource_is_gone_backing_off():
 
 
 def test_a_404_while_waiting_means_gone():
-    kind = FakeKind(synchronous=False,
-                    statuses={'a': ['deleting', not_found()]})
+    kind = FakeKind(
+        synchronous=False, statuses={'a': ['deleting', not_found()]}
+    )
     assert run(make_plan(['a']), kind).ok
 
 
 def test_an_error_status_while_waiting_fails_the_step():
-    kind = FakeKind(synchronous=False,
-                    statuses={'a': ['deleting', 'error_deleting']})
+    kind = FakeKind(
+        synchronous=False, statuses={'a': ['deleting', 'error_deleting']}
+    )
     result = run(make_plan(['a', 'b'], [('a', 'b')]), kind)
     assert result.results[d('a')].outcome == FAILED
     assert result.results[d('a')].error == (
-        'delete failed: status is error_deleting')
+        'delete failed: status is error_deleting'
+    )
     assert result.results[d('a')].attempts == 1  # the delete call
     assert result.results[d('b')].outcome == SKIPPED
     assert kind.deleted() == ['a']
@@ -292,8 +386,13 @@ def test_an_error_status_while_waiting_fails_the_step():
 def test_the_timeout_applies_while_waiting():
     clock = FakeClock()
     kind = FakeKind(synchronous=False, statuses={'a': ['deleting'] * 100})
-    result = run(make_plan(['a']), kind, clock=clock, timeout=20,
-                 retry=RetryPolicy(poll_min=1, poll_max=8))
+    result = run(
+        make_plan(['a']),
+        kind,
+        clock=clock,
+        timeout=20,
+        retry=RetryPolicy(poll_min=1, poll_max=8),
+    )
     step = result.results[d('a')]
     assert step.outcome == FAILED
     assert 'timed out after 20s waiting for the delete' in step.error
@@ -303,22 +402,25 @@ def test_the_timeout_applies_while_waiting():
 
 
 def test_transient_status_errors_are_tolerated_a_few_times():
-    kind = FakeKind(synchronous=False, statuses={
-        'a': [http_error(503), 'deleting', http_error(502)]})
+    kind = FakeKind(
+        synchronous=False,
+        statuses={'a': [http_error(503), 'deleting', http_error(502)]},
+    )
     assert run(make_plan(['a']), kind).ok
 
 
 def test_status_checks_that_keep_failing_fail_the_step():
-    kind = FakeKind(synchronous=False,
-                    statuses={'a': [http_error(503, 'down')] * 10})
+    kind = FakeKind(
+        synchronous=False, statuses={'a': [http_error(503, 'down')] * 10}
+    )
     result = run(make_plan(['a']), kind, retry=RetryPolicy(max_attempts=3))
-    assert result.results[d('a')].error == (
-        'status checks kept failing: down')
+    assert result.results[d('a')].error == ('status checks kept failing: down')
 
 
 def test_a_status_error_that_is_not_transient_fails_the_step():
-    kind = FakeKind(synchronous=False,
-                    statuses={'a': [http_error(403, 'forbidden')]})
+    kind = FakeKind(
+        synchronous=False, statuses={'a': [http_error(403, 'forbidden')]}
+    )
     result = run(make_plan(['a']), kind)
     assert result.results[d('a')].outcome == FAILED
     assert result.results[d('a')].error == 'forbidden'
@@ -326,20 +428,30 @@ def test_a_status_error_that_is_not_transient_fails_the_step():
 
 # -- failures and what they skip ------------------------------------------
 
+
 def test_a_failed_step_skips_its_dependents_but_not_independent_steps():
     # a -> b -> c, a -> d; e independent, f after e
     kind = FakeKind(script={'a': [ValueError('no')]})
-    plan = make_plan(['a', 'b', 'c', 'd', 'e', 'f'],
-                     [('a', 'b'), ('b', 'c'), ('a', 'd'), ('e', 'f')])
+    plan = make_plan(
+        ['a', 'b', 'c', 'd', 'e', 'f'],
+        [('a', 'b'), ('b', 'c'), ('a', 'd'), ('e', 'f')],
+    )
     result = run(plan, kind)
-    assert outcomes(result) == {d('a'): FAILED, d('b'): SKIPPED,
-                                d('c'): SKIPPED, d('d'): SKIPPED,
-                                d('e'): DONE, d('f'): DONE}
+    assert outcomes(result) == {
+        d('a'): FAILED,
+        d('b'): SKIPPED,
+        d('c'): SKIPPED,
+        d('d'): SKIPPED,
+        d('e'): DONE,
+        d('f'): DONE,
+    }
     assert sorted(kind.deleted()) == ['a', 'e', 'f']
     assert result.results[d('b')].error == (
-        f'after delete {KIND} a (a), which was failed')
+        f'after delete {KIND} a (a), which was failed'
+    )
     assert result.results[d('c')].error == (
-        f'after delete {KIND} b (b), which was skipped')
+        f'after delete {KIND} b (b), which was skipped'
+    )
 
 
 def test_a_step_with_one_failed_and_one_done_predecessor_is_skipped():
@@ -358,8 +470,7 @@ def test_a_soft_edge_orders_but_does_not_skip():
     plan = make_plan(['a', 'b', 'c'], [('a', 'b'), ('a', 'c')])
     plan.soft_edges = {(d('a'), d('b'))}
     result = run(plan, kind, parallel=1)
-    assert outcomes(result) == {d('a'): FAILED, d('b'): DONE,
-                                d('c'): SKIPPED}
+    assert outcomes(result) == {d('a'): FAILED, d('b'): DONE, d('c'): SKIPPED}
     assert kind.deleted() == ['a', 'b']
 
 
@@ -384,8 +495,11 @@ def test_break_actions_are_applied_through_the_kind():
     clock = FakeClock()
     result = run(plan, kind, clock=clock)
     assert result.ok
-    assert kind.calls == [('cut_reference', 'a'), ('cut_reference', 'a'),
-                          ('delete', 'b')]
+    assert kind.calls == [
+        ('cut_reference', 'a'),
+        ('cut_reference', 'a'),
+        ('delete', 'b'),
+    ]
     assert result.results[action.id].attempts == 2
 
 
@@ -401,14 +515,20 @@ def test_a_step_of_an_unknown_kind_fails_alone():
 
 # -- events ------------------------------------------------------------------
 
+
 def test_events_are_emitted_in_order():
     events = []
     kind = FakeKind(script={'a': [conflict('busy')], 'b': [ValueError('x')]})
     plan = make_plan(['a', 'b', 'c'], [('a', 'b'), ('b', 'c')])
     run(plan, kind, parallel=1, events=events)
     assert [(e.kind, e.step.target.id) for e in events] == [
-        ('started', 'a'), ('retry', 'a'), ('done', 'a'),
-        ('started', 'b'), ('failed', 'b'), ('skipped', 'c')]
+        ('started', 'a'),
+        ('retry', 'a'),
+        ('done', 'a'),
+        ('started', 'b'),
+        ('failed', 'b'),
+        ('skipped', 'c'),
+    ]
     final = events[-2]
     assert final.result.outcome == FAILED and final.message == 'x'
     assert events[1].message == ('attempt 1 failed (busy); retrying in 1s')
@@ -420,14 +540,16 @@ def test_every_step_gets_exactly_one_final_event():
     ids = [f'n{i:02d}' for i in range(20)]
     edges = [(ids[i], ids[i + 3]) for i in range(17)]
     run(make_plan(ids, edges), kind, events=events)
-    finals = [e.step.id for e in events
-              if e.kind in (DONE, FAILED, SKIPPED, KEPT)]
+    finals = [
+        e.step.id for e in events if e.kind in (DONE, FAILED, SKIPPED, KEPT)
+    ]
     assert sorted(finals) == sorted(d(i) for i in ids)
     started = [e.step.id for e in events if e.kind == 'started']
     assert all(started.count(s) == 1 for s in started)
 
 
 # -- results -------------------------------------------------------------
+
 
 def sr(id_, outcome, kind=KIND, action='delete'):
     return StepResult(Step(action, ref(id_, kind)), outcome)
@@ -443,12 +565,17 @@ def test_run_result_ok_and_by_outcome():
 
 
 def test_run_result_summary_counts_per_kind():
-    result = RunResult({
-        '1': sr('a', DONE), '2': sr('b', FAILED), '3': sr('c', SKIPPED),
-        '4': sr('d', KEPT), '5': sr('r', DONE, 'network.router'),
-        '6': sr('r', DONE, 'network.router', 'clear_router_gateway')})
-    assert result.summary() == [('network.router', 2, 0, 0),
-                                (KIND, 1, 1, 2)]
+    result = RunResult(
+        {
+            '1': sr('a', DONE),
+            '2': sr('b', FAILED),
+            '3': sr('c', SKIPPED),
+            '4': sr('d', KEPT),
+            '5': sr('r', DONE, 'network.router'),
+            '6': sr('r', DONE, 'network.router', 'clear_router_gateway'),
+        }
+    )
+    assert result.summary() == [('network.router', 2, 0, 0), (KIND, 1, 1, 2)]
 
 
 def test_merge_keeps_the_last_word_on_each_step():
@@ -461,6 +588,7 @@ def test_merge_keeps_the_last_word_on_each_step():
 
 
 # -- classification --------------------------------------------------------
+
 
 def test_is_transient_and_is_gone():
     assert executor.is_transient(http_error(429))
@@ -505,8 +633,9 @@ def test_results_record_how_long_a_step_waited_for_a_slot():
             assert wait_until(lambda: ex._slots.waiting == 1)
             clock.sleep(7)
 
-    ex = Executor(object(), {KIND: FakeKind(on_call=on_call)}, parallel=1,
-                  clock=clock)
+    ex = Executor(
+        object(), {KIND: FakeKind(on_call=on_call)}, parallel=1, clock=clock
+    )
     result = ex.run(make_plan(['a', 'b']))
     assert result.ok
     second = 'b' if first == ['a'] else 'a'
@@ -536,8 +665,9 @@ def test_a_free_slot_goes_to_the_highest_priority_then_first_come():
     with slots.hold(0):
         threads = []
         for priority, name in ((1, 'low'), (5, 'high'), (1, 'low-later')):
-            threads.append(threading.Thread(target=want,
-                                            args=(priority, name)))
+            threads.append(
+                threading.Thread(target=want, args=(priority, name))
+            )
             threads[-1].start()
             assert wait_until(lambda: slots.waiting == len(threads))
     for t in threads:
@@ -556,11 +686,14 @@ def test_ready_steps_start_with_the_longest_chain():
 
 def test_priorities_weigh_asynchronous_deletes():
     plan = make_plan(['a', 'b'], [('a', 'b')])
-    assert executor.priorities(plan, {KIND: FakeKind(synchronous=False)}
-                               ) == {d('a'): 2 * executor.ASYNC_WEIGHT,
-                                     d('b'): executor.ASYNC_WEIGHT}
-    assert executor.priorities(plan, {KIND: FakeKind(synchronous=True)}
-                               ) == {d('a'): 2, d('b'): 1}
+    assert executor.priorities(plan, {KIND: FakeKind(synchronous=False)}) == {
+        d('a'): 2 * executor.ASYNC_WEIGHT,
+        d('b'): executor.ASYNC_WEIGHT,
+    }
+    assert executor.priorities(plan, {KIND: FakeKind(synchronous=True)}) == {
+        d('a'): 2,
+        d('b'): 1,
+    }
 
 
 class ListedKind(FakeKind):
@@ -575,8 +708,11 @@ class ListedKind(FakeKind):
     def list_statuses(self, conn, project_id):
         with self._lock:
             self.listed.append(project_id)
-            return dict(self.listings[0] if len(self.listings) == 1
-                        else self.listings.pop(0))
+            return dict(
+                self.listings[0]
+                if len(self.listings) == 1
+                else self.listings.pop(0)
+            )
 
     def status(self, conn, ref_):
         raise AssertionError('polled one by one although it lists')
@@ -645,8 +781,11 @@ def test_a_listing_made_before_the_delete_does_not_answer_for_it():
         def list_statuses(self, conn, project_id):
             order.append('list')
             listed.set()
-            return {} if b_deleted.is_set() else {
-                'a': 'deleting', 'b': 'error_deleting'}
+            return (
+                {}
+                if b_deleted.is_set()
+                else {'a': 'deleting', 'b': 'error_deleting'}
+            )
 
         def delete(self, conn, ref_):
             if ref_.id == 'b':
@@ -659,8 +798,7 @@ def test_a_listing_made_before_the_delete_does_not_answer_for_it():
             assert b_deleted.wait(10)
             super().sleep(seconds)
 
-    result = run(make_plan(['a', 'b']), Kind([]), parallel=2,
-                 clock=Clock())
+    result = run(make_plan(['a', 'b']), Kind([]), parallel=2, clock=Clock())
     assert outcomes(result) == {d('a'): DONE, d('b'): DONE}
     assert order[:4] == ['delete a', 'list', 'delete b', 'list']
     assert set(order[4:]) <= {'list'}
@@ -673,8 +811,10 @@ def test_a_step_that_becomes_ready_late_overtakes_queued_ones(monkeypatch):
     monkeypatch.setattr(executor, 'THREADS_PER_SLOT', 1)
     fillers = [f'f{i:02d}' for i in range(12)]
     kind = FakeKind()
-    plan = make_plan(['x', 'late', 'late2', 'late3', *fillers],
-                     [('x', 'late'), ('late', 'late2'), ('late2', 'late3')])
+    plan = make_plan(
+        ['x', 'late', 'late2', 'late3', *fillers],
+        [('x', 'late'), ('late', 'late2'), ('late2', 'late3')],
+    )
     assert run(plan, kind, parallel=1).ok
     # (late3, of no more weight than a filler, takes its turn by plan
     # order)

@@ -1,7 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Cinder kinds against the fake cloud."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.executor import DONE, Executor, RetryPolicy
@@ -12,34 +24,43 @@ from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud
 from tests.unit.fakes import FakeClock, ignoring_filters, sdk_error
 
-VOL, SNAP, BACKUP = (block_storage.Volume.name, block_storage.Snapshot.name,
-                     block_storage.Backup.name)
+VOL, SNAP, BACKUP = (
+    block_storage.Volume.name,
+    block_storage.Snapshot.name,
+    block_storage.Backup.name,
+)
 SERVER = compute.Server.name
 
 
-
-
 def discover(conn, pid, *kinds):
-    kinds = kinds or (block_storage.Volume, block_storage.Snapshot,
-                      block_storage.Backup, compute.Server)
+    kinds = kinds or (
+        block_storage.Volume,
+        block_storage.Snapshot,
+        block_storage.Backup,
+        compute.Server,
+    )
     return [r for k in kinds for r in k().list(conn, pid)]
 
 
 def plan_for(conn, pid):
     kinds = kinds_mod.build()
-    return build_plan(Inventory(discover(conn, pid)), kinds,
-                      [{'id': pid, 'name': 'A'}])
+    return build_plan(
+        Inventory(discover(conn, pid)), kinds, [{'id': pid, 'name': 'A'}]
+    )
 
 
 def d(kind, id_):
     return f'delete:{kind}:{id_}'
 
 
-@pytest.mark.parametrize('kind,path', [
-    (block_storage.Volume, '/v3/volumes/detail'),
-    (block_storage.Snapshot, '/v3/snapshots/detail'),
-    (block_storage.Backup, '/v3/backups/detail'),
-])
+@pytest.mark.parametrize(
+    'kind,path',
+    [
+        (block_storage.Volume, '/v3/volumes/detail'),
+        (block_storage.Snapshot, '/v3/snapshots/detail'),
+        (block_storage.Backup, '/v3/backups/detail'),
+    ],
+)
 def test_list_calls_carry_the_project_filter(cloud, conn, pid, kind, path):
     list(kind().list(conn, pid))
     calls = [p for m, p in cloud.requests if p.startswith(path)]
@@ -60,10 +81,16 @@ def test_other_projects_volumes_snapshots_backups_never_get_in():
         my_backup = scenarios.backup(cloud, a, mine)
         conn = cloud.connection()
         assert len(list(conn.block_storage.volumes(project_id=a))) == 2
-        refs = discover(conn, a, block_storage.Volume,
-                        block_storage.Snapshot, block_storage.Backup)
+        refs = discover(
+            conn,
+            a,
+            block_storage.Volume,
+            block_storage.Snapshot,
+            block_storage.Backup,
+        )
         assert sorted(r.id for r in refs) == sorted(
-            [mine['id'], my_snap['id'], my_backup['id']])
+            [mine['id'], my_snap['id'], my_backup['id']]
+        )
         assert {r.project_id for r in refs} == {a}
 
 
@@ -71,16 +98,20 @@ def test_volume_attached_to_a_project_server_goes_after_it(cloud, conn, pid):
     vm = scenarios.server(cloud, pid)
     vol = scenarios.volume(cloud, pid, attach_to=vm)
     [ref] = discover(conn, pid, block_storage.Volume)
-    assert ref.attrs['attachments'] == [{
-        'server_id': vm['id'],
-        'attachment_id': vol['attachments'][0]['attachment_id']}]
+    assert ref.attrs['attachments'] == [
+        {
+            'server_id': vm['id'],
+            'attachment_id': vol['attachments'][0]['attachment_id'],
+        }
+    ]
     plan = plan_for(conn, pid)
     assert (d(SERVER, vm['id']), d(VOL, vol['id'])) in plan.edges
     assert not any(s.action == 'detach_volume' for s in plan.steps.values())
 
 
 def test_volume_attached_to_a_foreign_server_gets_a_force_detach(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     other = scenarios.project(cloud, 'B')['id']
     their_vm = scenarios.server(cloud, other)
     vol = scenarios.volume(cloud, pid, attach_to=their_vm)
@@ -88,8 +119,10 @@ def test_volume_attached_to_a_foreign_server_gets_a_force_detach(
     plan = plan_for(conn, pid)
     [detach] = [s for s in plan.steps.values() if s.action == 'detach_volume']
     assert detach.target.id == vol['id']
-    assert detach.params == {'server_id': their_vm['id'],
-                             'attachment_id': attachment}
+    assert detach.params == {
+        'server_id': their_vm['id'],
+        'attachment_id': attachment,
+    }
     assert (detach.id, d(VOL, vol['id'])) in plan.edges
     assert d(SERVER, their_vm['id']) not in plan.steps
     # applying it detaches exactly that attachment, by force
@@ -99,22 +132,27 @@ def test_volume_attached_to_a_foreign_server_gets_a_force_detach(
     assert cloud.get('volumes', vol['id'])['status'] == 'available'
 
 
-def test_clone_then_snapshot_then_volume(
-        cloud, conn, pid):
+def test_clone_then_snapshot_then_volume(cloud, conn, pid):
     base = scenarios.volume(cloud, pid, 'base')
     snap = scenarios.snapshot(cloud, pid, base)
     clone = scenarios.volume(cloud, pid, 'clone', snapshot_id=snap['id'])
     plan = plan_for(conn, pid)
-    assert plan.order() == [d(VOL, clone['id']), d(SNAP, snap['id']),
-                            d(VOL, base['id'])]
-    assert plan.edges == {(d(VOL, clone['id']), d(SNAP, snap['id'])),
-                          (d(SNAP, snap['id']), d(VOL, base['id']))}
+    assert plan.order() == [
+        d(VOL, clone['id']),
+        d(SNAP, snap['id']),
+        d(VOL, base['id']),
+    ]
+    assert plan.edges == {
+        (d(VOL, clone['id']), d(SNAP, snap['id'])),
+        (d(SNAP, snap['id']), d(VOL, base['id'])),
+    }
 
 
 def test_volume_from_another_projects_snapshot_has_no_edge(cloud, conn, pid):
     other = scenarios.project(cloud, 'B')['id']
-    their_snap = scenarios.snapshot(cloud, other,
-                                    scenarios.volume(cloud, other))
+    their_snap = scenarios.snapshot(
+        cloud, other, scenarios.volume(cloud, other)
+    )
     scenarios.volume(cloud, pid, snapshot_id=their_snap['id'])
     assert plan_for(conn, pid).edges == set()
 
@@ -140,12 +178,14 @@ def test_with_incrementals_backups_go_newest_first(cloud, conn, pid):
     backup_edges = {e for e in plan.edges if BACKUP in e[0]}
     assert backup_edges == {
         (d(BACKUP, incr2['id']), d(BACKUP, incr1['id'])),
-        (d(BACKUP, incr1['id']), d(BACKUP, full['id']))}
+        (d(BACKUP, incr1['id']), d(BACKUP, full['id'])),
+    }
     assert not any(d(BACKUP, lone['id']) in e for e in plan.edges)
 
 
 def test_backups_are_ordered_by_when_they_were_taken_not_by_listing(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     vol = scenarios.volume(cloud, pid)
     older = scenarios.backup(cloud, pid, vol, 'z-old')
     newer = scenarios.backup(cloud, pid, vol, 'a-new', incremental=True)
@@ -164,9 +204,14 @@ def _one_of(cloud, pid, coll):
     return make(cloud, pid, vol)
 
 
-@pytest.mark.parametrize('kind,coll', [
-    (block_storage.Volume, 'volumes'), (block_storage.Snapshot, 'snapshots'),
-    (block_storage.Backup, 'backups')])
+@pytest.mark.parametrize(
+    'kind,coll',
+    [
+        (block_storage.Volume, 'volumes'),
+        (block_storage.Snapshot, 'snapshots'),
+        (block_storage.Backup, 'backups'),
+    ],
+)
 def test_delete_then_status_until_404(cloud, conn, pid, kind, coll):
     obj = _one_of(cloud, pid, coll)
     [ref] = [r for r in kind().list(conn, pid) if r.id == obj['id']]
@@ -194,15 +239,30 @@ def test_an_attached_volume_delete_is_classified_in_use(cloud, conn, pid):
     assert block_storage.Volume().is_in_use(err.value)
 
 
-@pytest.mark.parametrize('exc,in_use', [
-    (sdk_error(sdk_exc.BadRequestException, 400,
-               'Invalid volume: Volume status must be available'), True),
-    (sdk_error(sdk_exc.BadRequestException, 400,
-               'Invalid snapshot: has dependent volumes'), True),
-    (sdk_error(sdk_exc.BadRequestException, 400, 'Bad parameter'), False),
-    (sdk_error(sdk_exc.ConflictException, 409, 'busy'), True),
-    (sdk_error(sdk_exc.HttpException, 500, 'Invalid state'), False),
-])
+@pytest.mark.parametrize(
+    'exc,in_use',
+    [
+        (
+            sdk_error(
+                sdk_exc.BadRequestException,
+                400,
+                'Invalid volume: Volume status must be available',
+            ),
+            True,
+        ),
+        (
+            sdk_error(
+                sdk_exc.BadRequestException,
+                400,
+                'Invalid snapshot: has dependent volumes',
+            ),
+            True,
+        ),
+        (sdk_error(sdk_exc.BadRequestException, 400, 'Bad parameter'), False),
+        (sdk_error(sdk_exc.ConflictException, 409, 'busy'), True),
+        (sdk_error(sdk_exc.HttpException, 500, 'Invalid state'), False),
+    ],
+)
 def test_in_use_classification(exc, in_use):
     for kind in block_storage.KINDS:
         assert kind().is_in_use(exc) is in_use
@@ -222,8 +282,7 @@ def test_volume_apply_refuses_unknown_actions(cloud, conn, pid):
         block_storage.Volume().apply(conn, Step('unprotect', ref))
 
 
-def test_the_plan_runs_against_cinder_in_an_order_it_accepts(
-        cloud, conn, pid):
+def test_the_plan_runs_against_cinder_in_an_order_it_accepts(cloud, conn, pid):
     vm = scenarios.server(cloud, pid)
     other = scenarios.project(cloud, 'B')['id']
     their_vm = scenarios.server(cloud, other)
@@ -235,8 +294,9 @@ def test_the_plan_runs_against_cinder_in_an_order_it_accepts(
     scenarios.backup(cloud, pid, attached, 'incr', incremental=True)
     plan = plan_for(conn, pid)
     clock = FakeClock()
-    result = Executor(conn, kinds_mod.build(), clock=clock,
-                      retry=RetryPolicy(max_attempts=3)).run(plan)
+    result = Executor(
+        conn, kinds_mod.build(), clock=clock, retry=RetryPolicy(max_attempts=3)
+    ).run(plan)
     assert result.ok, [r.error for r in result.results.values()]
     assert {r.outcome for r in result.results.values()} == {DONE}
     assert cloud.owned_by(pid) == []
@@ -245,9 +305,14 @@ def test_the_plan_runs_against_cinder_in_an_order_it_accepts(
     assert cloud.get('volumes', stale['id']) is None
 
 
-@pytest.mark.parametrize('kind,coll', [
-    (block_storage.Volume, 'volumes'), (block_storage.Snapshot, 'snapshots'),
-    (block_storage.Backup, 'backups')])
+@pytest.mark.parametrize(
+    'kind,coll',
+    [
+        (block_storage.Volume, 'volumes'),
+        (block_storage.Snapshot, 'snapshots'),
+        (block_storage.Backup, 'backups'),
+    ],
+)
 def test_statuses_of_a_project_in_one_list(cloud, conn, pid, kind, coll):
     obj = _one_of(cloud, pid, coll)
     other = scenarios.project(cloud, 'other')['id']

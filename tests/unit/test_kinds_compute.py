@@ -1,7 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Nova kinds against the fake cloud."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade.kinds import compute
 from osc_cascade.kinds.base import GONE
@@ -11,21 +23,27 @@ from tests.unit.fakecloud import FakeCloud
 from tests.unit.fakes import ignoring_filters
 
 
-
 def projects(cloud):
-    return (scenarios.project(cloud, 'A')['id'],
-            scenarios.project(cloud, 'B')['id'])
+    return (
+        scenarios.project(cloud, 'A')['id'],
+        scenarios.project(cloud, 'B')['id'],
+    )
 
 
 def test_servers_are_listed_with_the_project_filter_in_every_state(
-        cloud, conn):
+    cloud, conn
+):
     a, b = projects(cloud)
     for status in ('ACTIVE', 'ERROR', 'SHELVED_OFFLOADED', 'SOFT_DELETED'):
         scenarios.server(cloud, a, status.lower(), status=status)
     scenarios.server(cloud, b, 'theirs')
     refs = list(compute.Server().list(conn, a))
     assert sorted(r.name for r in refs) == [
-        'active', 'error', 'shelved_offloaded', 'soft_deleted']
+        'active',
+        'error',
+        'shelved_offloaded',
+        'soft_deleted',
+    ]
     assert {r.project_id for r in refs} == {a}
     listing = [p for m, p in cloud.requests if '/servers/detail' in p]
     assert len(listing) == 1
@@ -40,8 +58,11 @@ def test_server_attributes_for_ordering(cloud, conn):
     vol = scenarios.volume(cloud, a, attach_to=vm)
     plain = scenarios.server(cloud, a, 'plain')
     refs = {r.id: r for r in compute.Server().list(conn, a)}
-    assert refs[vm['id']].attrs == {'status': 'ACTIVE', 'locked': True,
-                                    'volumes': [vol['id']]}
+    assert refs[vm['id']].attrs == {
+        'status': 'ACTIVE',
+        'locked': True,
+        'volumes': [vol['id']],
+    }
     # empty attributes are left out, so plans stay small
     assert refs[plain['id']].attrs == {'status': 'ACTIVE'}
 
@@ -53,8 +74,10 @@ def test_another_projects_server_never_gets_in_if_nova_ignores_filter():
         scenarios.server(cloud, b, 'theirs')
         conn = cloud.connection()
         # the fake really ignores the filter
-        assert len(list(conn.compute.servers(project_id=a,
-                                             all_projects=True))) == 2
+        assert (
+            len(list(conn.compute.servers(project_id=a, all_projects=True)))
+            == 2
+        )
         assert [r.id for r in compute.Server().list(conn, a)] == [mine['id']]
 
 
@@ -62,7 +85,7 @@ def test_server_delete_and_status_until_gone(cloud, conn):
     a, _ = projects(cloud)
     vm = scenarios.server(cloud, a)
     kind = compute.Server()
-    ref = list(kind.list(conn, a))[0]
+    ref = next(iter(kind.list(conn, a)))
     kind.delete(conn, ref)
     assert cloud.changes == [('DELETE', f'/v2.1/servers/{vm["id"]}')]
     assert kind.status(conn, ref) == 'ACTIVE'  # nova is still at it
@@ -74,7 +97,7 @@ def test_soft_deleted_server_is_force_deleted(cloud, conn):
     a, _ = projects(cloud)
     vm = scenarios.server(cloud, a, status='SOFT_DELETED')
     kind = compute.Server()
-    kind.delete(conn, list(kind.list(conn, a))[0])
+    kind.delete(conn, next(iter(kind.list(conn, a))))
     assert cloud.changes == [('POST', f'/v2.1/servers/{vm["id"]}/action')]
     assert cloud.get('servers', vm['id'])['task_state'] == 'deleting'
 
@@ -92,21 +115,25 @@ class _StatusCloud(FakeCloud):
         return status, payload
 
 
-@pytest.mark.parametrize('answer,expected', [
-    (('ERROR', None), 'ERROR (delete failed)'),
-    (('ERROR', 'deleting'), 'ERROR'),
-    (('DELETED', None), GONE),
-    (('ACTIVE', 'deleting'), 'ACTIVE'),
-])
+@pytest.mark.parametrize(
+    'answer,expected',
+    [
+        (('ERROR', None), 'ERROR (delete failed)'),
+        (('ERROR', 'deleting'), 'ERROR'),
+        (('DELETED', None), GONE),
+        (('ACTIVE', 'deleting'), 'ACTIVE'),
+    ],
+)
 def test_server_status_tells_a_failed_delete_from_one_in_progress(
-        answer, expected):
+    answer, expected
+):
     with _StatusCloud() as cloud:
         cloud.answer = answer
         a, _ = projects(cloud)
         scenarios.server(cloud, a)
         conn = cloud.connection()
         kind = compute.Server()
-        assert kind.status(conn, list(kind.list(conn, a))[0]) == expected
+        assert kind.status(conn, next(iter(kind.list(conn, a)))) == expected
 
 
 def test_plain_error_is_not_a_failed_delete():
@@ -119,34 +146,54 @@ def test_plain_error_is_not_a_failed_delete():
 def test_server_groups_are_filtered_client_side(cloud, conn):
     a, b = projects(cloud)
     vm = scenarios.server(cloud, a)
-    mine = cloud.add('server_groups', name='ha', project_id=a,
-                     members=[vm['id']], policies=['anti-affinity'])
+    mine = cloud.add(
+        'server_groups',
+        name='ha',
+        project_id=a,
+        members=[vm['id']],
+        policies=['anti-affinity'],
+    )
     cloud.add('server_groups', name='theirs', project_id=b, members=[])
     refs = list(compute.ServerGroup().list(conn, a))
     assert [(r.id, r.attrs) for r in refs] == [
-        (mine['id'], {'members': [vm['id']]})]
-    assert any('/os-server-groups' in p and 'all_projects=True' in p
-               for m, p in cloud.requests)
+        (mine['id'], {'members': [vm['id']]})
+    ]
+    assert any(
+        '/os-server-groups' in p and 'all_projects=True' in p
+        for m, p in cloud.requests
+    )
 
 
 def test_server_group_goes_after_its_members_and_deletes_synchronously(
-        cloud, conn):
+    cloud, conn
+):
     a, _ = projects(cloud)
     vm = scenarios.server(cloud, a)
-    group = cloud.add('server_groups', name='ha', project_id=a,
-                      members=[vm['id'], 'gone-server'])
-    refs = [*compute.Server().list(conn, a),
-            *compute.ServerGroup().list(conn, a)]
+    group = cloud.add(
+        'server_groups',
+        name='ha',
+        project_id=a,
+        members=[vm['id'], 'gone-server'],
+    )
+    refs = [
+        *compute.Server().list(conn, a),
+        *compute.ServerGroup().list(conn, a),
+    ]
     kinds = {k.name: k() for k in compute.KINDS}
     plan = build_plan(Inventory(refs), kinds, [{'id': a, 'name': 'A'}])
-    assert plan.edges == {(f'delete:compute.server:{vm["id"]}',
-                           f'delete:compute.server_group:{group["id"]}')}
+    assert plan.edges == {
+        (
+            f'delete:compute.server:{vm["id"]}',
+            f'delete:compute.server_group:{group["id"]}',
+        )
+    }
     kind = kinds['compute.server_group']
     assert kind.synchronous_delete
-    kind.delete(conn, [r for r in refs if r.kind == kind.name][0])
+    kind.delete(conn, next(r for r in refs if r.kind == kind.name))
     assert not cloud.exists('server_groups', group['id'])
     assert cloud.changes == [
-        ('DELETE', f'/v2.1/os-server-groups/{group["id"]}')]
+        ('DELETE', f'/v2.1/os-server-groups/{group["id"]}')
+    ]
 
 
 def test_server_statuses_of_a_project_in_one_list(cloud, conn):
@@ -160,7 +207,9 @@ def test_server_statuses_of_a_project_in_one_list(cloud, conn):
     failed['task_state'] = None  # nova gave up on it
     cloud.requests.clear()
     assert kind.list_statuses(conn, a) == {
-        going['id']: 'ACTIVE', failed['id']: 'ERROR (delete failed)'}
+        going['id']: 'ACTIVE',
+        failed['id']: 'ERROR (delete failed)',
+    }
     assert len(cloud.requests) == 1
     # gone from the list once nova has finished: the executor reads GONE
     assert going['id'] not in kind.list_statuses(conn, a)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Keypairs belong to users: the cascade reports those of the project's
 users and deletes none, and they keep nothing alive."""
 
@@ -21,8 +33,12 @@ def cloud():
 @pytest.fixture
 def project(cloud):
     p = scenarios.project(cloud, 'A')
-    cloud.add('role_assignments', user={'id': 'alice'}, role={'id': 'm'},
-              scope={'project': {'id': p['id']}})
+    cloud.add(
+        'role_assignments',
+        user={'id': 'alice'},
+        role={'id': 'm'},
+        scope={'project': {'id': p['id']}},
+    )
     cloud.keypair('alice', 'laptop')
     cloud.keypair('bob', 'other-users')
     return p['id']
@@ -31,7 +47,10 @@ def project(cloud):
 def test_the_keypairs_of_the_projects_users_are_listed(cloud, project):
     [ref] = kinds_mod.build()[KEYPAIR].list(cloud.connection(), project)
     assert (ref.id, ref.name, ref.project_id) == (
-        'alice/laptop', 'laptop', project)
+        'alice/laptop',
+        'laptop',
+        project,
+    )
     assert ('GET', '/v2.1/os-keypairs?user_id=alice') in cloud.requests
 
 
@@ -39,10 +58,13 @@ def test_they_are_reported_and_keep_nothing_alive(cloud, project):
     pc, targets, plan = cascade_for(cloud, project)
     step = plan.steps[f'keep:{KEYPAIR}:alice/laptop']
     assert step.is_report_only
-    assert 'belongs to user alice, not to the project' in (
-        step.params['reason'])
-    assert 'openstack keypair delete --user alice laptop' in (
-        step.params['reason'])
+    assert (
+        'belongs to user alice, not to the project' in (step.params['reason'])
+    )
+    assert (
+        'openstack keypair delete --user alice laptop'
+        in (step.params['reason'])
+    )
     assert plan.kept() == []
     assert not [e for e in plan.edges if e[0] == step.id]
 

@@ -1,7 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Magnum clusters (their stacks go with them) and cluster templates."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.errors import CascadeError
@@ -51,7 +63,8 @@ def test_the_stack_goes_with_the_cluster_and_the_template_after_it(cloud):
     me = f'delete:{CLUSTER}:{cluster["uuid"]}'
     assert (me, f'delete:{STACK}:{stack["id"]}') in plan.soft_edges
     assert (me, f'delete:{TEMPLATE}:{template["uuid"]}') in (
-        plan.edges - plan.soft_edges)
+        plan.edges - plan.soft_edges
+    )
 
     pc.execute(plan, targets)
 
@@ -70,7 +83,8 @@ def test_a_cluster_that_cannot_be_deleted_names_force_delete(cloud):
     results = {r.step.target.id: r for r in pc.runs[0].results.values()}
     assert results[cluster['uuid']].outcome == FAILED
     assert 'openstack cluster force-delete --delete-leftovers' in (
-        results[cluster['uuid']].error)
+        results[cluster['uuid']].error
+    )
     # its stack was still tried directly, and failed with its own hint
     assert 'force-delete --stack' in results[stack['id']].error
     assert cloud.exists('cluster_templates', template['uuid'])
@@ -78,12 +92,14 @@ def test_a_cluster_that_cannot_be_deleted_names_force_delete(cloud):
 
 def test_a_template_in_use_is_retried_as_in_use(cloud):
     a = scenarios.project(cloud, 'A')['id']
-    _cluster, template, _stack = cluster_of(cloud, a)
+    _cluster, _template, _stack = cluster_of(cloud, a)
     kind = kinds_mod.build()[TEMPLATE]
-    [result] = run_kind(cloud, kind, kind.list(
-        cloud.connection(), a)).results.values()
+    [result] = run_kind(
+        cloud, kind, kind.list(cloud.connection(), a)
+    ).results.values()
     assert result.outcome == FAILED
     assert result.error.startswith('gave up after 8 attempts')
     assert 'referenced by one or multiple clusters' in result.error
-    assert not kind.is_in_use(sdk_error(sdk_exc.BadRequestException, 400,
-                                        'Invalid name'))
+    assert not kind.is_in_use(
+        sdk_error(sdk_exc.BadRequestException, 400, 'Invalid name')
+    )

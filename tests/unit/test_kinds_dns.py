@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Designate zones and floating-IP PTR records, reached on the project's
 behalf (sudo), and a PTR unset before its floating IP goes."""
 
@@ -38,8 +50,7 @@ def test_zones_are_listed_on_the_projects_behalf(cloud, zones):
     assert ('GET', '/v2/zones', a) in cloud.dns_calls
 
 
-def test_a_zone_is_deleted_on_the_projects_behalf_and_waited_for(
-        cloud, zones):
+def test_a_zone_is_deleted_on_the_projects_behalf_and_waited_for(cloud, zones):
     a = scenarios.project(cloud, 'A')['id']
     zone = cloud.zone(a, 'a.example.')
     refs = zones.list(cloud.connection(), a)
@@ -54,15 +65,17 @@ def test_a_zone_is_deleted_on_the_projects_behalf_and_waited_for(
 def test_a_zone_whose_delete_errors_fails(cloud, zones):
     a = scenarios.project(cloud, 'A')['id']
     zone = cloud.zone(a, 'a.example.', fail_delete=True)
-    [result] = run_kind(cloud, zones, zones.list(
-        cloud.connection(), a)).results.values()
+    [result] = run_kind(
+        cloud, zones, zones.list(cloud.connection(), a)
+    ).results.values()
     assert result.outcome == FAILED
     assert result.error == 'delete failed: status is ERROR'
     assert cloud.exists('zones', zone['id'])
 
 
 def test_a_floating_ips_ptr_is_unset_before_the_floating_ip_goes(
-        cloud, external):
+    cloud, external
+):
     a = scenarios.project(cloud, 'A')['id']
     b = scenarios.project(cloud, 'B')['id']
     fip = scenarios.floating_ip(cloud, a, external)
@@ -72,16 +85,19 @@ def test_a_floating_ips_ptr_is_unset_before_the_floating_ip_goes(
     pc, targets, plan = cascade_for(cloud, a)
     ptr_step = f'delete:{dns.FloatingIPRecord.name}:RegionOne:{fip["id"]}'
     assert (ptr_step, f'delete:network.floating_ip:{fip["id"]}') in (
-        plan.edges)
+        plan.edges
+    )
 
     pc.execute(plan, targets)
 
     assert not cloud.exists('ptrs', f'RegionOne:{fip["id"]}')
     assert cloud.exists('ptrs', f'RegionOne:{b_fip["id"]}')
     patch = cloud.changes.index(
-        ('PATCH', f'/v2/reverse/floatingips/RegionOne:{fip["id"]}'))
+        ('PATCH', f'/v2/reverse/floatingips/RegionOne:{fip["id"]}')
+    )
     assert patch < cloud.changes.index(
-        ('DELETE', f'/v2.0/floatingips/{fip["id"]}'))
+        ('DELETE', f'/v2.0/floatingips/{fip["id"]}')
+    )
 
 
 def test_ptrs_are_not_searched_for_orphans(cloud, ptrs):

@@ -1,7 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Keystone kinds: application credentials and projects."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.cascade import project_ref
@@ -15,17 +27,23 @@ CRED, PROJECT = identity.ApplicationCredential.name, identity.Project.name
 
 def assign(cloud, pid, user=None, group=None):
     actor = {'user': {'id': user}} if user else {'group': {'id': group}}
-    return cloud.add('role_assignments', role={'id': 'member'},
-                     scope={'project': {'id': pid}}, **actor)
+    return cloud.add(
+        'role_assignments',
+        role={'id': 'member'},
+        scope={'project': {'id': pid}},
+        **actor,
+    )
 
 
 def cred(cloud, user, pid, name='ci'):
-    return cloud.add('application_credentials', name=name, user_id=user,
-                     project_id=pid)
+    return cloud.add(
+        'application_credentials', name=name, user_id=user, project_id=pid
+    )
 
 
 def test_application_credentials_are_found_through_role_assignments(
-        cloud, conn):
+    cloud, conn
+):
     a = scenarios.project(cloud, 'A')['id']
     b = scenarios.project(cloud, 'B')['id']
     assign(cloud, a, user='alice')
@@ -38,15 +56,21 @@ def test_application_credentials_are_found_through_role_assignments(
     cred(cloud, 'carol', a, 'not-a-member-any-more')
     refs = list(identity.ApplicationCredential().list(conn, a))
     assert sorted((r.id, r.attrs['user_id'], r.project_id) for r in refs) == (
-        sorted([(c1['id'], 'alice', a), (c2['id'], 'bob', a)]))
+        sorted([(c1['id'], 'alice', a), (c2['id'], 'bob', a)])
+    )
     calls = [p for m, p in cloud.requests]
-    assert any(p.startswith('/v3/role_assignments') and
-               f'scope.project.id={a}' in p and 'effective=True' in p
-               for p in calls)
+    assert any(
+        p.startswith('/v3/role_assignments')
+        and f'scope.project.id={a}' in p
+        and 'effective=True' in p
+        for p in calls
+    )
     # only the users found are asked, once each
     asked = sorted(p for p in calls if '/application_credentials' in p)
-    assert asked == ['/v3/users/alice/application_credentials',
-                     '/v3/users/bob/application_credentials']
+    assert asked == [
+        '/v3/users/alice/application_credentials',
+        '/v3/users/bob/application_credentials',
+    ]
 
 
 def test_a_user_whose_credentials_are_private_is_passed_over(cloud, conn):
@@ -70,52 +94,69 @@ def test_application_credential_delete_goes_through_its_user(cloud, conn):
     assert kind.synchronous_delete
     kind.delete(conn, found)
     assert cloud.changes == [
-        ('DELETE', f'/v3/users/alice/application_credentials/{c["id"]}')]
+        ('DELETE', f'/v3/users/alice/application_credentials/{c["id"]}')
+    ]
     with pytest.raises(sdk_exc.NotFoundException):
         kind.delete(conn, found)
 
 
 def test_project_goes_after_everything_it_owns():
     proj = ref('p1', PROJECT, project_id='p1')
-    owned = [ref('s1', 'compute.server'), ref('v1', 'block_storage.volume'),
-             ref('c1', CRED)]
-    edges = list(identity.Project().relations(proj, Inventory([proj,
-                                                              *owned])))
+    owned = [
+        ref('s1', 'compute.server'),
+        ref('v1', 'block_storage.volume'),
+        ref('c1', CRED),
+    ]
+    edges = list(identity.Project().relations(proj, Inventory([proj, *owned])))
     assert sorted((e.first.id, e.then.id) for e in edges) == sorted(
-        (f'delete:{r.kind}:{r.id}', f'delete:{PROJECT}:p1') for r in owned)
+        (f'delete:{r.kind}:{r.id}', f'delete:{PROJECT}:p1') for r in owned
+    )
 
 
 def test_child_projects_go_before_their_parent(cloud, conn):
     parent = scenarios.project(cloud, 'parent')
     child = scenarios.project(cloud, 'child', parent_id=parent['id'])
-    grandchild = scenarios.project(cloud, 'grandchild',
-                                   parent_id=child['id'])
-    projects = [project_ref(conn.identity.get_project(p['id']))
-                for p in (parent, child, grandchild)]
-    assert projects[1].attrs == {'parent_id': parent['id'],
-                                 'domain_id': 'default'}
+    grandchild = scenarios.project(cloud, 'grandchild', parent_id=child['id'])
+    projects = [
+        project_ref(conn.identity.get_project(p['id']))
+        for p in (parent, child, grandchild)
+    ]
+    assert projects[1].attrs == {
+        'parent_id': parent['id'],
+        'domain_id': 'default',
+    }
     server = ref('s', 'compute.server', project_id=child['id'])
-    plan = build_plan(Inventory([*projects, server]), kinds_mod.build(),
-                      [{'id': p.id, 'name': p.name} for p in projects])
+    plan = build_plan(
+        Inventory([*projects, server]),
+        kinds_mod.build(),
+        [{'id': p.id, 'name': p.name} for p in projects],
+    )
     assert plan.order() == [
-        'delete:compute.server:s', f'delete:{PROJECT}:{grandchild["id"]}',
-        f'delete:{PROJECT}:{child["id"]}', f'delete:{PROJECT}:{parent["id"]}']
-    assert (f'delete:{PROJECT}:{grandchild["id"]}',
-            f'delete:{PROJECT}:{parent["id"]}') not in plan.edges
+        'delete:compute.server:s',
+        f'delete:{PROJECT}:{grandchild["id"]}',
+        f'delete:{PROJECT}:{child["id"]}',
+        f'delete:{PROJECT}:{parent["id"]}',
+    ]
+    assert (
+        f'delete:{PROJECT}:{grandchild["id"]}',
+        f'delete:{PROJECT}:{parent["id"]}',
+    ) not in plan.edges
 
 
 def test_a_kept_resource_holds_the_project_back():
     proj = ref('p1', PROJECT, project_id='p1')
     img = ref('i1', 'image.image', project_id='p1', visibility='public')
-    plan = build_plan(Inventory([proj, img]), kinds_mod.build(),
-                      [{'id': 'p1', 'name': 'A'}])
+    plan = build_plan(
+        Inventory([proj, img]), kinds_mod.build(), [{'id': 'p1', 'name': 'A'}]
+    )
     assert plan.edges == {('keep:image.image:i1', f'delete:{PROJECT}:p1')}
 
 
 def test_project_delete_call(cloud, conn):
     p = scenarios.project(cloud, 'A')
-    identity.Project().delete(conn, project_ref(
-        conn.identity.get_project(p['id'])))
+    identity.Project().delete(
+        conn, project_ref(conn.identity.get_project(p['id']))
+    )
     assert cloud.changes == [('DELETE', f'/v3/projects/{p["id"]}')]
     assert not cloud.exists('projects', p['id'])
 

@@ -1,7 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Glance images against the fake cloud: what is kept, what is deleted."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.executor import Executor
@@ -15,12 +27,13 @@ from tests.unit.fakes import FakeClock, ignoring_filters
 IMAGE = image.Image.name
 
 
-
-
 def plan_for(conn, pid, **options):
     kind = image.Image(**options)
-    return build_plan(Inventory(kind.list(conn, pid)), {IMAGE: kind},
-                      [{'id': pid, 'name': 'A'}])
+    return build_plan(
+        Inventory(kind.list(conn, pid)),
+        {IMAGE: kind},
+        [{'id': pid, 'name': 'A'}],
+    )
 
 
 def only_step(plan):
@@ -29,7 +42,8 @@ def only_step(plan):
 
 
 def test_list_asks_for_the_projects_images_of_every_visibility(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     list(image.Image().list(conn, pid))
     calls = [p for m, p in cloud.requests if p.startswith('/v2/images')]
     assert len(calls) == 1
@@ -64,8 +78,9 @@ def test_public_and_community_images_are_kept(cloud, conn, pid, visibility):
 
 
 def test_shared_image_with_members_is_kept_naming_them(cloud, conn, pid):
-    img = scenarios.image(cloud, pid, visibility='shared',
-                          members=['p-two', 'p-one'])
+    img = scenarios.image(
+        cloud, pid, visibility='shared', members=['p-two', 'p-one']
+    )
     step = only_step(plan_for(conn, pid))
     assert step.action == 'keep'
     assert step.params['reason'] == 'shared with p-one, p-two'
@@ -92,9 +107,14 @@ def test_protected_image_is_kept(cloud, conn, pid):
     assert len(plan.steps) == 1
 
 
-@pytest.mark.parametrize('extra', [
-    {'visibility': 'public'}, {'visibility': 'community'},
-    {'visibility': 'shared', 'members': ['p2']}])
+@pytest.mark.parametrize(
+    'extra',
+    [
+        {'visibility': 'public'},
+        {'visibility': 'community'},
+        {'visibility': 'shared', 'members': ['p2']},
+    ],
+)
 def test_delete_shared_images_deletes_them(cloud, conn, pid, extra):
     scenarios.image(cloud, pid, **extra)
     plan = plan_for(conn, pid, delete_shared_images=True)
@@ -117,7 +137,8 @@ def test_protected_image_is_unprotected_first_when_asked(cloud, conn, pid):
 
 
 def test_deleting_a_protected_image_without_unprotecting_fails(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     scenarios.image(cloud, pid, protected=True)
     [ref] = image.Image().list(conn, pid)
     with pytest.raises(sdk_exc.ForbiddenException):

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Barbican: what the cascade cannot reach is said, not silently skipped;
 its quotas, which it can reach, are reset."""
 
@@ -21,24 +33,31 @@ def cloud():
 
 def test_secrets_containers_and_orders_are_noted_as_beyond_reach(cloud):
     a = scenarios.project(cloud, 'A')['id']
-    _refs, notes = Discovery(cloud.connection(), kinds_mod.build(),
-                             clock=FakeClock()).run([a])
+    _refs, notes = Discovery(
+        cloud.connection(), kinds_mod.build(), clock=FakeClock()
+    ).run([a])
     [note] = [n for n in notes if 'key_manager.secret' in n]
     assert note.startswith(f'not listed: {BARBICAN}: ')
     assert 'scoped to their own project' in note
     assert 'stay in Barbican' in note
-    assert not [p for _, p in cloud.requests
-                if '/secrets' in p or '/orders' in p or '/containers' in p]
+    assert not [
+        p
+        for _, p in cloud.requests
+        if '/secrets' in p or '/orders' in p or '/containers' in p
+    ]
 
 
 def test_without_barbican_the_note_is_the_missing_service_one():
     services = list(ENDPOINTS_WITH_HEAT)
     with ServicesCloud(services=services) as cloud:
         a = scenarios.project(cloud, 'A')['id']
-        _refs, notes = Discovery(cloud.connection(), kinds_mod.build(),
-                                 clock=FakeClock()).run([a])
-    assert (f'service key-manager is not in the catalog: skipped '
-            f'{BARBICAN}, quota.key_manager') in notes
+        _refs, notes = Discovery(
+            cloud.connection(), kinds_mod.build(), clock=FakeClock()
+        ).run([a])
+    assert (
+        f'service key-manager is not in the catalog: skipped '
+        f'{BARBICAN}, quota.key_manager'
+    ) in notes
     assert not [n for n in notes if n.startswith('not listed')]
 
 

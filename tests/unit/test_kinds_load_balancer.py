@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Octavia load balancers: listed by owner, deleted by cascade once out of
 PENDING_*, before the subnets and networks they sit on."""
 
@@ -27,27 +39,32 @@ def kind():
 def topology(cloud):
     a = scenarios.project(cloud, 'A')['id']
     net, subnet = scenarios.network(cloud, a)
-    members_net, members_subnet = scenarios.network(cloud, a, 'members',
-                                                    '10.1.0.0/24')
+    _members_net, members_subnet = scenarios.network(
+        cloud, a, 'members', '10.1.0.0/24'
+    )
     return a, net, subnet, members_subnet
 
 
 def test_lists_the_projects_load_balancers_with_what_they_sit_on(
-        cloud, kind, topology):
+    cloud, kind, topology
+):
     a, net, subnet, members_subnet = topology
     b = scenarios.project(cloud, 'B')['id']
-    b_net, b_subnet = scenarios.network(cloud, b)
+    _b_net, b_subnet = scenarios.network(cloud, b)
     lb = cloud.load_balancer(a, subnet, members=[members_subnet])
     cloud.load_balancer(b, b_subnet)
 
     [ref] = kind.list(cloud.connection(), a)
 
     assert ref.id == lb['id']
-    assert ref.attrs['subnet_ids'] == sorted([subnet['id'],
-                                              members_subnet['id']])
+    assert ref.attrs['subnet_ids'] == sorted(
+        [subnet['id'], members_subnet['id']]
+    )
     assert ref.attrs['vip_network_id'] == net['id']
-    assert any(p.startswith('/v2.0/lbaas/loadbalancers')
-               and f'project_id={a}' in p for _, p in cloud.requests)
+    assert any(
+        p.startswith('/v2.0/lbaas/loadbalancers') and f'project_id={a}' in p
+        for _, p in cloud.requests
+    )
 
 
 def test_it_goes_before_the_subnets_and_network_it_sits_on(cloud, topology):
@@ -55,9 +72,11 @@ def test_it_goes_before_the_subnets_and_network_it_sits_on(cloud, topology):
     lb = cloud.load_balancer(a, subnet, members=[members_subnet])
     _pc, _t, plan = cascade_for(cloud, a)
     me = f'delete:{LB}:{lb["id"]}'
-    for then in (f'delete:network.subnet:{subnet["id"]}',
-                 f'delete:network.subnet:{members_subnet["id"]}',
-                 f'delete:network.network:{net["id"]}'):
+    for then in (
+        f'delete:network.subnet:{subnet["id"]}',
+        f'delete:network.subnet:{members_subnet["id"]}',
+        f'delete:network.network:{net["id"]}',
+    ):
         assert (me, then) in plan.edges
         assert (me, then) not in plan.soft_edges
     # Octavia's VIP port goes with it: no step of its own
@@ -65,17 +84,20 @@ def test_it_goes_before_the_subnets_and_network_it_sits_on(cloud, topology):
 
 
 def test_a_vip_port_the_user_made_goes_after_it(cloud, topology):
-    a, net, subnet, _ = topology
+    a, _net, subnet, _ = topology
     lb = cloud.load_balancer(a, subnet)
     vip = cloud.get('ports', lb['vip_port_id'])
     vip['device_owner'] = ''  # given by the user: Octavia only detaches
     _pc, _t, plan = cascade_for(cloud, a)
-    assert (f'delete:{LB}:{lb["id"]}',
-            f'delete:network.port:{vip["id"]}') in plan.edges
+    assert (
+        f'delete:{LB}:{lb["id"]}',
+        f'delete:network.port:{vip["id"]}',
+    ) in plan.edges
 
 
 def test_a_pending_load_balancer_is_retried_then_cascade_deleted(
-        cloud, kind, topology):
+    cloud, kind, topology
+):
     a, _net, subnet, _ = topology
     lb = cloud.load_balancer(a, subnet, pending=3)
     [ref] = kind.list(cloud.connection(), a)
@@ -91,7 +113,8 @@ def test_a_pending_load_balancer_is_retried_then_cascade_deleted(
 
 
 def test_a_load_balancer_that_stays_pending_fails_naming_the_state(
-        cloud, kind, topology):
+    cloud, kind, topology
+):
     a, _net, subnet, _ = topology
     cloud.load_balancer(a, subnet, pending=50)
     [ref] = kind.list(cloud.connection(), a)
@@ -111,20 +134,22 @@ def test_a_delete_that_ends_in_error_fails(cloud, kind, topology):
     assert result.error == 'delete failed: status is ERROR'
 
 
-def test_a_floating_ip_on_the_vip_needs_no_order_of_its_own(
-        cloud, external):
+def test_a_floating_ip_on_the_vip_needs_no_order_of_its_own(cloud, external):
     a = scenarios.project(cloud, 'A')['id']
-    net, subnet = scenarios.network(cloud, a)
+    _net, subnet = scenarios.network(cloud, a)
     router, _iface = scenarios.router(cloud, a, subnet, external)
     fip = scenarios.floating_ip(cloud, a, external, router)
     lb = cloud.load_balancer(a, subnet, vip_fip=fip)
     pc, targets, plan = cascade_for(cloud, a)
-    lb_step, fip_step = f'delete:{LB}:{lb["id"]}', (
-        f'delete:network.floating_ip:{fip["id"]}')
+    lb_step, fip_step = (
+        f'delete:{LB}:{lb["id"]}',
+        (f'delete:network.floating_ip:{fip["id"]}'),
+    )
     assert not {(lb_step, fip_step), (fip_step, lb_step)} & plan.edges
 
     pc.execute(plan, targets)
 
     assert cloud.owned_by(a) == []
     assert cloud.index_of_delete('/loadbalancers', lb['id']) < (
-        cloud.index_of_delete('/subnets', subnet['id']))
+        cloud.index_of_delete('/subnets', subnet['id'])
+    )

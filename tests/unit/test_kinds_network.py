@@ -1,7 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Neutron kinds against the fake cloud."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.executor import DONE, Executor
@@ -12,21 +24,31 @@ from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud
 from tests.unit.fakes import FakeClock, ignoring_filters
 
-PORT, ROUTER, FIP = network.Port.name, network.Router.name, (
-    network.FloatingIP.name)
-SUBNET, NET, SG = network.Subnet.name, network.Network.name, (
-    network.SecurityGroup.name)
-TRUNK, RBAC, SERVER = network.Trunk.name, network.RBACPolicy.name, (
-    compute.Server.name)
+PORT, ROUTER, FIP = (
+    network.Port.name,
+    network.Router.name,
+    (network.FloatingIP.name),
+)
+SUBNET, NET, SG = (
+    network.Subnet.name,
+    network.Network.name,
+    (network.SecurityGroup.name),
+)
+TRUNK, RBAC, SERVER = (
+    network.Trunk.name,
+    network.RBACPolicy.name,
+    (compute.Server.name),
+)
 LISTS = {
-    network.FloatingIP: 'floatingips', network.Router: 'routers',
-    network.Port: 'ports', network.Trunk: 'trunks',
-    network.Subnet: 'subnets', network.Network: 'networks',
+    network.FloatingIP: 'floatingips',
+    network.Router: 'routers',
+    network.Port: 'ports',
+    network.Trunk: 'trunks',
+    network.Subnet: 'subnets',
+    network.Network: 'networks',
     network.SecurityGroup: 'security-groups',
     network.RBACPolicy: 'rbac-policies',
 }
-
-
 
 
 def discover(conn, pid):
@@ -35,8 +57,11 @@ def discover(conn, pid):
 
 
 def plan_for(conn, pid):
-    return build_plan(Inventory(discover(conn, pid)), kinds_mod.build(),
-                      [{'id': pid, 'name': 'A'}])
+    return build_plan(
+        Inventory(discover(conn, pid)),
+        kinds_mod.build(),
+        [{'id': pid, 'name': 'A'}],
+    )
 
 
 def d(kind, id_):
@@ -44,8 +69,10 @@ def d(kind, id_):
 
 
 def interface_removal(router, port):
-    return (f'remove_router_interface:{ROUTER}:{router["id"]}'
-            f'[port_id={port["id"]}]')
+    return (
+        f'remove_router_interface:{ROUTER}:{router["id"]}'
+        f'[port_id={port["id"]}]'
+    )
 
 
 def run_plan(conn, plan):
@@ -53,29 +80,47 @@ def run_plan(conn, plan):
 
 
 def trunk(cloud, pid, parent, subports=()):
-    return cloud.add('trunks', name='trunk', project_id=pid, tenant_id=pid,
-                     port_id=parent['id'],
-                     sub_ports=[{'port_id': s['id'],
-                                 'segmentation_type': 'vlan',
-                                 'segmentation_id': 100 + i}
-                                for i, s in enumerate(subports)])
+    return cloud.add(
+        'trunks',
+        name='trunk',
+        project_id=pid,
+        tenant_id=pid,
+        port_id=parent['id'],
+        sub_ports=[
+            {
+                'port_id': s['id'],
+                'segmentation_type': 'vlan',
+                'segmentation_id': 100 + i,
+            }
+            for i, s in enumerate(subports)
+        ],
+    )
 
 
 def rbac(cloud, pid, object_type, object_id, target='*'):
-    return cloud.add('rbac_policies', project_id=pid, tenant_id=pid,
-                     object_type=object_type, object_id=object_id,
-                     target_tenant=target, action='access_as_shared')
+    return cloud.add(
+        'rbac_policies',
+        project_id=pid,
+        tenant_id=pid,
+        object_type=object_type,
+        object_id=object_id,
+        target_tenant=target,
+        action='access_as_shared',
+    )
 
 
 @pytest.mark.parametrize(
-    'kind', [k for k in LISTS if k is not network.SecurityGroup],
-    ids=lambda k: k.name)
+    'kind',
+    [k for k in LISTS if k is not network.SecurityGroup],
+    ids=lambda k: k.name,
+)
 def test_list_calls_carry_the_project_filter(cloud, conn, pid, kind):
     # security groups are the exception, on purpose: see
     # test_security_groups_are_listed_without_a_project_filter
     assert list(kind().list(conn, pid)) == []
-    calls = [p for m, p in cloud.requests
-             if p.startswith(f'/v2.0/{LISTS[kind]}')]
+    calls = [
+        p for m, p in cloud.requests if p.startswith(f'/v2.0/{LISTS[kind]}')
+    ]
     assert calls == [f'/v2.0/{LISTS[kind]}?project_id={pid}']
 
 
@@ -95,20 +140,24 @@ def test_other_projects_network_resources_never_get_in():
 
 def test_owned_ports_have_no_step_of_their_own(cloud, conn, pid, external):
     net, subnet = scenarios.network(cloud, pid)
-    r, iface = scenarios.router(cloud, pid, subnet, external)
+    _r, iface = scenarios.router(cloud, pid, subnet, external)
     plain = scenarios.port(cloud, pid, net, subnet)
-    for owner in ('network:router_gateway', 'network:floatingip',
-                  'network:router_interface_distributed', 'Octavia'):
+    for owner in (
+        'network:router_gateway',
+        'network:floatingip',
+        'network:router_interface_distributed',
+        'Octavia',
+    ):
         scenarios.port(cloud, pid, net, subnet, owner, device_owner=owner)
     plan = plan_for(conn, pid)
-    ports = [s.target.id for s in plan.steps.values()
-             if s.target.kind == PORT]
+    ports = [s.target.id for s in plan.steps.values() if s.target.kind == PORT]
     assert ports == [plain['id']]
     assert d(PORT, iface['id']) not in plan.steps
 
 
 def test_port_goes_after_its_server_and_before_subnet_network_and_groups(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     net, subnet = scenarios.network(cloud, pid)
     group = scenarios.security_group(cloud, pid, 'web')
     vm = scenarios.server(cloud, pid, net=net, subnet=subnet, sg=group)
@@ -123,16 +172,24 @@ def test_port_goes_after_its_server_and_before_subnet_network_and_groups(
 
 
 def test_port_bound_to_another_projects_server_has_no_server_edge(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     net, subnet = scenarios.network(cloud, pid)
-    port = scenarios.port(cloud, pid, net, subnet, device_owner='compute:az',
-                          device_id='their-server')
+    port = scenarios.port(
+        cloud,
+        pid,
+        net,
+        subnet,
+        device_owner='compute:az',
+        device_id='their-server',
+    )
     plan = plan_for(conn, pid)
     assert not [e for e in plan.edges if e[1] == d(PORT, port['id'])]
 
 
 def test_floating_ip_goes_before_interface_removal_gateway_and_router(
-        cloud, conn, pid, external):
+    cloud, conn, pid, external
+):
     net, subnet = scenarios.network(cloud, pid)
     r, iface = scenarios.router(cloud, pid, subnet, external)
     port = scenarios.port(cloud, pid, net, subnet)
@@ -144,35 +201,40 @@ def test_floating_ip_goes_before_interface_removal_gateway_and_router(
     clear = f'clear_router_gateway:{ROUTER}:{r["id"]}'
     assert {remove, clear} <= set(plan.steps)
     assert {(me, remove), (me, clear), (me, d(ROUTER, r['id']))} <= (
-        plan.edges)
+        plan.edges
+    )
     assert not [e for e in plan.edges if e[0] == d(FIP, lone['id'])]
 
 
 def test_router_interfaces_are_removed_before_subnet_network_and_router(
-        cloud, conn, pid, external):
+    cloud, conn, pid, external
+):
     net, subnet = scenarios.network(cloud, pid)
     r, iface = scenarios.router(cloud, pid, subnet, external)
     plan = plan_for(conn, pid)
     remove = interface_removal(r, iface)
     clear = f'clear_router_gateway:{ROUTER}:{r["id"]}'
-    assert {(remove, d(SUBNET, subnet['id'])), (remove, d(NET, net['id'])),
-            (remove, d(ROUTER, r['id'])), (clear, d(ROUTER, r['id']))} <= (
-        plan.edges)
+    assert {
+        (remove, d(SUBNET, subnet['id'])),
+        (remove, d(NET, net['id'])),
+        (remove, d(ROUTER, r['id'])),
+        (clear, d(ROUTER, r['id'])),
+    } <= (plan.edges)
     # the external network is not the project's: never in the plan
     assert d(NET, external['id']) not in plan.steps
 
 
-def test_router_without_gateway_or_routes_needs_no_clearing(
-        cloud, conn, pid):
+def test_router_without_gateway_or_routes_needs_no_clearing(cloud, conn, pid):
     _net, subnet = scenarios.network(cloud, pid)
-    r, _iface = scenarios.router(cloud, pid, subnet)
+    _r, _iface = scenarios.router(cloud, pid, subnet)
     plan = plan_for(conn, pid)
     actions = {s.action for s in plan.steps.values() if s.is_break_action}
     assert actions == {'remove_router_interface'}
 
 
 def test_static_routes_are_cleared_before_interfaces_are_removed(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     _net, subnet = scenarios.network(cloud, pid)
     r, iface = scenarios.router(cloud, pid, subnet)
     r['routes'] = [{'destination': '10.9.0.0/24', 'nexthop': '10.0.0.9'}]
@@ -189,25 +251,28 @@ def test_router_actions_make_the_right_calls(cloud, conn, pid, external):
     [ref] = network.Router().list(conn, pid)
     kind = network.Router()
     kind.apply(conn, Step('clear_router_routes', ref))
-    kind.apply(conn, Step('remove_router_interface', ref,
-                          {'port_id': iface['id']}))
+    kind.apply(
+        conn, Step('remove_router_interface', ref, {'port_id': iface['id']})
+    )
     kind.apply(conn, Step('clear_router_gateway', ref))
     base = f'/v2.0/routers/{r["id"]}'
-    assert cloud.changes == [('PUT', base),
-                             ('PUT', base + '/remove_router_interface'),
-                             ('PUT', base)]
+    assert cloud.changes == [
+        ('PUT', base),
+        ('PUT', base + '/remove_router_interface'),
+        ('PUT', base),
+    ]
     assert r['routes'] == [] and r['external_gateway_info'] == {}
     assert not cloud.exists('ports', iface['id'])
     with pytest.raises(NotImplementedError):
         kind.apply(conn, Step('unplug', ref))
 
 
-def test_gateway_needed_by_a_floating_ip_is_in_use(cloud, conn, pid,
-                                                    external):
+def test_gateway_needed_by_a_floating_ip_is_in_use(cloud, conn, pid, external):
     net, subnet = scenarios.network(cloud, pid)
     r, _ = scenarios.router(cloud, pid, subnet, external)
-    scenarios.floating_ip(cloud, pid, external, r,
-                          scenarios.port(cloud, pid, net, subnet))
+    scenarios.floating_ip(
+        cloud, pid, external, r, scenarios.port(cloud, pid, net, subnet)
+    )
     [ref] = network.Router().list(conn, pid)
     with pytest.raises(sdk_exc.ConflictException) as err:
         network.Router().apply(conn, Step('clear_router_gateway', ref))
@@ -218,17 +283,28 @@ def test_gateway_needed_by_a_floating_ip_is_in_use(cloud, conn, pid,
 def test_trunk_goes_after_its_server_and_before_its_ports(cloud, conn, pid):
     net, subnet = scenarios.network(cloud, pid)
     vm = scenarios.server(cloud, pid)
-    parent = scenarios.port(cloud, pid, net, subnet, 'parent',
-                            device_owner='compute:nova', device_id=vm['id'])
-    sub = scenarios.port(cloud, pid, net, subnet, 'sub',
-                         device_owner='trunk:subport')
+    parent = scenarios.port(
+        cloud,
+        pid,
+        net,
+        subnet,
+        'parent',
+        device_owner='compute:nova',
+        device_id=vm['id'],
+    )
+    sub = scenarios.port(
+        cloud, pid, net, subnet, 'sub', device_owner='trunk:subport'
+    )
     t = trunk(cloud, pid, parent, [sub])
     [ref] = network.Trunk().list(conn, pid)
     assert ref.attrs == {'port_id': parent['id'], 'sub_port_ids': [sub['id']]}
     plan = plan_for(conn, pid)
     me = d(TRUNK, t['id'])
-    assert {(d(SERVER, vm['id']), me), (me, d(PORT, parent['id'])),
-            (me, d(PORT, sub['id']))} <= plan.edges
+    assert {
+        (d(SERVER, vm['id']), me),
+        (me, d(PORT, parent['id'])),
+        (me, d(PORT, sub['id'])),
+    } <= plan.edges
 
 
 def test_unbound_trunk_has_no_server_edge(cloud, conn, pid):
@@ -239,12 +315,14 @@ def test_unbound_trunk_has_no_server_edge(cloud, conn, pid):
 
 
 def test_a_trunk_port_delete_is_refused_until_the_trunk_is_gone(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     net, subnet = scenarios.network(cloud, pid)
     parent = scenarios.port(cloud, pid, net, subnet)
     trunk(cloud, pid, parent)
-    ref = [r for r in network.Port().list(conn, pid)
-           if r.id == parent['id']][0]
+    ref = next(
+        r for r in network.Port().list(conn, pid) if r.id == parent['id']
+    )
     with pytest.raises(sdk_exc.ConflictException, match='trunk'):
         network.Port().delete(conn, ref)
 
@@ -266,7 +344,8 @@ def test_security_groups_rules_and_default_group(cloud, conn, pid):
 
 
 def test_the_default_group_goes_after_the_projects_other_groups(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     # no rule names it: only its name puts it last ('default' < 'zzz')
     default = scenarios.security_group(cloud, pid, 'default')
     other = scenarios.security_group(cloud, pid, 'zzz')
@@ -276,28 +355,34 @@ def test_the_default_group_goes_after_the_projects_other_groups(
 
 
 def test_security_group_rule_delete_ignores_a_rule_already_gone(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     a = scenarios.security_group(cloud, pid, 'a')
     b = scenarios.security_group(cloud, pid, 'b', rules_to=[a])
     rule = b['security_group_rules'][0]
-    [ref] = [r for r in network.SecurityGroup().list(conn, pid)
-             if r.id == b['id']]
+    [ref] = [
+        r for r in network.SecurityGroup().list(conn, pid) if r.id == b['id']
+    ]
     step = Step('delete_security_group_rule', ref, {'rule_id': rule['id']})
     network.SecurityGroup().apply(conn, step)
     assert not cloud.exists('security_group_rules', rule['id'])
     network.SecurityGroup().apply(conn, step)  # 404: fine
-    assert cloud.deleted_order() == [
-        f'/v2.0/security-group-rules/{rule["id"]}'] * 2
+    assert (
+        cloud.deleted_order()
+        == [f'/v2.0/security-group-rules/{rule["id"]}'] * 2
+    )
 
 
 def test_groups_that_name_each_other_are_deleted_in_a_plan_that_runs(
-        cloud, conn, pid):
+    cloud, conn, pid
+):
     a = scenarios.security_group(cloud, pid, 'a')
     b = scenarios.security_group(cloud, pid, 'b', rules_to=[a])
     scenarios.add_rule(cloud, a, b)
     plan = plan_for(conn, pid)
     assert [s.action for s in plan.steps.values() if s.is_break_action] == [
-        'delete_security_group_rule']
+        'delete_security_group_rule'
+    ]
     assert run_plan(conn, plan).ok
     assert cloud.owned_by(pid) == []
 
@@ -308,10 +393,14 @@ def test_rbac_policies_go_before_what_they_share(cloud, conn, pid):
     p1 = rbac(cloud, pid, 'network', net['id'])
     p2 = rbac(cloud, pid, 'security_group', group['id'], 'p-other')
     p3 = rbac(cloud, pid, 'qos_policy', 'q1')
-    [ref] = [r for r in network.RBACPolicy().list(conn, pid)
-             if r.id == p2['id']]
-    assert ref.attrs == {'object_type': 'security_group',
-                         'object_id': group['id'], 'target': 'p-other'}
+    [ref] = [
+        r for r in network.RBACPolicy().list(conn, pid) if r.id == p2['id']
+    ]
+    assert ref.attrs == {
+        'object_type': 'security_group',
+        'object_id': group['id'],
+        'target': 'p-other',
+    }
     plan = plan_for(conn, pid)
     assert (d(RBAC, p1['id']), d(NET, net['id'])) in plan.edges
     assert (d(RBAC, p2['id']), d(SG, group['id'])) in plan.edges
@@ -325,12 +414,20 @@ def test_network_attributes(cloud, conn, pid):
     assert ref.attrs == {'shared': True}
 
 
-@pytest.mark.parametrize('kind,coll', [
-    (network.FloatingIP, 'floatingips'), (network.Port, 'ports'),
-    (network.Subnet, 'subnets'), (network.Network, 'networks'),
-    (network.SecurityGroup, 'security-groups'), (network.Router, 'routers')])
+@pytest.mark.parametrize(
+    'kind,coll',
+    [
+        (network.FloatingIP, 'floatingips'),
+        (network.Port, 'ports'),
+        (network.Subnet, 'subnets'),
+        (network.Network, 'networks'),
+        (network.SecurityGroup, 'security-groups'),
+        (network.Router, 'routers'),
+    ],
+)
 def test_neutron_deletes_are_synchronous_and_404_is_raised(
-        cloud, conn, pid, external, kind, coll):
+    cloud, conn, pid, external, kind, coll
+):
     net, subnet = scenarios.network(cloud, pid)
     scenarios.router(cloud, pid, subnet)
     scenarios.security_group(cloud, pid, 'g')
@@ -340,7 +437,7 @@ def test_neutron_deletes_are_synchronous_and_404_is_raised(
     if coll in ('subnets', 'networks', 'routers'):
         for p in cloud.all('ports'):
             cloud._remove('ports', p['id'])
-    ref = list(kind().list(conn, pid))[0]
+    ref = next(iter(kind().list(conn, pid)))
     assert kind.synchronous_delete
     kind().delete(conn, ref)
     assert cloud.deleted_order() == [f'/v2.0/{coll}/{ref.id}']
@@ -358,31 +455,31 @@ def test_subnet_in_use_is_a_409(cloud, conn, pid):
 
 
 def test_a_whole_routed_network_is_deleted_in_an_order_neutron_accepts(
-        cloud, conn, pid, external):
+    cloud, conn, pid, external
+):
     net, subnet = scenarios.network(cloud, pid)
     default = scenarios.security_group(cloud, pid, 'default')
     web = scenarios.security_group(cloud, pid, 'web', rules_to=[default])
     r, _ = scenarios.router(cloud, pid, subnet, external)
     r['routes'] = [{'destination': '10.9.0.0/24', 'nexthop': '10.0.0.9'}]
     vm = scenarios.server(cloud, pid, net=net, subnet=subnet, sg=web)
-    vm_port = [p for p in cloud.all('ports') if p['device_id'] == vm['id']][0]
-    user_port = scenarios.port(cloud, pid, net, subnet,
-                               security_groups=[default['id']])
+    vm_port = next(p for p in cloud.all('ports') if p['device_id'] == vm['id'])
+    user_port = scenarios.port(
+        cloud, pid, net, subnet, security_groups=[default['id']]
+    )
     scenarios.floating_ip(cloud, pid, external, r, vm_port)
     scenarios.floating_ip(cloud, pid, external, r, user_port)
     trunk(cloud, pid, scenarios.port(cloud, pid, net, subnet, 'parent'))
     rbac(cloud, pid, 'network', net['id'])
     plan = plan_for(conn, pid)
     result = run_plan(conn, plan)
-    assert result.ok, [r.error for r in result.results.values()
-                       if r.error]
+    assert result.ok, [r.error for r in result.results.values() if r.error]
     assert {r.outcome for r in result.results.values()} == {DONE}
     assert cloud.owned_by(pid) == []
     assert cloud.exists('networks', external['id'])
 
 
-def test_security_groups_are_listed_without_a_project_filter(cloud, conn,
-                                                             pid):
+def test_security_groups_are_listed_without_a_project_filter(cloud, conn, pid):
     # Neutron creates a project's default group when a list is filtered by
     # that project: a verification round would always find a new one
     mine = scenarios.security_group(cloud, pid, 'default')
@@ -390,27 +487,44 @@ def test_security_groups_are_listed_without_a_project_filter(cloud, conn,
     refs = network.SecurityGroup().list(conn, pid)
     assert [r.id for r in refs] == [mine['id']]
     assert other['id'] not in [r.id for r in refs]
-    lists = [path for method, path in cloud.requests
-             if method == 'GET' and '/security-groups' in path]
-    assert lists and not any('project_id' in p or 'tenant_id' in p
-                             for p in lists)
+    lists = [
+        path
+        for method, path in cloud.requests
+        if method == 'GET' and '/security-groups' in path
+    ]
+    assert lists and not any(
+        'project_id' in p or 'tenant_id' in p for p in lists
+    )
 
 
 def test_neutron_extensions_are_asked_once_per_connection():
     # every extension kind needs them, in every discovery round: one GET
     from tests.unit.fake_services import ServicesCloud
+
     with ServicesCloud() as services:
         conn = services.connection()
-        kinds = [k for k in network.KINDS
-                 if issubclass(k, network._ExtensionKind)]
+        kinds = [
+            k for k in network.KINDS if issubclass(k, network._ExtensionKind)
+        ]
         assert len(kinds) > 1
         for _round in range(2):
             for kind in kinds:
                 list(kind().list(conn, 'p1'))
-        gets = [p for m, p in services.requests
-                if m == 'GET' and p.startswith('/v2.0/extensions')]
+        gets = [
+            p
+            for m, p in services.requests
+            if m == 'GET' and p.startswith('/v2.0/extensions')
+        ]
         assert gets == ['/v2.0/extensions']
         # another connection asks again
         list(kinds[0]().list(services.connection(), 'p1'))
-        assert len([p for m, p in services.requests
-                    if p.startswith('/v2.0/extensions')]) == 2
+        assert (
+            len(
+                [
+                    p
+                    for m, p in services.requests
+                    if p.startswith('/v2.0/extensions')
+                ]
+            )
+            == 2
+        )

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """What Neutron's extensions add: VPNaaS, QoS, subnet pools and address
 scopes, port forwardings, segment ranges and local IPs, each with the
 edges Neutron's ``...InUse`` answers call for."""
@@ -7,13 +19,24 @@ import pytest
 from osc_cascade.kinds import network
 from tests.unit import scenarios
 from tests.unit.fake_services import (
-    NEUTRON_EXTRA, ServicesCloud, all_services_project, cascade_for)
+    NEUTRON_EXTRA,
+    ServicesCloud,
+    all_services_project,
+    cascade_for,
+)
 
-EXTENSION_KINDS = [network.VPNSiteConnection, network.VPNService,
-                   network.VPNEndpointGroup, network.VPNIKEPolicy,
-                   network.VPNIPsecPolicy, network.QoSPolicy,
-                   network.SubnetPool, network.AddressScope,
-                   network.NetworkSegmentRange, network.LocalIP]
+EXTENSION_KINDS = [
+    network.VPNSiteConnection,
+    network.VPNService,
+    network.VPNEndpointGroup,
+    network.VPNIKEPolicy,
+    network.VPNIPsecPolicy,
+    network.QoSPolicy,
+    network.SubnetPool,
+    network.AddressScope,
+    network.NetworkSegmentRange,
+    network.LocalIP,
+]
 #: the fake's collection of each
 COLLECTION = {
     network.VPNSiteConnection: 'vpn/ipsec-site-connections',
@@ -25,13 +48,18 @@ COLLECTION = {
     network.SubnetPool: 'subnetpools',
     network.AddressScope: 'address-scopes',
     network.NetworkSegmentRange: 'network_segment_ranges',
-    network.LocalIP: 'local_ips'}
+    network.LocalIP: 'local_ips',
+}
 FIELDS = {
-    network.VPNSiteConnection: {'vpnservice_id': None, 'ikepolicy_id': None,
-                                'ipsecpolicy_id': None},
+    network.VPNSiteConnection: {
+        'vpnservice_id': None,
+        'ikepolicy_id': None,
+        'ipsecpolicy_id': None,
+    },
     network.VPNService: {'router_id': None, 'subnet_id': None},
     network.VPNEndpointGroup: {'type': 'cidr', 'endpoints': []},
-    network.LocalIP: {'local_port_id': None, 'network_id': None}}
+    network.LocalIP: {'local_port_id': None, 'network_id': None},
+}
 
 
 @pytest.fixture
@@ -45,19 +73,22 @@ def everything(cloud, external):
     return all_services_project(cloud, 'A', external)
 
 
-@pytest.mark.parametrize('kind_class', EXTENSION_KINDS,
-                         ids=lambda k: k.name)
+@pytest.mark.parametrize('kind_class', EXTENSION_KINDS, ids=lambda k: k.name)
 def test_each_lists_the_projects_own_with_the_project_filter(
-        cloud, kind_class):
+    cloud, kind_class
+):
     a = scenarios.project(cloud, 'A')['id']
     b = scenarios.project(cloud, 'B')['id']
-    mine = cloud.neutron(COLLECTION[kind_class], a,
-                         **FIELDS.get(kind_class, {}))
+    mine = cloud.neutron(
+        COLLECTION[kind_class], a, **FIELDS.get(kind_class, {})
+    )
     cloud.neutron(COLLECTION[kind_class], b, **FIELDS.get(kind_class, {}))
     refs = kind_class().list(cloud.connection(), a)
     assert [r.id for r in refs] == [mine['id']]
-    assert any(f'/v2.0/{COLLECTION[kind_class]}?' in p
-               and f'project_id={a}' in p for _, p in cloud.requests)
+    assert any(
+        f'/v2.0/{COLLECTION[kind_class]}?' in p and f'project_id={a}' in p
+        for _, p in cloud.requests
+    )
 
 
 def test_without_the_extension_nothing_is_asked(cloud, monkeypatch):
@@ -71,41 +102,55 @@ def test_without_the_extension_nothing_is_asked(cloud, monkeypatch):
 def test_vpn_objects_go_from_the_connections_inwards(cloud, everything):
     e = everything
     _pc, _t, plan = cascade_for(cloud, e['project'])
-    d = {k: f'delete:{kind}:{e[k]}' for k, kind in (
-        ('site', network.VPNSiteConnection.name),
-        ('vpn', network.VPNService.name), ('ike', network.VPNIKEPolicy.name),
-        ('ipsec', network.VPNIPsecPolicy.name),
-        ('local_group', network.VPNEndpointGroup.name),
-        ('peer_group', network.VPNEndpointGroup.name),
-        ('router', network.Router.name), ('subnet', network.Subnet.name))}
+    d = {
+        k: f'delete:{kind}:{e[k]}'
+        for k, kind in (
+            ('site', network.VPNSiteConnection.name),
+            ('vpn', network.VPNService.name),
+            ('ike', network.VPNIKEPolicy.name),
+            ('ipsec', network.VPNIPsecPolicy.name),
+            ('local_group', network.VPNEndpointGroup.name),
+            ('peer_group', network.VPNEndpointGroup.name),
+            ('router', network.Router.name),
+            ('subnet', network.Subnet.name),
+        )
+    }
     for then in ('vpn', 'ike', 'ipsec', 'local_group', 'peer_group'):
         assert (d['site'], d[then]) in plan.edges
     assert (d['vpn'], d['router']) in plan.edges
-    router_steps = {s for s in plan.steps if s.startswith(
-        ('remove_router_interface:', 'clear_router_gateway:'))}
+    router_steps = {
+        s
+        for s in plan.steps
+        if s.startswith(('remove_router_interface:', 'clear_router_gateway:'))
+    }
     assert router_steps
     assert {(d['vpn'], s) for s in router_steps} <= plan.edges
     # a subnet endpoint group: before the subnet and its interface
     assert (d['local_group'], d['subnet']) in plan.edges
-    assert any((d['local_group'], s) in plan.edges for s in router_steps
-               if s.startswith('remove_router_interface'))
+    assert any(
+        (d['local_group'], s) in plan.edges
+        for s in router_steps
+        if s.startswith('remove_router_interface')
+    )
 
 
-def test_qos_pools_scopes_forwardings_ranges_and_local_ips(cloud,
-                                                          everything):
+def test_qos_pools_scopes_forwardings_ranges_and_local_ips(cloud, everything):
     e = everything
     _pc, _t, plan = cascade_for(cloud, e['project'])
 
     def d(kind, key):
         return f'delete:{kind.name}:{e[key]}'
+
     assert {
         (d(network.Port, 'qos_port'), d(network.QoSPolicy, 'qos')),
         (d(network.Subnet, 'pool_subnet'), d(network.SubnetPool, 'pool')),
         (d(network.SubnetPool, 'pool'), d(network.AddressScope, 'scope')),
         (d(network.PortForwarding, 'pf'), d(network.FloatingIP, 'pf_fip')),
         (d(network.PortForwarding, 'pf'), d(network.Port, 'pf_port')),
-        (d(network.Network, 'network'),
-         d(network.NetworkSegmentRange, 'segment_range')),
+        (
+            d(network.Network, 'network'),
+            d(network.NetworkSegmentRange, 'segment_range'),
+        ),
         (d(network.LocalIP, 'local_ip'), d(network.Network, 'network')),
     } <= plan.edges
 
@@ -115,6 +160,9 @@ def test_neutron_accepts_every_delete_in_that_order(cloud, everything):
     pc.execute(plan, targets)
     assert len(pc.runs) == 1  # no ...InUse, nothing left for a 2nd round
     for collection, _extension in NEUTRON_EXTRA.values():
-        assert not [o for o in cloud.all(collection)
-                    if o['project_id'] == everything['project']]
+        assert not [
+            o
+            for o in cloud.all(collection)
+            if o['project_id'] == everything['project']
+        ]
     assert not cloud.all('port_forwardings')

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Swift containers: reached in the project's account, emptied in bulk or
 in parallel, versions handled, and a clear refusal without the reseller
 role."""
@@ -28,7 +40,6 @@ def kind():
     return kinds_mod.build()[CONTAINER]
 
 
-
 def test_lists_the_containers_of_the_projects_own_account(cloud, kind, pid):
     b = scenarios.project(cloud, 'B')['id']
     cloud.container(pid, 'data', objects=3)
@@ -56,10 +67,12 @@ def test_two_projects_namesakes_are_two_resources(cloud, kind, pid):
 
 @pytest.mark.parametrize('cloud', [{'reseller': False}], indirect=True)
 def test_without_the_reseller_role_discovery_says_what_to_grant(
-        cloud, kind, pid):
+    cloud, kind, pid
+):
     cloud.container(pid, 'data')
-    discovery = Discovery(cloud.connection(), {CONTAINER: kind},
-                          clock=FakeClock())
+    discovery = Discovery(
+        cloud.connection(), {CONTAINER: kind}, clock=FakeClock()
+    )
     with pytest.raises(CascadeError) as err:
         discovery.run([pid])
     message = str(err.value)
@@ -68,8 +81,7 @@ def test_without_the_reseller_role_discovery_says_what_to_grant(
     assert 'openstack role add' in message
 
 
-def test_objects_go_in_bulk_deletes_of_the_size_swift_allows(
-        cloud, kind, pid):
+def test_objects_go_in_bulk_deletes_of_the_size_swift_allows(cloud, kind, pid):
     container = cloud.container(pid, 'data', objects=250)
     [ref] = kind.list(cloud.connection(), pid)
 
@@ -88,8 +100,9 @@ def test_without_bulk_delete_objects_go_one_by_one(cloud, kind, pid):
     [result] = run_kind(cloud, kind, [ref]).results.values()
 
     assert result.outcome == DONE
-    object_deletes = [p for m, p in cloud.changes
-                      if m == 'DELETE' and '/data/obj-' in p]
+    object_deletes = [
+        p for m, p in cloud.changes if m == 'DELETE' and '/data/obj-' in p
+    ]
     assert len(object_deletes) == 40
     assert cloud.bulk_requests == []
     assert not cloud.exists('containers', container['id'])
@@ -97,22 +110,31 @@ def test_without_bulk_delete_objects_go_one_by_one(cloud, kind, pid):
 
 @pytest.mark.parametrize('header', ['versions', 'history'])
 def test_a_legacy_versioned_container_stops_versioning_first(
-        cloud, pid, header):
+    cloud, pid, header
+):
     docs = cloud.container(pid, 'docs', **{header: 'docs-versions'})
     cloud.container(pid, 'docs-versions')
     cloud.put_object(docs, 'readme', versions=2)
     pc, targets, plan = cascade_for(cloud, pid)
-    assert (f'delete:{CONTAINER}:{pid}/docs',
-            f'delete:{CONTAINER}:{pid}/docs-versions') in plan.edges
+    assert (
+        f'delete:{CONTAINER}:{pid}/docs',
+        f'delete:{CONTAINER}:{pid}/docs-versions',
+    ) in plan.edges
 
     pc.execute(plan, targets)
 
     assert len(pc.runs) == 1  # no old version came back, nothing was added
     assert cloud.owned_by(pid) == []
-    posts = [i for i, (m, p) in enumerate(cloud.changes)
-             if m == 'POST' and p.endswith('/docs')]
-    first_object_delete = min(i for i, (m, p) in enumerate(cloud.changes)
-                              if m == 'DELETE' and 'bulk-delete' in p)
+    posts = [
+        i
+        for i, (m, p) in enumerate(cloud.changes)
+        if m == 'POST' and p.endswith('/docs')
+    ]
+    first_object_delete = min(
+        i
+        for i, (m, p) in enumerate(cloud.changes)
+        if m == 'DELETE' and 'bulk-delete' in p
+    )
     assert posts and posts[0] < first_object_delete
 
 
@@ -125,8 +147,9 @@ def test_object_versions_are_deleted_by_their_version_id(cloud, kind, pid):
 
     assert result.outcome == DONE
     assert not cloud.exists('containers', notes['id'])
-    version_deletes = [p for m, p in cloud.changes
-                       if m == 'DELETE' and 'version-id=' in p]
+    version_deletes = [
+        p for m, p in cloud.changes if m == 'DELETE' and 'version-id=' in p
+    ]
     assert len(version_deletes) == 4  # three old ones and the latest
 
 
@@ -141,7 +164,8 @@ def test_a_container_that_is_not_empty_yet_is_retried(cloud, kind, pid):
 
 
 def test_objects_the_bulk_delete_could_not_delete_fail_the_step(
-        cloud, kind, pid):
+    cloud, kind, pid
+):
     container = cloud.container(pid, 'data', objects=5)
     container['undeletable'] = {'obj-0003'}
     [ref] = kind.list(cloud.connection(), pid)
@@ -153,12 +177,17 @@ def test_objects_the_bulk_delete_could_not_delete_fail_the_step(
 
 
 def test_the_account_is_reached_only_through_the_callers_endpoint(
-        cloud, pid, monkeypatch):
+    cloud, pid, monkeypatch
+):
     conn = cloud.connection()
     assert object_store.account(conn, pid).get_endpoint() == (
-        f'http://swift.test/v1/AUTH_{pid}')
-    monkeypatch.setattr(type(conn.object_store), 'get_endpoint',
-                        lambda self: 'http://swift.test/v1/AUTH_someone')
+        f'http://swift.test/v1/AUTH_{pid}'
+    )
+    monkeypatch.setattr(
+        type(conn.object_store),
+        'get_endpoint',
+        lambda self: 'http://swift.test/v1/AUTH_someone',
+    )
     with pytest.raises(CascadeError, match='does not end with your'):
         object_store.account(conn, pid)
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Heat stacks in a project cascade: listed as admin, nested ones with their
 root, what a stack made deleted after it (directly only if it failed), and
 the hint when it cannot be deleted."""
@@ -51,8 +63,10 @@ def test_a_nested_stack_goes_with_its_root(cloud, kind):
     nested = cloud.nested(root, 'group')
     refs = {r.id: r for r in kind.list(cloud.connection(), a)}
     assert kind.primary_step(refs[nested['id']]) is None
-    assert kind.primary_step(refs[root['id']]).id == delete_of(
-        STACK, root['id']).id
+    assert (
+        kind.primary_step(refs[root['id']]).id
+        == delete_of(STACK, root['id']).id
+    )
 
 
 def test_what_a_stack_made_waits_for_it_softly_nested_ones_too(cloud):
@@ -69,9 +83,11 @@ def test_what_a_stack_made_waits_for_it_softly_nested_ones_too(cloud):
     _pc, _t, plan = cascade_for(cloud, a['id'])
 
     me = f'delete:{STACK}:{stack["id"]}'
-    for made in (f'delete:network.network:{net["id"]}',
-                 f'delete:network.port:{port["id"]}',
-                 f'delete:object_store.container:{a["id"]}/logs'):
+    for made in (
+        f'delete:network.network:{net["id"]}',
+        f'delete:network.port:{port["id"]}',
+        f'delete:object_store.container:{a["id"]}/logs',
+    ):
         assert (me, made) in plan.edges
         assert (me, made) in plan.soft_edges
     assert f'delete:{STACK}:{nested["id"]}' not in plan.steps
@@ -105,7 +121,8 @@ def test_what_a_failed_stack_made_is_deleted_directly(cloud):
     assert results[net['id']].outcome == DONE  # soft: ran after the failure
     assert not cloud.exists('networks', net['id'])
     assert cloud.index_of_delete('/stacks/stuck', stack['id']) < (
-        cloud.index_of_delete('/networks', net['id']))
+        cloud.index_of_delete('/networks', net['id'])
+    )
 
 
 def test_what_a_deleted_stack_took_along_counts_as_done(cloud):
@@ -123,10 +140,13 @@ def test_what_a_deleted_stack_took_along_counts_as_done(cloud):
     assert not cloud.exists('stacks', stack['id'])
 
 
-@pytest.mark.parametrize('resource_type,callers', [
-    ('OS::Swift::Container', 'container'), ('OS::Nova::KeyPair', 'keypair')])
+@pytest.mark.parametrize(
+    'resource_type,callers',
+    [('OS::Swift::Container', 'container'), ('OS::Nova::KeyPair', 'keypair')],
+)
 def test_a_stack_whose_delete_would_hit_a_namesake_of_the_caller_is_kept(
-        cloud, resource_type, callers):
+    cloud, resource_type, callers
+):
     a = scenarios.project(cloud, 'A')['id']
     stack = cloud.stack('app', a)
     cloud.resource(stack, 'thing', resource_type, 'shared-name')
@@ -154,12 +174,16 @@ def test_without_a_namesake_the_stack_is_deleted(cloud, kind):
 
 
 def test_the_orphan_search_lists_every_stack_without_their_resources(
-        cloud, kind):
+    cloud, kind
+):
     a = scenarios.project(cloud, 'A')['id']
     b = scenarios.project(cloud, 'B')['id']
     cloud.stack('app', a)
     cloud.stack('app', b)
     refs = kind.list(cloud.connection(), None)
     assert {r.project_id for r in refs} == {a, b}
-    assert not [p for _, p in cloud.requests if p.endswith('/resources')
-                or '/resources?' in p]
+    assert not [
+        p
+        for _, p in cloud.requests
+        if p.endswith('/resources') or '/resources?' in p
+    ]

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Quotas: listed while a project's differ from the defaults, reset after
 every delete of their service, gone after the reset."""
 
@@ -17,8 +29,7 @@ QUOTAS = {
     quota.LoadBalancerQuota.name: ('octavia', {'load_balancer': 5}),
     quota.SharedFileSystemQuota.name: ('manila', {'shares': 5}),
     quota.KeyManagerQuota.name: ('barbican', {'secrets': 5}),
-    quota.ContainerInfraQuota.name: ('magnum', {'Cluster': 3,
-                                                'NodeGroup': 4}),
+    quota.ContainerInfraQuota.name: ('magnum', {'Cluster': 3, 'NodeGroup': 4}),
 }
 
 
@@ -56,8 +67,7 @@ def test_an_octavia_row_of_defaults_is_not_a_quota_of_its_own(cloud):
     assert kind.list(cloud.connection(), a) == []
 
 
-def test_a_quota_is_reset_after_every_delete_of_its_service(cloud,
-                                                             external):
+def test_a_quota_is_reset_after_every_delete_of_its_service(cloud, external):
     a = scenarios.full_project(cloud, 'A', external)
     pid = a['project']['id']
     cloud.set_quota('nova', pid, instances=50)
@@ -81,7 +91,8 @@ def test_the_orphan_search_lists_what_a_service_can_list(cloud):
     cloud.set_quota('nova', a, instances=50)
     kinds = kinds_mod.build()
     conn = cloud.connection()
-    assert [r.id for r in kinds[quota.NetworkQuota.name].list(
-        conn, None)] == [a]
+    assert [r.id for r in kinds[quota.NetworkQuota.name].list(conn, None)] == [
+        a
+    ]
     assert kinds[quota.ComputeQuota.name].list(conn, None) == []
     assert not [p for _, p in cloud.requests if 'os-quota-sets' in p]

@@ -1,8 +1,20 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Manila: shares with their snapshots and replicas, share groups and share
 networks, in the order Manila accepts their deletes."""
 
-import pytest
 from openstack import exceptions as sdk_exc
+import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.executor import FAILED
@@ -25,57 +37,98 @@ def shares(cloud):
     a = scenarios.project(cloud, 'A')['id']
     net = cloud.manila('share_networks', a)
     group = cloud.manila('share_groups', a, share_network_id=net['id'])
-    share = cloud.share(a, 'files', share_network_id=net['id'],
-                        share_group_id=group['id'])
+    share = cloud.share(
+        a, 'files', share_network_id=net['id'], share_group_id=group['id']
+    )
     snap = cloud.manila('share_snapshots', a, share_id=share['id'])
     clone = cloud.share(a, 'clone', snapshot_id=snap['id'])
     replicated = cloud.share(a, 'replicated', replication_type='dr')
-    active = cloud.manila('share_replicas', None, id=replicated['id'],
-                          share_id=replicated['id'], replica_state='active')
-    replica = cloud.manila('share_replicas', None, share_id=replicated['id'],
-                           replica_state='in_sync')
-    return {'project': a, 'network': net['id'], 'group': group['id'],
-            'share': share['id'], 'snapshot': snap['id'],
-            'clone': clone['id'], 'replicated': replicated['id'],
-            'active': active['id'], 'replica': replica['id']}
+    active = cloud.manila(
+        'share_replicas',
+        None,
+        id=replicated['id'],
+        share_id=replicated['id'],
+        replica_state='active',
+    )
+    replica = cloud.manila(
+        'share_replicas',
+        None,
+        share_id=replicated['id'],
+        replica_state='in_sync',
+    )
+    return {
+        'project': a,
+        'network': net['id'],
+        'group': group['id'],
+        'share': share['id'],
+        'snapshot': snap['id'],
+        'clone': clone['id'],
+        'replicated': replicated['id'],
+        'active': active['id'],
+        'replica': replica['id'],
+    }
 
 
 def test_each_kind_lists_the_projects_own_through_the_admin_filters(
-        cloud, shares):
+    cloud, shares
+):
     b = scenarios.project(cloud, 'B')['id']
     cloud.share(b, 'files')
     kinds = kinds_mod.build()
     conn = cloud.connection()
-    found = {name: {r.id for r in kinds[name].list(conn, shares['project'])}
-             for name in (manila.Share.name, manila.ShareSnapshot.name,
-                          manila.ShareNetwork.name, manila.ShareGroup.name)}
+    found = {
+        name: {r.id for r in kinds[name].list(conn, shares['project'])}
+        for name in (
+            manila.Share.name,
+            manila.ShareSnapshot.name,
+            manila.ShareNetwork.name,
+            manila.ShareGroup.name,
+        )
+    }
     assert found == {
-        manila.Share.name: {shares['share'], shares['clone'],
-                            shares['replicated']},
+        manila.Share.name: {
+            shares['share'],
+            shares['clone'],
+            shares['replicated'],
+        },
         manila.ShareSnapshot.name: {shares['snapshot']},
         manila.ShareNetwork.name: {shares['network']},
-        manila.ShareGroup.name: {shares['group']}}
-    assert any(p.startswith('/v2/shares/detail') and 'all_tenants=1' in p
-               and f'project_id={shares["project"]}' in p
-               for _, p in cloud.requests)
+        manila.ShareGroup.name: {shares['group']},
+    }
+    assert any(
+        p.startswith('/v2/shares/detail')
+        and 'all_tenants=1' in p
+        and f'project_id={shares["project"]}' in p
+        for _, p in cloud.requests
+    )
 
 
 def test_the_order_manila_needs(cloud, shares):
     _pc, _t, plan = cascade_for(cloud, shares['project'])
-    d = {k: f'delete:{kind}:{shares[k]}' for k, kind in (
-        ('share', manila.Share.name), ('clone', manila.Share.name),
-        ('replicated', manila.Share.name),
-        ('snapshot', manila.ShareSnapshot.name),
-        ('replica', manila.ShareReplica.name),
-        ('network', manila.ShareNetwork.name),
-        ('group', manila.ShareGroup.name))}
-    assert {(d['snapshot'], d['share']), (d['clone'], d['snapshot']),
-            (d['replica'], d['replicated']), (d['share'], d['group']),
-            (d['share'], d['network']), (d['group'], d['network'])
-            } <= plan.edges
+    d = {
+        k: f'delete:{kind}:{shares[k]}'
+        for k, kind in (
+            ('share', manila.Share.name),
+            ('clone', manila.Share.name),
+            ('replicated', manila.Share.name),
+            ('snapshot', manila.ShareSnapshot.name),
+            ('replica', manila.ShareReplica.name),
+            ('network', manila.ShareNetwork.name),
+            ('group', manila.ShareGroup.name),
+        )
+    }
+    assert {
+        (d['snapshot'], d['share']),
+        (d['clone'], d['snapshot']),
+        (d['replica'], d['replicated']),
+        (d['share'], d['group']),
+        (d['share'], d['network']),
+        (d['group'], d['network']),
+    } <= plan.edges
     # the active replica is the share itself
     assert f'delete:{manila.ShareReplica.name}:{shares["active"]}' not in (
-        plan.steps)
+        plan.steps
+    )
 
 
 def test_a_project_of_shares_is_emptied_in_one_round(cloud, shares):
@@ -89,17 +142,25 @@ def test_a_share_delete_that_errors_fails(cloud):
     a = scenarios.project(cloud, 'A')['id']
     cloud.share(a, 'files', fail_delete=True)
     kind = kinds_mod.build()[manila.Share.name]
-    [result] = run_kind(cloud, kind, kind.list(
-        cloud.connection(), a)).results.values()
+    [result] = run_kind(
+        cloud, kind, kind.list(cloud.connection(), a)
+    ).results.values()
     assert result.outcome == FAILED
     assert result.error == 'delete failed: status is error_deleting'
 
 
 def test_invalid_share_answers_are_in_use_other_400s_are_not():
     kind = manila.Share()
-    assert kind.is_in_use(sdk_error(
-        sdk_exc.BadRequestException, 400,
-        'Invalid share: Share still has 1 dependent snapshots.'))
+    assert kind.is_in_use(
+        sdk_error(
+            sdk_exc.BadRequestException,
+            400,
+            'Invalid share: Share still has 1 dependent snapshots.',
+        )
+    )
     assert kind.is_in_use(sdk_error(sdk_exc.ConflictException, 409, 'busy'))
-    assert not kind.is_in_use(sdk_error(sdk_exc.BadRequestException, 400,
-                                        'Invalid input for field size'))
+    assert not kind.is_in_use(
+        sdk_error(
+            sdk_exc.BadRequestException, 400, 'Invalid input for field size'
+        )
+    )

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """OSC output formats for commands without their own."""
 
 import argparse
@@ -31,8 +43,10 @@ def test_formats_offered():
     choices = parser()._option_string_actions['-f'].choices
     assert {'table', 'json', 'yaml', 'value', 'csv'} <= set(choices)
     assert output.DOT not in choices
-    assert output.DOT in parser(with_dot=True)._option_string_actions[
-        '--format'].choices
+    assert (
+        output.DOT
+        in parser(with_dot=True)._option_string_actions['--format'].choices
+    )
     assert parser().parse_args([]).formatter == 'table'
 
 
@@ -44,7 +58,8 @@ def test_unknown_format_is_refused():
 def test_json_keeps_lists():
     assert json.loads(emit('-f', 'json')) == [
         {'Stage': 1, 'Kind': 'compute.server', 'After': []},
-        {'Stage': 2, 'Kind': 'network.port', 'After': ['a', 'b']}]
+        {'Stage': 2, 'Kind': 'network.port', 'After': ['a', 'b']},
+    ]
 
 
 def test_yaml_keeps_lists():
@@ -53,7 +68,9 @@ def test_yaml_keeps_lists():
 
 def test_value_and_table_join_lists():
     assert emit('-f', 'value').splitlines() == [
-        '1 compute.server ', '2 network.port a, b']
+        '1 compute.server ',
+        '2 network.port a, b',
+    ]
     table = emit()
     assert '| a, b ' in table and "['a'" not in table
 
@@ -72,18 +89,23 @@ def test_formatter_options_are_added():
     assert json.loads(out.getvalue())[0]['Kind'] == 'compute.server'
     assert len(out.getvalue().strip().splitlines()) == 1
     assert emit('-f', 'csv', '--quote', 'none').splitlines()[0] == (
-        'Stage,Kind,After')
+        'Stage,Kind,After'
+    )
 
 
 def test_columns_are_chosen_as_cliff_does():
     # the table's order, not the order asked; unknown names ignored
-    assert emit('-f', 'value', '-c', 'Kind', '-c', 'Stage', '-c', 'Nope'
-                ).splitlines() == ['1 compute.server', '2 network.port']
+    assert emit(
+        '-f', 'value', '-c', 'Kind', '-c', 'Stage', '-c', 'Nope'
+    ).splitlines() == ['1 compute.server', '2 network.port']
     assert json.loads(emit('-f', 'json', '--column', 'After')) == [
-        {'After': []}, {'After': ['a', 'b']}]
+        {'After': []},
+        {'After': ['a', 'b']},
+    ]
 
 
 def test_no_known_column_is_a_clear_error():
-    with pytest.raises(CascadeError, match='Recognized columns are Stage, '
-                                           'Kind, After'):
+    with pytest.raises(
+        CascadeError, match='Recognized columns are Stage, Kind, After'
+    ):
         emit('-c', 'Nope')

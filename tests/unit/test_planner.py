@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The pure planner: ordering, cycles, plan files and renderings."""
 
 import json
@@ -32,6 +44,7 @@ def assert_edges_respected(plan):
 
 # -- resource.py ----------------------------------------------------------
 
+
 def test_ref_key_label_and_round_trip():
     r = ResourceRef('network.port', 'x1', 'web', 'p1', {'device_id': 'v'})
     assert r.key == 'network.port:x1'
@@ -53,13 +66,16 @@ def test_step_ids_and_descriptions():
     # steps), sorted so that the id is stable
     assert action.id == f'remove_router_interface:{KIND}:r1[a=1,port_id=p9]'
     assert action.is_break_action
-    assert action.describe() == (f'remove_router_interface on {KIND} '
-                                 f'router (r1) (a=1, port_id=p9)')
+    assert action.describe() == (
+        f'remove_router_interface on {KIND} router (r1) (a=1, port_id=p9)'
+    )
     assert Step.from_dict(json.loads(json.dumps(action.to_dict()))).id == (
-        action.id)
+        action.id
+    )
 
 
 # -- inventory -------------------------------------------------------------
+
 
 def test_inventory_indexes_and_ignores_duplicates():
     a, b = ref('a', color='red'), ref('b', color='blue')
@@ -77,12 +93,12 @@ def test_inventory_indexes_and_ignores_duplicates():
 
 # -- ordering --------------------------------------------------------------
 
+
 def test_every_edge_is_respected_in_a_random_dag():
     rng = random.Random(7)
     refs = []
     for i in range(200):
-        later = [f'n{j:03d}' for j in range(i + 1, 200)
-                 if rng.random() < 0.03]
+        later = [f'n{j:03d}' for j in range(i + 1, 200) if rng.random() < 0.03]
         refs.append(ref(f'n{i:03d}', before=later))
     rng.shuffle(refs)
     plan = plan_of(*refs)
@@ -92,9 +108,14 @@ def test_every_edge_is_respected_in_a_random_dag():
 
 
 def test_order_is_deterministic_whatever_the_discovery_order():
-    refs = [ref('a', before=['c']), ref('b', before=['c']), ref('c'),
-            ref('d', kind='test.other', before=[f'{KIND}:a']),
-            ref('e', name='zeta'), ref('f', name='alpha')]
+    refs = [
+        ref('a', before=['c']),
+        ref('b', before=['c']),
+        ref('c'),
+        ref('d', kind='test.other', before=[f'{KIND}:a']),
+        ref('e', name='zeta'),
+        ref('f', name='alpha'),
+    ]
     first = plan_of(*refs)
     for seed in range(5):
         shuffled = refs[:]
@@ -105,28 +126,33 @@ def test_order_is_deterministic_whatever_the_discovery_order():
 
 
 def test_ties_are_broken_by_kind_then_name_then_id():
-    plan = plan_of(ref('z1', kind='test.other', name='a'),
-                   ref('b2', name='b'), ref('b1', name='b'),
-                   ref('a9', name='a'))
+    plan = plan_of(
+        ref('z1', kind='test.other', name='a'),
+        ref('b2', name='b'),
+        ref('b1', name='b'),
+        ref('a9', name='a'),
+    )
     # 'test.other' sorts before 'test.thing', whatever the names
-    assert plan.order() == [d('z1', 'test.other'), d('a9'), d('b1'),
-                            d('b2')]
+    assert plan.order() == [d('z1', 'test.other'), d('a9'), d('b1'), d('b2')]
 
 
 def test_stages_are_one_plus_the_longest_chain_before():
     # a -> b -> d and c -> d: d is at stage 3, not 2
-    plan = plan_of(ref('a', before=['b']), ref('b', before=['d']),
-                   ref('c', before=['d']), ref('d'), ref('e'))
+    plan = plan_of(
+        ref('a', before=['b']),
+        ref('b', before=['d']),
+        ref('c', before=['d']),
+        ref('d'),
+        ref('e'),
+    )
     stages = plan.stages()
-    assert stages == {d('a'): 1, d('b'): 2, d('c'): 1, d('d'): 3,
-                      d('e'): 1}
+    assert stages == {d('a'): 1, d('b'): 2, d('c'): 1, d('d'): 3, d('e'): 1}
 
 
 def test_break_actions_are_added_as_steps_before_their_delete():
     plan = plan_of(ref('r', actions=['clear_gateway', 'clear_routes']))
     ids = set(plan.steps)
-    assert ids == {d('r'), f'clear_gateway:{KIND}:r',
-                   f'clear_routes:{KIND}:r'}
+    assert ids == {d('r'), f'clear_gateway:{KIND}:r', f'clear_routes:{KIND}:r'}
     assert (f'clear_gateway:{KIND}:r', d('r')) in plan.edges
     assert plan.steps[f'clear_routes:{KIND}:r'].is_break_action
     assert_edges_respected(plan)
@@ -146,19 +172,25 @@ def test_edges_to_resources_outside_the_inventory_are_dropped():
 
 def test_edges_to_resources_that_go_with_their_owner_are_dropped():
     # a DHCP port has no step of its own: its edges mean nothing
-    plan = plan_of(ref('dhcp', owned=True, before=['net']), ref('net'),
-                   ref('a', before=['dhcp']))
+    plan = plan_of(
+        ref('dhcp', owned=True, before=['net']),
+        ref('net'),
+        ref('a', before=['dhcp']),
+    )
     assert set(plan.steps) == {d('net'), d('a')}
     assert plan.edges == set()
 
 
 def test_keep_steps_are_listed_and_counted():
-    plan = plan_of(ref('img', keep='public image'), ref('a'),
-                   ref('b', kind='test.other'))
+    plan = plan_of(
+        ref('img', keep='public image'), ref('a'), ref('b', kind='test.other')
+    )
     assert [s.id for s in plan.kept()] == [f'keep:{KIND}:img']
     assert plan.kept()[0].params == {'reason': 'public image'}
-    assert plan.counts() == {KIND: {'keep': 1, 'delete': 1},
-                             'test.other': {'delete': 1}}
+    assert plan.counts() == {
+        KIND: {'keep': 1, 'delete': 1},
+        'test.other': {'delete': 1},
+    }
 
 
 def test_refuses_resources_owned_by_another_project():
@@ -170,8 +202,11 @@ def test_refuses_resources_owned_by_another_project():
 
 
 def test_resources_of_all_the_planned_projects_are_accepted():
-    plan = plan_of(ref('a'), ref('b', project_id='p2'),
-                   projects=PROJECTS + [{'id': 'p2', 'name': 'child'}])
+    plan = plan_of(
+        ref('a'),
+        ref('b', project_id='p2'),
+        projects=[*PROJECTS, {'id': 'p2', 'name': 'child'}],
+    )
     assert set(plan.steps) == {d('a'), d('b')}
 
 
@@ -183,15 +218,22 @@ def test_plan_order_refuses_a_cycle_given_directly():
 
 # -- cycles ----------------------------------------------------------------
 
+
 def test_a_cycle_nothing_can_cut_is_refused_naming_it():
     with pytest.raises(PlanError) as err:
-        plan_of(ref('a', before=['b']), ref('b', before=['c']),
-                ref('c', before=['a']), ref('unrelated'))
+        plan_of(
+            ref('a', before=['b']),
+            ref('b', before=['c']),
+            ref('c', before=['a']),
+            ref('unrelated'),
+        )
     message = str(err.value)
     assert 'dependency cycle that no break action can cut' in message
     # the cycle is named, closed on itself, and nothing else is
-    assert (f'delete {KIND} a (a) -> delete {KIND} b (b) -> '
-            f'delete {KIND} c (c) -> delete {KIND} a (a)') in message
+    assert (
+        f'delete {KIND} a (a) -> delete {KIND} b (b) -> '
+        f'delete {KIND} c (c) -> delete {KIND} a (a)'
+    ) in message
     assert 'unrelated' not in message
 
 
@@ -213,18 +255,29 @@ def test_breakers_are_added_only_when_a_cycle_needs_them():
 
 
 def test_two_cycles_sharing_nothing_are_both_cut():
-    plan = plan_of(ref('a', breakable=['b']), ref('b', breakable=['a']),
-                   ref('c', breakable=['d']), ref('d', before=['c']))
+    plan = plan_of(
+        ref('a', breakable=['b']),
+        ref('b', breakable=['a']),
+        ref('c', breakable=['d']),
+        ref('d', before=['c']),
+    )
     actions = sorted(s for s in plan.steps if s.startswith('cut_'))
     # one cut per cycle suffices: the first breakable edge of each
-    assert actions == [f'cut_reference:{KIND}:a[to=b]',
-                       f'cut_reference:{KIND}:c[to=d]']
+    assert actions == [
+        f'cut_reference:{KIND}:a[to=b]',
+        f'cut_reference:{KIND}:c[to=d]',
+    ]
     assert_edges_respected(plan)
 
 
 def sg(id_, name, rules, project_id=PROJECT):
-    return ResourceRef(network.SecurityGroup.name, id_, name, project_id,
-                       {'remote_rules': rules})
+    return ResourceRef(
+        network.SecurityGroup.name,
+        id_,
+        name,
+        project_id,
+        {'remote_rules': rules},
+    )
 
 
 def test_security_groups_that_reference_each_other_are_cut_by_a_rule():
@@ -240,7 +293,8 @@ def test_security_groups_that_reference_each_other_are_cut_by_a_rule():
     other = 'gb' if cut.target.id == 'ga' else 'ga'
     # the rule goes before the group it names
     assert (cut.id, f'delete:{network.SecurityGroup.name}:{other}') in (
-        plan.edges)
+        plan.edges
+    )
 
 
 def test_every_rule_behind_a_cut_edge_is_deleted():
@@ -248,14 +302,16 @@ def test_every_rule_behind_a_cut_edge_is_deleted():
     a = sg('ga', 'web', [['r1', 'gb'], ['r2', 'gb']])
     b = sg('gb', 'db', [['r3', 'ga']])
     plan = build_plan(Inventory([a, b]), kinds, PROJECTS)
-    rules = sorted(s.params['rule_id'] for s in plan.steps.values()
-                   if s.is_break_action)
+    rules = sorted(
+        s.params['rule_id'] for s in plan.steps.values() if s.is_break_action
+    )
     # cutting ga -> gb needs both of ga's rules that name gb gone
     assert rules == ['r1', 'r2']
     for rule in plan.steps.values():
         if rule.is_break_action:
             assert (rule.id, 'delete:network.security_group:gb') in (
-                plan.edges)
+                plan.edges
+            )
 
 
 def test_default_security_group_goes_last_even_when_others_name_it():
@@ -273,12 +329,20 @@ def test_soft_edges_are_kept_apart_and_a_required_twin_wins():
         def relations(self, ref_, inventory):
             yield from super().relations(ref_, inventory)
             for other in ref_.attrs.get('soft', []):
-                yield planner.Edge(resource.delete(ref_), resource.delete(
-                    ref(other)), required=False)
+                yield planner.Edge(
+                    resource.delete(ref_),
+                    resource.delete(ref(other)),
+                    required=False,
+                )
 
     rules = {KIND: Soft()}
-    plan = build_plan(Inventory([ref('a', soft=['b', 'c'], before=['c']),
-                                 ref('b'), ref('c')]), rules, PROJECTS)
+    plan = build_plan(
+        Inventory(
+            [ref('a', soft=['b', 'c'], before=['c']), ref('b'), ref('c')]
+        ),
+        rules,
+        PROJECTS,
+    )
     assert plan.edges == {(d('a'), d('b')), (d('a'), d('c'))}
     # a -> c is also required by another relation: it is hard
     assert plan.soft_edges == {(d('a'), d('b'))}
@@ -288,19 +352,22 @@ def test_soft_edges_are_kept_apart_and_a_required_twin_wins():
 
 # -- find_cycle ------------------------------------------------------------
 
+
 def test_find_cycle():
     assert planner.find_cycle(['a', 'b'], [('a', 'b')]) is None
     assert planner.find_cycle(['a'], [('a', 'a')]) == ['a']
-    cycle = planner.find_cycle(['a', 'b', 'c', 'x'],
-                               [('x', 'a'), ('a', 'b'), ('b', 'c'),
-                                ('c', 'a')])
+    cycle = planner.find_cycle(
+        ['a', 'b', 'c', 'x'], [('x', 'a'), ('a', 'b'), ('b', 'c'), ('c', 'a')]
+    )
     assert cycle == ['a', 'b', 'c']
 
 
 def test_long_chains_need_no_recursion():
     n = 5000
-    refs = [ref(f'n{i:05d}', before=[f'n{i + 1:05d}'] if i + 1 < n else [])
-            for i in range(n)]
+    refs = [
+        ref(f'n{i:05d}', before=[f'n{i + 1:05d}'] if i + 1 < n else [])
+        for i in range(n)
+    ]
     plan = plan_of(*reversed(refs))
     assert plan.order() == [d(f'n{i:05d}') for i in range(n)]
     assert max(plan.stages().values()) == n
@@ -313,8 +380,7 @@ def test_long_chains_need_no_recursion():
 
 def test_long_uncuttable_cycle_is_reported_not_crashed():
     n = 3000
-    refs = [ref(f'n{i:05d}', before=[f'n{(i + 1) % n:05d}'])
-            for i in range(n)]
+    refs = [ref(f'n{i:05d}', before=[f'n{(i + 1) % n:05d}']) for i in range(n)]
     with pytest.raises(PlanError, match='no break action can cut'):
         plan_of(*refs)
 
@@ -329,11 +395,14 @@ def test_many_independent_steps_are_ordered_by_name():
 
 # -- plan files ------------------------------------------------------------
 
+
 def sample_plan():
-    return plan_of(ref('a', name='alpha', actions=['clear_routes']),
-                   ref('b', before=[f'{KIND}:a']),
-                   ref('i', keep='public image'),
-                   ref('c', kind='test.other', before=[f'{KIND}:b']))
+    return plan_of(
+        ref('a', name='alpha', actions=['clear_routes']),
+        ref('b', before=[f'{KIND}:a']),
+        ref('i', keep='public image'),
+        ref('c', kind='test.other', before=[f'{KIND}:b']),
+    )
 
 
 def test_plan_round_trips_through_json():
@@ -379,13 +448,16 @@ def test_plan_file_with_a_cycle_is_refused():
     assert d('a') in str(err.value) and d('b') in str(err.value)
 
 
-@pytest.mark.parametrize('damage', [
-    lambda data: data.pop('steps'),
-    lambda data: data.pop('projects'),
-    lambda data: data['steps'][0].pop('target'),
-    lambda data: data['steps'][0]['target'].update(color='red'),
-    lambda data: data['edges'].append(['just-one']),
-])
+@pytest.mark.parametrize(
+    'damage',
+    [
+        lambda data: data.pop('steps'),
+        lambda data: data.pop('projects'),
+        lambda data: data['steps'][0].pop('target'),
+        lambda data: data['steps'][0]['target'].update(color='red'),
+        lambda data: data['edges'].append(['just-one']),
+    ],
+)
 def test_malformed_plan_file_is_refused_clearly(damage):
     data = sample_plan().to_dict()
     damage(data)
@@ -402,18 +474,26 @@ def test_plan_file_with_another_projects_resource_is_refused():
 
 # -- renderings ------------------------------------------------------------
 
+
 def test_rows_follow_the_order_with_stages_and_predecessors():
     plan = sample_plan()
     columns, rows = plan.rows()
-    assert columns == ['Stage', 'Action', 'Kind', 'ID', 'Name', 'Project',
-                       'After']
+    assert columns == [
+        'Stage',
+        'Action',
+        'Kind',
+        'ID',
+        'Name',
+        'Project',
+        'After',
+    ]
     assert [(r[1], r[2], r[3]) for r in rows] == [
         (s.action, s.target.kind, s.target.id)
-        for s in (plan.steps[i] for i in plan.order())]
+        for s in (plan.steps[i] for i in plan.order())
+    ]
     by_id = {r[3] + r[1]: r for r in rows}
     assert by_id['adelete'][0] == 3
-    assert by_id['adelete'][6] == sorted([d('b'),
-                                          f'clear_routes:{KIND}:a'])
+    assert by_id['adelete'][6] == sorted([d('b'), f'clear_routes:{KIND}:a'])
     assert by_id['cdelete'][6] == []
     assert by_id['adelete'][4] == 'alpha'
     assert all(r[5] == PROJECT for r in rows)

@@ -1,12 +1,24 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The OSC plugin module, the entry points and the hook's helpers."""
 
 import argparse
+from importlib import metadata
 import io
 import sys
-from importlib import metadata
 
-import pytest
 from osc_lib import exceptions
+import pytest
 
 from osc_cascade import plugin
 from osc_cascade.v1 import common, project
@@ -20,10 +32,11 @@ def entry_points(group):
 
 def test_entry_points_are_registered():
     assert entry_points('openstack.cli.extension')['cascade'] == (
-        'osc_cascade.plugin')
+        'osc_cascade.plugin'
+    )
     assert entry_points('openstack.cli.project_delete')[
-        'osc_cascade_project_delete'] == (
-        'osc_cascade.v1.project:ProjectDeleteCascade')
+        'osc_cascade_project_delete'
+    ] == ('osc_cascade.v1.project:ProjectDeleteCascade')
 
 
 def test_plugin_module_contract():
@@ -40,8 +53,12 @@ def test_plugin_module_contract():
 def test_plugin_option(monkeypatch):
     parser = plugin.build_option_parser(argparse.ArgumentParser())
     assert parser.parse_args([]).os_cascade_api_version == '1'
-    assert parser.parse_args(['--os-cascade-api-version', '2']
-                             ).os_cascade_api_version == '2'
+    assert (
+        parser.parse_args(
+            ['--os-cascade-api-version', '2']
+        ).os_cascade_api_version
+        == '2'
+    )
     monkeypatch.setenv('OS_CASCADE_API_VERSION', '3')
     parser = plugin.build_option_parser(argparse.ArgumentParser())
     assert parser.parse_args([]).os_cascade_api_version == '3'

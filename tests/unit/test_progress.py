@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Progress on stderr: log lines without a terminal, a bar with one."""
 
 import io
@@ -41,7 +53,8 @@ def test_log_lines_without_a_terminal():
         'retrying in 1s',
         '[1/3] done: delete test.thing a (a) (2.2s)',
         '[2/3] failed: delete test.thing b (b): boom',
-        '[3/3] skipped: delete test.thing c (c): after b, which was failed']
+        '[3/3] skipped: delete test.thing c (c): after b, which was failed',
+    ]
     assert progress.running == {}
     assert (progress.finished, progress.failed) == (3, 1)
 
@@ -66,7 +79,8 @@ def test_a_bar_on_a_terminal():
     a = step('a', 'alpha')
     progress(Event('started', a))
     assert out.getvalue().endswith(
-        '\r\033[K[' + '.' * 30 + '] 0/4 | delete test.thing alpha (a)')
+        '\r\033[K[' + '.' * 30 + '] 0/4 | delete test.thing alpha (a)'
+    )
     progress(final(executor.DONE, a))
     # done steps move the bar, they print no line
     assert out.getvalue().endswith('\r\033[K[' + '#' * 7 + '.' * 23 + '] 1/4')
@@ -81,8 +95,9 @@ def test_failures_are_printed_on_a_terminal_too():
     progress.add_total(2)
     progress(final(executor.FAILED, step('a'), error='409 in use'))
     lines = out.getvalue().split('\n')
-    assert lines[0] == ('\r\033[K[1/2] failed: delete test.thing a (a): '
-                        '409 in use')
+    assert lines[0] == (
+        '\r\033[K[1/2] failed: delete test.thing a (a): 409 in use'
+    )
     assert lines[1].endswith('] 1/2, 1 failed')
     progress.close()
     assert out.getvalue().endswith('\r\033[K')

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack project delete --cascade`: refusals, failures and outputs,
 through the real OSC shell against the fake cloud."""
 
@@ -33,6 +45,7 @@ def refused(result, *phrases):
 
 # -- what to cascade ----------------------------------------------------------
 
+
 def test_unknown_project(cloud, osc):
     result = cascade(osc, '--yes', 'nope')
     refused(result, "No project with a name or ID of 'nope' exists.")
@@ -44,9 +57,13 @@ def test_ambiguous_name_lists_candidates_and_suggests_domain(cloud, osc):
     p1 = scenarios.project(cloud, 'dup')
     p2 = scenarios.project(cloud, 'dup', domain_id='d2')
     result = cascade(osc, '--yes', 'dup')
-    refused(result, "More than one project is named 'dup'",
-            f'{p1["id"]} (domain default)', f'{p2["id"]} (domain d2)',
-            '--domain')
+    refused(
+        result,
+        "More than one project is named 'dup'",
+        f'{p1["id"]} (domain default)',
+        f'{p2["id"]} (domain d2)',
+        '--domain',
+    )
     assert cloud.changes == []
 
 
@@ -55,8 +72,9 @@ def test_domain_picks_the_project(cloud, osc):
     scenarios.project(cloud, 'dup')
     p2 = scenarios.project(cloud, 'dup', domain_id='d2')
     scenarios.volume(cloud, p2['id'], 'v2')
-    result = cascade(osc, '--dry-run', '--domain', 'second', 'dup',
-                     '-f', 'json')
+    result = cascade(
+        osc, '--dry-run', '--domain', 'second', 'dup', '-f', 'json'
+    )
     assert result.code == 0, result.stderr
     rows = json.loads(result.stdout)
     assert {r['Project'] for r in rows} == {p2['id']}
@@ -65,14 +83,18 @@ def test_domain_picks_the_project(cloud, osc):
 
 def test_domain_that_does_not_exist(cloud, osc):
     scenarios.project(cloud, 'A')
-    refused(cascade(osc, '--yes', '--domain', 'nodom', 'A'),
-            "No domain with a name or ID of 'nodom' exists.")
+    refused(
+        cascade(osc, '--yes', '--domain', 'nodom', 'A'),
+        "No domain with a name or ID of 'nodom' exists.",
+    )
     assert cloud.changes == []
 
 
 def test_own_project_is_refused(cloud, osc):
-    refused(cascade(osc, '--yes', 'admin'),
-            'it is the project you are authenticated to')
+    refused(
+        cascade(osc, '--yes', 'admin'),
+        'it is the project you are authenticated to',
+    )
     assert cloud.changes == []
     assert cloud.exists('projects', ADMIN_PROJECT)
 
@@ -87,8 +109,12 @@ def test_immutable_project_is_refused(cloud, osc):
 def test_children_need_recursive(cloud, osc):
     parent = scenarios.project(cloud, 'parent')
     child = scenarios.project(cloud, 'kid', parent_id=parent['id'])
-    refused(cascade(osc, '--yes', 'parent'), 'has child projects',
-            f'kid ({child["id"]})', '--recursive')
+    refused(
+        cascade(osc, '--yes', 'parent'),
+        'has child projects',
+        f'kid ({child["id"]})',
+        '--recursive',
+    )
     assert cloud.changes == []
 
 
@@ -96,62 +122,78 @@ def test_recursive_deletes_children_before_the_parent(cloud, osc):
     parent = scenarios.project(cloud, 'parent')
     child = scenarios.project(cloud, 'kid', parent_id=parent['id'])
     grandchild = scenarios.project(cloud, 'grandkid', parent_id=child['id'])
-    vols = [scenarios.volume(cloud, p['id'])
-            for p in (parent, child, grandchild)]
+    vols = [
+        scenarios.volume(cloud, p['id']) for p in (parent, child, grandchild)
+    ]
     result = cascade(osc, '--yes', '--recursive', 'parent')
     assert result.code == 0, result.stderr
     assert [p for p in cloud.deleted_order() if '/projects/' in p] == [
-        f'/v3/projects/{p["id"]}' for p in (grandchild, child, parent)]
+        f'/v3/projects/{p["id"]}' for p in (grandchild, child, parent)
+    ]
     assert not any(cloud.exists('volumes', v['id']) for v in vols)
     # every volume went before any project
-    last_volume = max(cloud.index_of_delete('/volumes', v['id'])
-                      for v in vols)
+    last_volume = max(cloud.index_of_delete('/volumes', v['id']) for v in vols)
     assert last_volume < cloud.index_of_delete('/projects', grandchild['id'])
 
 
 # -- discovery failures -------------------------------------------------------
 
-def test_a_403_on_a_list_call_says_which_and_deletes_nothing(cloud, osc,
-                                                             external):
+
+def test_a_403_on_a_list_call_says_which_and_deletes_nothing(
+    cloud, osc, external
+):
     a = scenarios.full_project(cloud, 'A', external)
     cloud.forbidden.add(r'/v3/volumes/detail')
     result = cascade(osc, '--yes', 'A')
-    refused(result, 'listing block_storage.volume of project '
-            f'{a["project"]["id"]} was refused (HTTP 403)', 'admin role')
+    refused(
+        result,
+        'listing block_storage.volume of project '
+        f'{a["project"]["id"]} was refused (HTTP 403)',
+        'admin role',
+    )
     assert cloud.changes == []
     assert cloud.get('projects', a['project']['id'])['enabled'] is True
 
 
-def test_a_service_that_keeps_answering_503_deletes_nothing(cloud, osc,
-                                                            external, clock):
+def test_a_service_that_keeps_answering_503_deletes_nothing(
+    cloud, osc, external, clock
+):
     a = scenarios.full_project(cloud, 'A', external)
     cloud.faults += [('GET', r'/v2\.0/routers', 503)] * 20
     result = cascade(osc, '--yes', 'A')
-    refused(result, 'listing network.router of project', 'failed, so '
-            'nothing was deleted')
+    refused(
+        result,
+        'listing network.router of project',
+        'failed, so nothing was deleted',
+    )
     assert cloud.changes == []
     assert cloud.exists('projects', a['project']['id'])
     # it was retried, with backoff, before giving up
-    assert len([p for _, p in cloud.requests
-                if p.startswith('/v2.0/routers')]) > 1
+    assert (
+        len([p for _, p in cloud.requests if p.startswith('/v2.0/routers')])
+        > 1
+    )
     assert clock.sleeps[:2] == [1, 2]
 
 
-def test_a_service_missing_from_the_catalog_is_skipped_with_a_note(
-        osc, clock):
-    with FakeCloud(services=('identity', 'compute', 'network',
-                             'image')) as cloud:
+def test_a_service_missing_from_the_catalog_is_skipped_with_a_note(osc, clock):
+    with FakeCloud(
+        services=('identity', 'compute', 'network', 'image')
+    ) as cloud:
         p = scenarios.project(cloud, 'A')
         scenarios.server(cloud, p['id'])
         result = cascade(osc, '--yes', 'A')
         assert result.code == 0, result.stderr
-        assert ('note: service block-storage is not in the catalog: '
-                'skipped block_storage.backup') in result.stderr
+        assert (
+            'note: service block-storage is not in the catalog: '
+            'skipped block_storage.backup'
+        ) in result.stderr
         assert not cloud.exists('projects', p['id'])
         assert not [p for _, p in cloud.requests if 'cinder' in p]
 
 
 # -- dry run and outputs ------------------------------------------------------
+
 
 def parse(fmt, text):
     if fmt == 'json':
@@ -163,10 +205,12 @@ def parse(fmt, text):
     return text
 
 
-@pytest.mark.parametrize('fmt', ['json', 'yaml', 'csv', 'table', 'value',
-                                 'dot'])
-def test_dry_run_changes_nothing_whatever_the_format(cloud, osc, external,
-                                                     fmt):
+@pytest.mark.parametrize(
+    'fmt', ['json', 'yaml', 'csv', 'table', 'value', 'dot']
+)
+def test_dry_run_changes_nothing_whatever_the_format(
+    cloud, osc, external, fmt
+):
     a = scenarios.full_project(cloud, 'A', external)
     result = cascade(osc, '--dry-run', 'A', '-f', fmt)
     assert result.code == 0, result.stderr
@@ -185,8 +229,10 @@ def test_dry_run_changes_nothing_whatever_the_format(cloud, osc, external,
         assert server in out
     elif fmt == 'value':
         lines = out.splitlines()
-        assert any(line.split()[:4] == ['1', 'delete', 'compute.server',
-                                        server] for line in lines)
+        assert any(
+            line.split()[:4] == ['1', 'delete', 'compute.server', server]
+            for line in lines
+        )
         # one line per step, the project's delete last
         assert lines[-1].split()[2] == 'identity.project'
     else:
@@ -201,8 +247,9 @@ def test_dry_run_json_lists_what_comes_after_what(cloud, osc, external):
     # a break action's step id ends with its parameters: [port_id=...]
     positions = {}
     for i, r in enumerate(rows):
-        positions.setdefault(f'{r["Action"]}:{r["Kind"]}:{r["ID"]}',
-                             []).append(i)
+        positions.setdefault(
+            f'{r["Action"]}:{r["Kind"]}:{r["ID"]}', []
+        ).append(i)
     for i, row in enumerate(rows):
         for before in row['After']:
             assert min(positions[before.split('[')[0]]) < i
@@ -236,8 +283,10 @@ def test_dot_is_for_plans_the_summary_falls_back_to_a_table(cloud, osc):
 
 # -- plan files ---------------------------------------------------------------
 
-def test_plan_file_saved_by_a_dry_run_is_executed(cloud, osc, tmp_path,
-                                                  external):
+
+def test_plan_file_saved_by_a_dry_run_is_executed(
+    cloud, osc, tmp_path, external
+):
     a = scenarios.full_project(cloud, 'A', external)
     path = tmp_path / 'plan.json'
     result = cascade(osc, '--dry-run', '--plan-file', str(path), 'A')
@@ -246,9 +295,16 @@ def test_plan_file_saved_by_a_dry_run_is_executed(cloud, osc, tmp_path,
     assert saved['projects'] == [{'id': a['project']['id'], 'name': 'A'}]
     assert len(saved['steps']) > 20
     assert cloud.changes == []
+
     def port_listings():  # ports: listed to plan, never polled
-        return len([p for m, p in cloud.requests
-                    if m == 'GET' and p.split('?')[0].endswith('/ports')])
+        return len(
+            [
+                p
+                for m, p in cloud.requests
+                if m == 'GET' and p.split('?')[0].endswith('/ports')
+            ]
+        )
+
     listed_before = port_listings()
 
     result = cascade(osc, '--yes', '--plan-file', str(path), 'A')
@@ -263,11 +319,12 @@ def test_plan_file_for_another_project_is_refused(cloud, osc, tmp_path):
     scenarios.volume(cloud, scenarios.project(cloud, 'A')['id'])
     b = scenarios.project(cloud, 'B')
     path = tmp_path / 'plan.json'
-    assert cascade(osc, '--dry-run', '--plan-file', str(path),
-                   'A').code == 0
-    refused(cascade(osc, '--yes', '--plan-file', str(path), 'B'),
-            f'Plan file {path} is for project(s)', 'not for the project(s) '
-            'given')
+    assert cascade(osc, '--dry-run', '--plan-file', str(path), 'A').code == 0
+    refused(
+        cascade(osc, '--yes', '--plan-file', str(path), 'B'),
+        f'Plan file {path} is for project(s)',
+        'not for the project(s) given',
+    )
     assert cloud.changes == []
     assert cloud.exists('projects', b['id'])
 
@@ -275,16 +332,22 @@ def test_plan_file_for_another_project_is_refused(cloud, osc, tmp_path):
 def test_missing_plan_file_is_refused(cloud, osc, tmp_path):
     scenarios.project(cloud, 'A')
     path = tmp_path / 'nowhere.json'
-    refused(cascade(osc, '--yes', '--plan-file', str(path), 'A'),
-            'does not exist', f'--dry-run --plan-file {path}')
+    refused(
+        cascade(osc, '--yes', '--plan-file', str(path), 'A'),
+        'does not exist',
+        f'--dry-run --plan-file {path}',
+    )
     assert cloud.changes == []
 
 
-@pytest.mark.parametrize('content,phrase', [
-    ('{not json', 'Cannot plan the cascade'),
-    ('{"format": 99}', 'unsupported plan file format 99'),
-    ('{"format": 1}', 'malformed plan file'),
-])
+@pytest.mark.parametrize(
+    'content,phrase',
+    [
+        ('{not json', 'Cannot plan the cascade'),
+        ('{"format": 99}', 'unsupported plan file format 99'),
+        ('{"format": 1}', 'malformed plan file'),
+    ],
+)
 def test_broken_plan_file_is_refused(cloud, osc, tmp_path, content, phrase):
     scenarios.project(cloud, 'A')
     path = tmp_path / 'plan.json'
@@ -294,31 +357,35 @@ def test_broken_plan_file_is_refused(cloud, osc, tmp_path, content, phrase):
 
 
 def test_edited_plan_file_with_another_projects_resource_is_refused(
-        cloud, osc, tmp_path):
+    cloud, osc, tmp_path
+):
     a = scenarios.project(cloud, 'A')
     b = scenarios.project(cloud, 'B')
     mine = scenarios.volume(cloud, a['id'])
     theirs = scenarios.volume(cloud, b['id'], 'theirs')
     path = tmp_path / 'plan.json'
-    assert cascade(osc, '--dry-run', '--plan-file', str(path),
-                   'A').code == 0
+    assert cascade(osc, '--dry-run', '--plan-file', str(path), 'A').code == 0
     # the volume's step made to name theirs, edges and all
     data = json.loads(path.read_text().replace(mine['id'], theirs['id']))
     [step] = [s for s in data['steps'] if s['target']['id'] == theirs['id']]
     step['target']['project_id'] = b['id']
     path.write_text(json.dumps(data))
-    refused(cascade(osc, '--yes', '--plan-file', str(path), 'A'),
-            'owned by another project')
+    refused(
+        cascade(osc, '--yes', '--plan-file', str(path), 'A'),
+        'owned by another project',
+    )
     assert cloud.changes == []
     assert cloud.exists('volumes', theirs['id'])
 
 
 # -- confirmation -------------------------------------------------------------
 
+
 def test_no_terminal_and_no_yes_refuses(cloud, osc):
     scenarios.volume(cloud, scenarios.project(cloud, 'A')['id'])
-    refused(cascade(osc, 'A'), 'standard input is not a terminal',
-            'Pass --yes')
+    refused(
+        cascade(osc, 'A'), 'standard input is not a terminal', 'Pass --yes'
+    )
     assert cloud.changes == []
 
 
@@ -327,9 +394,14 @@ def test_prompt_answered_no_aborts(cloud, osc):
     scenarios.volume(cloud, p['id'])
     scenarios.server(cloud, p['id'])
     result = cascade(osc, 'A', stdin='n\n', tty=True)
-    refused(result, f'The cascade will delete, in project(s) A ({p["id"]})',
-            'compute.server: 1 delete', 'block_storage.volume: 1 delete',
-            'Continue? [y/N]', 'Aborted: nothing was deleted.')
+    refused(
+        result,
+        f'The cascade will delete, in project(s) A ({p["id"]})',
+        'compute.server: 1 delete',
+        'block_storage.volume: 1 delete',
+        'Continue? [y/N]',
+        'Aborted: nothing was deleted.',
+    )
     assert cloud.changes == []
 
 
@@ -350,13 +422,19 @@ def test_prompt_answered_yes_proceeds(cloud, osc):
 
 # -- kept resources -----------------------------------------------------------
 
+
 def test_a_public_image_is_kept_and_so_is_the_project(cloud, osc):
     p = scenarios.project(cloud, 'A')
     img = scenarios.image(cloud, p['id'], 'golden', visibility='public')
     scenarios.volume(cloud, p['id'])
     result = cascade(osc, '--yes', 'A')
-    refused(result, 'Nothing was changed', 'golden', 'public image',
-            '--delete-shared-images')
+    refused(
+        result,
+        'Nothing was changed',
+        'golden',
+        'public image',
+        '--delete-shared-images',
+    )
     assert cloud.changes == []
     assert cloud.exists('images', img['id'])
 
@@ -370,17 +448,25 @@ def test_a_public_image_is_kept_and_so_is_the_project(cloud, osc):
 
 def test_delete_shared_images_deletes_them_and_the_project(cloud, osc):
     p = scenarios.project(cloud, 'A')
-    img = scenarios.image(cloud, p['id'], 'golden', visibility='public',
-                          protected=True)
+    img = scenarios.image(
+        cloud, p['id'], 'golden', visibility='public', protected=True
+    )
     result = cascade(osc, '--yes', '--delete-shared-images', 'A')
     assert result.code == 0, result.stderr
     assert not cloud.exists('images', img['id'])
     assert not cloud.exists('projects', p['id'])
 
 
-@pytest.mark.parametrize('option', [
-    ['--dry-run'], ['--yes'], ['--recursive'], ['--delete-shared-images'],
-    ['--plan-file', 'plan.json']])
+@pytest.mark.parametrize(
+    'option',
+    [
+        ['--dry-run'],
+        ['--yes'],
+        ['--recursive'],
+        ['--delete-shared-images'],
+        ['--plan-file', 'plan.json'],
+    ],
+)
 def test_cascade_options_need_cascade(cloud, osc, option):
     p = scenarios.project(cloud, 'A')
     result = osc('project', 'delete', *option, 'A')
@@ -389,9 +475,10 @@ def test_cascade_options_need_cascade(cloud, osc, option):
     assert cloud.changes == []
 
 
-@pytest.mark.parametrize('option', [['--parallel', '0'],
-                                    ['--timeout', '-5'],
-                                    ['--parallel', 'many']])
+@pytest.mark.parametrize(
+    'option',
+    [['--parallel', '0'], ['--timeout', '-5'], ['--parallel', 'many']],
+)
 def test_bad_numbers_are_refused_by_the_parser(cloud, osc, option):
     scenarios.project(cloud, 'A')
     with pytest.raises(SystemExit) as exit_:
@@ -403,15 +490,18 @@ def test_bad_numbers_are_refused_by_the_parser(cloud, osc, option):
 
 # -- failures and runs again --------------------------------------------------
 
-def test_a_run_that_fails_half_way_is_finished_by_the_next(cloud, osc,
-                                                           external):
+
+def test_a_run_that_fails_half_way_is_finished_by_the_next(
+    cloud, osc, external
+):
     a = scenarios.full_project(cloud, 'A', external)
     pid = a['project']['id']
     subnet = a['subnet']['id']
     cloud.faults += [('DELETE', f'/v2.0/subnets/{subnet}', 400)] * 50
     result = cascade(osc, '--yes', 'A')
-    refused(result, 'The projects were not deleted', 'net-subnet',
-            'injected fault')
+    refused(
+        result, 'The projects were not deleted', 'net-subnet', 'injected fault'
+    )
     # half-way: the servers are gone, the subnet and network are not, and
     # the project is disabled so that nobody adds to it meanwhile
     assert not cloud.exists('servers', a['server']['id'])
@@ -462,8 +552,9 @@ def test_leftovers_fail_the_command_and_keep_the_project(cloud, osc):
     assert cloud.exists('projects', p['id'])
     assert cloud.exists('volumes', vol['id'])
     assert not cloud.exists('volumes', ok['id'])
-    assert not [c for c in cloud.changes
-                if c == ('DELETE', f'/v3/projects/{p["id"]}')]
+    assert not [
+        c for c in cloud.changes if c == ('DELETE', f'/v3/projects/{p["id"]}')
+    ]
 
 
 def test_several_projects_in_one_command(cloud, osc, external):

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """`openstack compute service delete --purge-allocations` through the real
 OSC shell."""
 
@@ -7,8 +19,12 @@ import pytest
 import requests
 
 from osc_cascade import executor
-from tests.unit.fake_placement import (PLACEMENT, FakePlacementCloud,
-                                       evacuation, new_uuid)
+from tests.unit.fake_placement import (
+    PLACEMENT,
+    FakePlacementCloud,
+    evacuation,
+    new_uuid,
+)
 
 
 @pytest.fixture
@@ -23,15 +39,28 @@ def _no_sleep(monkeypatch):
 
 
 def purge(osc, *args, stdin=''):
-    return osc('compute', 'service', 'delete', '--purge-allocations', *args,
-               stdin=stdin)
+    return osc(
+        'compute',
+        'service',
+        'delete',
+        '--purge-allocations',
+        *args,
+        stdin=stdin,
+    )
 
 
 def test_help_shows_the_options(osc):
     result = osc('help', 'compute', 'service', 'delete')
     assert result.code == 0
-    for option in ('--purge-allocations', '--force', '--dry-run', '--yes',
-                   '--parallel', '--timeout', '--format'):
+    for option in (
+        '--purge-allocations',
+        '--force',
+        '--dry-run',
+        '--yes',
+        '--parallel',
+        '--timeout',
+        '--format',
+    ):
         assert option in result.stdout
 
 
@@ -45,14 +74,22 @@ def test_dry_run_shows_the_plan_as_json_and_changes_nothing(cloud, osc):
     assert result.code == 0, result.stderr
     rows = json.loads(result.stdout)
     # nova deletes a node's provider with the service: checked after it
-    assert [(r['Stage'], r['Action'], r['Kind'], r['ID'], r['Class'])
-            for r in rows[2:]] == [
+    assert [
+        (r['Stage'], r['Action'], r['Kind'], r['ID'], r['Class'])
+        for r in rows[2:]
+    ] == [
         (2, 'delete', 'compute.service', s.a['id'], 'nova-compute'),
-        (3, 'delete', 'placement.resource_provider', s.rp_a, 'compute node')]
-    assert sorted((r['Stage'], r['Action'], r['ID'], r['Name'], r['Class'])
-                  for r in rows[:2]) == sorted([
-        (1, 'remove', gone['id'], '', 'deleted instance'),
-        (1, 'remove', s.vm['id'], 'vm1', 'evacuated instance')])
+        (3, 'delete', 'placement.resource_provider', s.rp_a, 'compute node'),
+    ]
+    assert sorted(
+        (r['Stage'], r['Action'], r['ID'], r['Name'], r['Class'])
+        for r in rows[:2]
+    ) == sorted(
+        [
+            (1, 'remove', gone['id'], '', 'deleted instance'),
+            (1, 'remove', s.vm['id'], 'vm1', 'evacuated instance'),
+        ]
+    )
     assert cloud.changes == []
 
 
@@ -65,13 +102,15 @@ def test_dry_run_with_blockers_shows_them_and_fails(cloud, osc):
 
     assert result.code == 1
     assert f'1 block placement.allocation {stray}  unknown consumer' in (
-        result.stdout)
+        result.stdout
+    )
     assert 'Nothing was changed: 1 consumer(s)' in result.stderr
     assert cloud.changes == []
 
 
 def test_purge_deletes_service_and_providers_and_keeps_the_new_host(
-        cloud, osc):
+    cloud, osc
+):
     s = evacuation(cloud)
 
     result = purge(osc, '--yes', s.a['id'], '-f', 'json')
@@ -79,17 +118,23 @@ def test_purge_deletes_service_and_providers_and_keeps_the_new_host(
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout) == [
         {'Kind': 'compute.service', 'Done': 1, 'Failed': 0, 'Skipped': 0},
-        {'Kind': 'placement.allocation', 'Done': 1, 'Failed': 0,
-         'Skipped': 0},
-        {'Kind': 'placement.resource_provider', 'Done': 1, 'Failed': 0,
-         'Skipped': 0}]
+        {'Kind': 'placement.allocation', 'Done': 1, 'Failed': 0, 'Skipped': 0},
+        {
+            'Kind': 'placement.resource_provider',
+            'Done': 1,
+            'Failed': 0,
+            'Skipped': 0,
+        },
+    ]
     assert not cloud.exists('services', s.a['id'])
     assert not cloud.exists('resource_providers', s.rp_a)
     assert cloud.allocations_of(s.vm['id']) == {
-        s.rp_b: {'VCPU': 1, 'MEMORY_MB': 512}}
+        s.rp_b: {'VCPU': 1, 'MEMORY_MB': 512}
+    }
     # OSC's own delete was handed nothing: one service delete, ours
     assert [p for m, p in cloud.changes if 'os-services' in p] == [
-        f'/v2.1/os-services/{s.a["id"]}']
+        f'/v2.1/os-services/{s.a["id"]}'
+    ]
 
 
 def test_blockers_are_listed_and_nothing_changes(cloud, osc):
@@ -97,8 +142,13 @@ def test_blockers_are_listed_and_nothing_changes(cloud, osc):
     stray = new_uuid()
     cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
     resized = cloud.server('resized', 'compute-b')
-    resize = cloud.migration(resized, 'compute-a', 'compute-b',
-                             status='finished', migration_type='resize')
+    resize = cloud.migration(
+        resized,
+        'compute-a',
+        'compute-b',
+        status='finished',
+        migration_type='resize',
+    )
     cloud.allocate(resize['id'], {s.rp_a: {'VCPU': 2}})
 
     result = purge(osc, '--yes', 'compute-a', '-f', 'json')
@@ -108,8 +158,10 @@ def test_blockers_are_listed_and_nothing_changes(cloud, osc):
     assert rows.keys() == {stray, resize['id']}
     assert rows[resize['id']]['Class'] == 'migration not confirmed'
     assert rows[resize['id']]['Providers'] == ['compute-a']
-    assert (f'openstack server resize confirm {resized["id"]}'
-            in rows[resize['id']]['Why, and what to do'])
+    assert (
+        f'openstack server resize confirm {resized["id"]}'
+        in rows[resize['id']]['Why, and what to do']
+    )
     assert 'Nothing was changed: 2 consumer(s)' in result.stderr
     assert cloud.changes == []
 
@@ -166,13 +218,20 @@ def test_purge_options_need_purge_allocations(cloud, osc, option):
 
 
 def test_without_the_option_osc_deletes_and_nova_orphans_the_provider(
-        cloud, osc):
+    cloud, osc
+):
     # the gap this plugin closes, as nova 34 behaves
     s = evacuation(cloud)
     stray = new_uuid()
     cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
-    result = osc('--os-compute-api-version', '2.53', 'compute', 'service',
-                 'delete', s.a['id'])
+    result = osc(
+        '--os-compute-api-version',
+        '2.53',
+        'compute',
+        'service',
+        'delete',
+        s.a['id'],
+    )
     assert result.code == 0, result.stderr
     assert not cloud.exists('services', s.a['id'])
     assert cloud.exists('resource_providers', s.rp_a)
@@ -180,8 +239,16 @@ def test_without_the_option_osc_deletes_and_nova_orphans_the_provider(
 
 def test_a_pinned_old_compute_api_version_does_not_matter(cloud, osc):
     s = evacuation(cloud)
-    result = osc('--os-compute-api-version', '2.1', 'compute', 'service',
-                 'delete', '--purge-allocations', '--yes', 'compute-a')
+    result = osc(
+        '--os-compute-api-version',
+        '2.1',
+        'compute',
+        'service',
+        'delete',
+        '--purge-allocations',
+        '--yes',
+        'compute-a',
+    )
     assert result.code == 0, result.stderr
     assert not cloud.exists('services', s.a['id'])
 
@@ -191,8 +258,10 @@ def test_placement_403_is_a_clear_error(cloud, osc):
     cloud.forbidden.add(r'/allocations$')
     result = purge(osc, '--yes', 'compute-a')
     assert result.code == 1
-    assert ('was refused (HTTP 403): --purge-allocations needs the admin '
-            'role. Nothing was changed.') in result.stderr
+    assert (
+        'was refused (HTTP 403): --purge-allocations needs the admin '
+        'role. Nothing was changed.'
+    ) in result.stderr
     assert cloud.changes == []
 
 
@@ -201,19 +270,24 @@ def test_nova_503_is_a_clear_error(cloud, osc):
     cloud.faults += [('GET', r'/os-migrations', 503)] * 4
     result = purge(osc, '--yes', 'compute-a')
     assert result.code == 1
-    assert ('listing the migrations from or to compute-a failed, so nothing '
-            'was changed') in result.stderr
+    assert (
+        'listing the migrations from or to compute-a failed, so nothing '
+        'was changed'
+    ) in result.stderr
     assert cloud.changes == []
 
 
 def test_placement_timeout_is_a_clear_error(cloud, osc):
     evacuation(cloud)
-    cloud.mocker.get(PLACEMENT + '/resource_providers',
-                     exc=requests.exceptions.ConnectTimeout)
+    cloud.mocker.get(
+        PLACEMENT + '/resource_providers',
+        exc=requests.exceptions.ConnectTimeout,
+    )
     result = purge(osc, '--yes', 'compute-a')
     assert result.code == 1
     assert 'listing resource providers failed, so nothing was changed' in (
-        result.stderr)
+        result.stderr
+    )
     assert cloud.changes == []
 
 
@@ -228,10 +302,12 @@ def test_failure_during_the_run_says_what_was_left(cloud, osc):
     assert 'placement.resource_provider 0 1 1' in result.stdout
     assert 'compute.service 0 0 1' in result.stdout
     assert 'The purge did not finish: 1 step(s) failed, 2 skipped' in (
-        result.stderr)
+        result.stderr
+    )
     assert 'is nova-compute on compute-a still running' in result.stderr
     assert f'Not deleted: compute service(s) compute-a ({s.a["id"]})' in (
-        result.stderr)
+        result.stderr
+    )
     assert cloud.exists('services', s.a['id'])
 
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """ServicePurge.execute against the fake cloud: what is removed, in which
 order, with which guards, and what a failure leaves."""
 
@@ -6,8 +18,7 @@ import pytest
 from osc_cascade import purge
 from osc_cascade.errors import CascadeError
 from osc_cascade.executor import DONE, FAILED, SKIPPED, RetryPolicy
-from tests.unit.fake_placement import (FakePlacementCloud, evacuation,
-                                       new_uuid)
+from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes import FakeClock
 
 
@@ -19,9 +30,12 @@ def cloud():
 
 def run(cloud, *hosts, attempts=8, events=None, **options):
     p = purge.ServicePurge(
-        cloud.connection(), purge.PurgeOptions(**options), clock=FakeClock(),
+        cloud.connection(),
+        purge.PurgeOptions(**options),
+        clock=FakeClock(),
         retry=RetryPolicy(max_attempts=attempts, base_delay=0, max_delay=0),
-        on_event=events.append if events is not None else None)
+        on_event=events.append if events is not None else None,
+    )
     plan = p.plan(p.resolve(list(hosts)))
     return p.execute(plan)
 
@@ -35,7 +49,8 @@ def test_evacuated_instance_keeps_its_allocations_on_the_new_host(cloud):
     result = run(cloud, 'compute-a')
     assert result.ok
     assert cloud.allocations_of(s.vm['id']) == {
-        s.rp_b: {'VCPU': 1, 'MEMORY_MB': 512}}
+        s.rp_b: {'VCPU': 1, 'MEMORY_MB': 512}
+    }
     assert not cloud.exists('resource_providers', s.rp_a)
     assert not cloud.exists('services', s.a['id'])
     assert cloud.exists('resource_providers', s.rp_b)
@@ -44,7 +59,8 @@ def test_evacuated_instance_keeps_its_allocations_on_the_new_host(cloud):
     assert cloud.changes == [
         ('PUT', f'/allocations/{s.vm["id"]}'),
         ('DELETE', f'/v2.1/os-services/{s.a["id"]}'),
-        ('DELETE', f'/resource_providers/{s.rp_a}')]
+        ('DELETE', f'/resource_providers/{s.rp_a}'),
+    ]
 
 
 def test_rewrite_is_guarded_and_every_call_pins_its_microversion(cloud):
@@ -53,14 +69,17 @@ def test_rewrite_is_guarded_and_every_call_pins_its_microversion(cloud):
     run(cloud, 'compute-a')
     put = next(r for r in cloud.mocker.request_history if r.method == 'PUT')
     assert put.json() == {
-        'allocations': {s.rp_b: {'resources': {'VCPU': 1,
-                                               'MEMORY_MB': 512}}},
+        'allocations': {s.rp_b: {'resources': {'VCPU': 1, 'MEMORY_MB': 512}}},
         'consumer_generation': generation,
         'project_id': cloud.get('consumers', s.vm['id'])['project_id'],
-        'user_id': cloud.get('consumers', s.vm['id'])['user_id']}
+        'user_id': cloud.get('consumers', s.vm['id'])['user_id'],
+    }
     assert set(cloud.placement_versions()) == {'placement 1.28'}
-    delete = next(r for r in cloud.mocker.request_history
-                  if r.method == 'DELETE' and 'os-services' in r.url)
+    delete = next(
+        r
+        for r in cloud.mocker.request_history
+        if r.method == 'DELETE' and 'os-services' in r.url
+    )
     assert delete.headers['OpenStack-API-Version'] == 'compute 2.59'
 
 
@@ -86,14 +105,17 @@ def test_nested_tree_is_deleted_children_first_and_service_last(cloud):
     assert run(cloud, 'compute-a').ok
 
     order = cloud.index_of_delete
-    assert order('/resource_providers', gpu) < order(
-        '/resource_providers', numa) < order('/os-services', a['id'])
-    assert not any(cloud.exists('resource_providers', p)
-                   for p in (root, numa, gpu))
+    assert (
+        order('/resource_providers', gpu)
+        < order('/resource_providers', numa)
+        < order('/os-services', a['id'])
+    )
+    assert not any(
+        cloud.exists('resource_providers', p) for p in (root, numa, gpu)
+    )
 
 
-def test_generation_conflict_is_read_again_and_keeps_the_other_write(
-        cloud):
+def test_generation_conflict_is_read_again_and_keeps_the_other_write(cloud):
     s = evacuation(cloud)
     other_rp = cloud.provider('sharing-pool')['uuid']
     # another client writes the consumer between our read and our write
@@ -111,9 +133,12 @@ def test_generation_conflict_is_read_again_and_keeps_the_other_write(
         f'http://placement.test/allocations/{s.vm["id"]}, There was a '
         f'conflict when trying to complete your request. consumer '
         f'generation conflict - expected {read + 1} but got {read}); '
-        f'retrying in 0s']
+        f'retrying in 0s'
+    ]
     assert cloud.allocations_of(s.vm['id']) == {
-        s.rp_b: {'VCPU': 1, 'MEMORY_MB': 512}, other_rp: {'DISK_GB': 10}}
+        s.rp_b: {'VCPU': 1, 'MEMORY_MB': 512},
+        other_rp: {'DISK_GB': 10},
+    }
     assert not cloud.exists('services', s.a['id'])
 
 
@@ -128,21 +153,27 @@ def test_endless_conflicts_fail_the_consumer_and_skip_the_rest(cloud):
     assert step.outcome == FAILED
     assert 'gave up after 3 attempts' in step.error
     assert cloud.changes.count(('PUT', f'/allocations/{s.vm["id"]}')) == 3
-    assert outcome(result, 'placement.resource_provider',
-                   s.rp_a).outcome == SKIPPED
+    assert (
+        outcome(result, 'placement.resource_provider', s.rp_a).outcome
+        == SKIPPED
+    )
     assert outcome(result, 'compute.service', s.a['id']).outcome == SKIPPED
     assert cloud.exists('resource_providers', s.rp_a)
     assert cloud.exists('services', s.a['id'])
     message = purge.failure_message(result)
     assert '1 step(s) failed, 2 skipped' in message
     assert f'Not deleted: compute service(s) compute-a ({s.a["id"]})' in (
-        message)
+        message
+    )
 
 
 def test_allocation_that_appears_after_the_plan_keeps_the_service(cloud):
     s = evacuation(cloud)
-    p = purge.ServicePurge(cloud.connection(), clock=FakeClock(),
-                           retry=RetryPolicy(base_delay=0, max_delay=0))
+    p = purge.ServicePurge(
+        cloud.connection(),
+        clock=FakeClock(),
+        retry=RetryPolicy(base_delay=0, max_delay=0),
+    )
     plan = p.plan(p.resolve(['compute-a']))
     newcomer = new_uuid()
     cloud.allocate(newcomer, {s.rp_a: {'VCPU': 1}})
@@ -152,8 +183,10 @@ def test_allocation_that_appears_after_the_plan_keeps_the_service(cloud):
     # nova would delete the service and ignore Placement's 409: orphan
     service = outcome(result, 'compute.service', s.a['id'])
     assert service.outcome == FAILED
-    assert f'has allocations that appeared after the plan (consumers ' \
-           f'{newcomer})' in service.error
+    assert (
+        f'has allocations that appeared after the plan (consumers '
+        f'{newcomer})' in service.error
+    )
     assert cloud.exists('services', s.a['id'])
     assert cloud.exists('resource_providers', s.rp_a)
     assert cloud.allocations_of(newcomer) == {s.rp_a: {'VCPU': 1}}
@@ -183,8 +216,11 @@ def test_nested_provider_that_comes_back_keeps_the_service(cloud):
 
 def test_child_created_after_the_plan_keeps_the_service(cloud):
     s = evacuation(cloud)
-    p = purge.ServicePurge(cloud.connection(), clock=FakeClock(),
-                           retry=RetryPolicy(base_delay=0, max_delay=0))
+    p = purge.ServicePurge(
+        cloud.connection(),
+        clock=FakeClock(),
+        retry=RetryPolicy(base_delay=0, max_delay=0),
+    )
     plan = p.plan(p.resolve(['compute-a']))
     late = cloud.provider('compute-a_pGPU0', parent=s.rp_a)['uuid']
 
@@ -192,8 +228,10 @@ def test_child_created_after_the_plan_keeps_the_service(cloud):
 
     service = outcome(result, 'compute.service', s.a['id'])
     assert service.outcome == FAILED
-    assert f'compute-a_pGPU0 ({late}) exist after their delete or ' \
-           f'appeared since the plan' in service.error
+    assert (
+        f'compute-a_pGPU0 ({late}) exist after their delete or '
+        f'appeared since the plan' in service.error
+    )
     assert cloud.exists('services', s.a['id'])
 
 
@@ -227,16 +265,19 @@ def test_passing_placement_error_on_a_provider_delete_is_retried(cloud):
     cloud.faults.append(('DELETE', rf'/resource_providers/{numa}', 503))
     result = run(cloud, 'compute-a')
     assert result.ok
-    assert outcome(result, 'placement.resource_provider',
-                   numa).attempts == 2
+    assert outcome(result, 'placement.resource_provider', numa).attempts == 2
     assert not cloud.exists('resource_providers', numa)
 
 
-def test_forced_unconfirmed_resize_purges_but_nova_keeps_the_service(
-        cloud):
+def test_forced_unconfirmed_resize_purges_but_nova_keeps_the_service(cloud):
     s = evacuation(cloud)
-    resize = cloud.migration(s.vm, 'compute-a', 'compute-b',
-                             status='finished', migration_type='resize')
+    resize = cloud.migration(
+        s.vm,
+        'compute-a',
+        'compute-b',
+        status='finished',
+        migration_type='resize',
+    )
     cloud.allocate(resize['id'], {s.rp_a: {'VCPU': 2}})
 
     result = run(cloud, 'compute-a', force=True)
@@ -249,14 +290,19 @@ def test_forced_unconfirmed_resize_purges_but_nova_keeps_the_service(
     # nothing orphaned: the node's provider stays with its service
     assert cloud.exists('services', s.a['id'])
     assert cloud.exists('resource_providers', s.rp_a)
-    assert outcome(result, 'placement.resource_provider',
-                   s.rp_a).outcome == SKIPPED
+    assert (
+        outcome(result, 'placement.resource_provider', s.rp_a).outcome
+        == SKIPPED
+    )
 
 
 def test_nova_service_delete_404_counts_as_done(cloud):
     s = evacuation(cloud)
-    p = purge.ServicePurge(cloud.connection(), clock=FakeClock(),
-                           retry=RetryPolicy(base_delay=0, max_delay=0))
+    p = purge.ServicePurge(
+        cloud.connection(),
+        clock=FakeClock(),
+        retry=RetryPolicy(base_delay=0, max_delay=0),
+    )
     plan = p.plan(p.resolve(['compute-a']))
     cloud._remove('services', s.a['id'])  # deleted meanwhile
     result = p.execute(plan)
@@ -270,8 +316,11 @@ def test_blocked_plan_is_not_run(cloud):
     cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
     p = purge.ServicePurge(cloud.connection(), clock=FakeClock())
     plan = p.plan(p.resolve(['compute-a']))
-    with pytest.raises(CascadeError, match=r'Nothing was changed: 1 '
-                                           r'consumer\(s\)'):
+    with pytest.raises(
+        CascadeError,
+        match=r'Nothing was changed: 1 '
+        r'consumer\(s\)',
+    ):
         p.execute(plan)
     assert cloud.changes == []
 
@@ -290,20 +339,25 @@ def test_ended_migration_left_on_the_source_is_removed(cloud):
     cloud.compute('compute-a')
     cloud.compute('compute-b', state='up', forced_down=False)
     vm = cloud.server('moved', 'compute-b')
-    old = cloud.migration(vm, 'compute-a', 'compute-b', status='confirmed',
-                          migration_type='migration')
+    old = cloud.migration(
+        vm,
+        'compute-a',
+        'compute-b',
+        status='confirmed',
+        migration_type='migration',
+    )
     rp_a = cloud.node_of('compute-a')
     cloud.allocate(old['id'], {rp_a: {'VCPU': 1}})
     assert run(cloud, 'compute-a').ok
     assert not cloud.exists('consumers', old['id'])
     assert cloud.allocations_of(vm['id']) == {
-        cloud.node_of('compute-b'): {'VCPU': 1, 'MEMORY_MB': 512}}
+        cloud.node_of('compute-b'): {'VCPU': 1, 'MEMORY_MB': 512}
+    }
 
 
 def test_ironic_service_with_300_nodes_is_purged(cloud):
     cloud.page_size = 100
-    service = cloud.compute('ironic-1', nodes=[new_uuid()
-                                               for _ in range(300)])
+    service = cloud.compute('ironic-1', nodes=[new_uuid() for _ in range(300)])
     nodes = [h['id'] for h in cloud.all('hypervisors')]
     for node in nodes[:30]:
         gone = cloud.server('baremetal', None, allocate=False)

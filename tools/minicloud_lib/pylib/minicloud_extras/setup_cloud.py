@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Identity data, shared resources and readiness checks for minicloud.
 
 Runs inside the service venv, in one process per phase, because every
@@ -8,6 +20,7 @@ Runs inside the service venv, in one process per phase, because every
 
 Both phases are idempotent.
 """
+
 import json
 import sys
 import time
@@ -18,18 +31,23 @@ T0 = time.monotonic()
 
 
 def say(msg):
-    sys.stderr.write('      %-46s [%5.1fs]\n' % (msg, time.monotonic() - T0))
+    sys.stderr.write(f'      {msg:<46} [{time.monotonic() - T0:5.1f}s]\n')
     sys.stderr.flush()
 
 
 def connect(cfg, **over):
-    kw = dict(auth_url=cfg['auth_url'], username='admin',
-              password=cfg['passwords']['admin'], project_name='admin',
-              user_domain_name='Default', project_domain_name='Default',
-              region_name='RegionOne', interface='public')
+    kw = dict(
+        auth_url=cfg['auth_url'],
+        username='admin',
+        password=cfg['passwords']['admin'],
+        project_name='admin',
+        user_domain_name='Default',
+        project_domain_name='Default',
+        region_name='RegionOne',
+        interface='public',
+    )
     kw.update(over)
-    return openstack.connect(load_yaml_config=False, load_envvars=False,
-                             **kw)
+    return openstack.connect(load_yaml_config=False, load_envvars=False, **kw)
 
 
 def wait(what, check, timeout=240, interval=1.0):
@@ -40,18 +58,27 @@ def wait(what, check, timeout=240, interval=1.0):
             result = check()
             if result:
                 return result
-        except Exception as exc:  # noqa: BLE001 -- services still starting
+        except Exception as exc:  # services still starting
             last = exc
         if time.monotonic() > deadline:
-            raise SystemExit('timed out waiting for %s (last error: %r)'
-                             % (what, last))
+            raise SystemExit(
+                f'timed out waiting for {what} (last error: {last!r})'
+            )
         time.sleep(interval)
 
 
 # --------------------------------------------------------------- identity
 
-SERVICE_USERS = ('placement', 'nova', 'glance', 'neutron', 'cinder', 'heat',
-                 'octavia', 'swift')
+SERVICE_USERS = (
+    'placement',
+    'nova',
+    'glance',
+    'neutron',
+    'cinder',
+    'heat',
+    'octavia',
+    'swift',
+)
 
 
 def catalog(cfg):
@@ -71,13 +98,19 @@ def catalog(cfg):
         out.append(('cinderv3', 'volumev3', url % p['cinder'] + '/v3'))
         out.append(('cinder', 'block-storage', url % p['cinder'] + '/v3'))
     if 'heat' in g:
-        out.append(('heat', 'orchestration',
-                    url % p['heat'] + '/v1/%(tenant_id)s'))
+        out.append(
+            ('heat', 'orchestration', url % p['heat'] + '/v1/%(tenant_id)s')
+        )
     if 'octavia' in g:
         out.append(('octavia', 'load-balancer', url % p['octavia']))
     if 'swift' in g:
-        out.append(('swift', 'object-store',
-                    url % p['swift'] + '/v1/AUTH_%(tenant_id)s'))
+        out.append(
+            (
+                'swift',
+                'object-store',
+                url % p['swift'] + '/v1/AUTH_%(tenant_id)s',
+            )
+        )
     return out
 
 
@@ -88,12 +121,15 @@ def identity(cfg):
     groups = set(cfg['groups'])
 
     projects = {p.name: p for p in idn.projects(domain_id='default')}
-    for name, desc in (('service', 'OpenStack services'),
-                       ('demo', 'minicloud demo project'),
-                       ('alt', 'minicloud alternate project')):
+    for name, desc in (
+        ('service', 'OpenStack services'),
+        ('demo', 'minicloud demo project'),
+        ('alt', 'minicloud alternate project'),
+    ):
         if name not in projects:
             projects[name] = idn.create_project(
-                name=name, domain_id='default', description=desc)
+                name=name, domain_id='default', description=desc
+            )
 
     roles = {r.name: r for r in idn.roles()}
     wanted = ['admin', 'member', 'reader', 'service']
@@ -113,8 +149,11 @@ def identity(cfg):
     def user(name, password, project):
         if name not in users:
             users[name] = idn.create_user(
-                name=name, password=password, domain_id='default',
-                default_project_id=project.id)
+                name=name,
+                password=password,
+                domain_id='default',
+                default_project_id=project.id,
+            )
         return users[name]
 
     def grant(u, project, *role_names):
@@ -123,26 +162,41 @@ def identity(cfg):
 
     for name in SERVICE_USERS:
         if name in groups:
-            grant(user(name, pw['service'] % name, projects['service']),
-                  projects['service'], 'admin', 'service')
+            grant(
+                user(name, pw['service'] % name, projects['service']),
+                projects['service'],
+                'admin',
+                'service',
+            )
     extra = ['heat_stack_owner'] if 'heat' in groups else []
-    grant(user('demo', pw['demo'], projects['demo']), projects['demo'],
-          'member', *extra)
-    grant(user('alt', pw['alt'], projects['alt']), projects['alt'],
-          'member', *extra)
+    grant(
+        user('demo', pw['demo'], projects['demo']),
+        projects['demo'],
+        'member',
+        *extra,
+    )
+    grant(
+        user('alt', pw['alt'], projects['alt']),
+        projects['alt'],
+        'member',
+        *extra,
+    )
     if 'swift' in groups:
         grant(users['admin'], projects['admin'], 'ResellerAdmin')
     if 'heat' in groups:
         domain = idn.find_domain('heat')
         if domain is None:
             domain = idn.create_domain(
-                name='heat', description='Owns users and projects '
-                'created by heat')
+                name='heat',
+                description='Owns users and projects created by heat',
+            )
         dadmin = idn.find_user('heat_domain_admin', domain_id=domain.id)
         if dadmin is None:
-            dadmin = idn.create_user(name='heat_domain_admin',
-                                     password=pw['heat_domain_admin'],
-                                     domain_id=domain.id)
+            dadmin = idn.create_user(
+                name='heat_domain_admin',
+                password=pw['heat_domain_admin'],
+                domain_id=domain.id,
+            )
         idn.assign_domain_role_to_user(domain, dadmin, roles['admin'])
     say('users and role assignments')
 
@@ -159,14 +213,19 @@ def identity(cfg):
         # to use public endpoints, and each extra endpoint costs a call
         for iface in ('public',):
             if iface not in have:
-                idn.create_endpoint(service_id=svc.id, interface=iface,
-                                    url=url, region_id='RegionOne')
+                idn.create_endpoint(
+                    service_id=svc.id,
+                    interface=iface,
+                    url=url,
+                    region_id='RegionOne',
+                )
             elif have[iface].url != url:
                 idn.update_endpoint(have[iface], url=url)
     say('services and endpoints')
 
 
 # -------------------------------------------------------------- resources
+
 
 def resources(cfg):
     groups = set(cfg['groups'])
@@ -180,50 +239,75 @@ def resources(cfg):
             list(conn.network.networks(limit=1))
             list(conn.network.ports(limit=1))
             return True
+
         wait('neutron API', warm, timeout=120)
         net = conn.network.find_network('public')
         if net is None:
             net = conn.network.create_network(
-                name='public', is_router_external=True, is_shared=True,
+                name='public',
+                is_router_external=True,
+                is_shared=True,
                 provider_network_type='flat',
-                provider_physical_network='public')
+                provider_physical_network='public',
+            )
         if not list(conn.network.subnets(network_id=net.id)):
             conn.network.create_subnet(
-                name='public-subnet', network_id=net.id, ip_version=4,
-                cidr='203.0.113.0/24', gateway_ip='203.0.113.1',
-                allocation_pools=[{'start': '203.0.113.10',
-                                   'end': '203.0.113.250'}],
-                is_dhcp_enabled=False)
+                name='public-subnet',
+                network_id=net.id,
+                ip_version=4,
+                cidr='203.0.113.0/24',
+                gateway_ip='203.0.113.1',
+                allocation_pools=[
+                    {'start': '203.0.113.10', 'end': '203.0.113.250'}
+                ],
+                is_dhcp_enabled=False,
+            )
         say('network public (external, shared)')
 
     if 'glance' in groups:
-        wait('glance API', lambda: list(conn.image.images(limit=1)) or True,
-             timeout=120)
+        wait(
+            'glance API',
+            lambda: list(conn.image.images(limit=1)) or True,
+            timeout=120,
+        )
         if conn.image.find_image('cirros') is None:
             with open(cfg['image_file'], 'rb') as f:
                 data = f.read()
             conn.image.create_image(
-                name='cirros', data=data, disk_format='raw',
-                container_format='bare', visibility='public')
+                name='cirros',
+                data=data,
+                disk_format='raw',
+                container_format='bare',
+                visibility='public',
+            )
         say('image cirros')
 
     if 'nova' in groups:
-        wait('nova API', lambda: list(conn.compute.flavors()) is not None,
-             timeout=120)
+        wait(
+            'nova API',
+            lambda: list(conn.compute.flavors()) is not None,
+            timeout=120,
+        )
         have = {f.name for f in conn.compute.flavors()}
         for name, ram, disk in (('m1.tiny', 128, 1), ('m1.small', 256, 2)):
             if name not in have:
-                conn.compute.create_flavor(name=name, ram=ram, vcpus=1,
-                                           disk=disk, is_public=True)
+                conn.compute.create_flavor(
+                    name=name, ram=ram, vcpus=1, disk=disk, is_public=True
+                )
         say('flavors m1.tiny, m1.small')
         wait_computes(cfg, conn)
 
     if 'cinder' in groups:
+
         def volume_services():
             svcs = list(conn.block_storage.services())
             binaries = {s.binary for s in svcs if s.state == 'up'}
-            return {'cinder-scheduler', 'cinder-volume',
-                    'cinder-backup'} <= binaries
+            return {
+                'cinder-scheduler',
+                'cinder-volume',
+                'cinder-backup',
+            } <= binaries
+
         wait('cinder services up', volume_services)
         say('cinder services up')
 
@@ -231,42 +315,63 @@ def resources(cfg):
         # capacity report fails with NoValidBackend (seen in CI): wait
         # until the scheduler knows a pool.
         def scheduler_pools():
-            return conn.block_storage.get(
-                '/scheduler-stats/get_pools').json().get('pools')
+            return (
+                conn.block_storage.get('/scheduler-stats/get_pools')
+                .json()
+                .get('pools')
+            )
+
         wait('cinder scheduler knows a pool', scheduler_pools)
         say('cinder scheduler knows a pool')
 
     if 'heat' in groups:
+
         def engine_up():
             r = conn.orchestration.get('/services')
             r.raise_for_status()
-            return any(s['status'] == 'up'
-                       for s in r.json().get('services', []))
+            return any(
+                s['status'] == 'up' for s in r.json().get('services', [])
+            )
+
         wait('heat-engine up', engine_up)
         say('heat-engine up')
 
     if 'octavia' in groups:
-        wait('octavia API', lambda: conn.load_balancer.get(
-            '/').status_code == 200, timeout=120)
+        wait(
+            'octavia API',
+            lambda: conn.load_balancer.get('/').status_code == 200,
+            timeout=120,
+        )
         say('octavia API')
 
     if 'swift' in groups:
+
         def swift_up():
-            r = conn.object_store.get('/info', endpoint_override=(
-                'http://127.0.0.1:%d' % cfg['ports']['swift']))
+            r = conn.object_store.get(
+                '/info',
+                endpoint_override=(
+                    f"http://127.0.0.1:{cfg['ports']['swift']}"
+                ),
+            )
             return r.status_code == 200
+
         wait('swift proxy', swift_up, timeout=60)
         say('swift proxy')
 
 
 def wait_computes(cfg, conn):
     import pymysql
+
     hosts = set(cfg['compute_hosts'])
 
     def services_up():
-        up = {s.host for s in conn.compute.services(binary='nova-compute')
-              if s.state == 'up' and s.status == 'enabled'}
+        up = {
+            s.host
+            for s in conn.compute.services(binary='nova-compute')
+            if s.state == 'up' and s.status == 'enabled'
+        }
         return hosts <= up
+
     wait('nova-compute services up', services_up)
 
     def providers():
@@ -277,46 +382,59 @@ def wait_computes(cfg, conn):
         for host in hosts:
             if hyps[host] not in rps:
                 return False
-            inv = list(conn.placement.resource_provider_inventories(
-                hyps[host]))
+            inv = list(
+                conn.placement.resource_provider_inventories(hyps[host])
+            )
             if not inv:
                 return False
         return True
+
     wait('resource providers with inventory', providers)
-    say('computes up: %s' % ', '.join(sorted(hosts)))
+    say('computes up: {}'.format(', '.join(sorted(hosts))))
 
     db = cfg['db']
 
     def mapped():
-        c = pymysql.connect(host='127.0.0.1', port=db['port'],
-                            user=db['user'], password=db['password'],
-                            database='nova_api')
+        c = pymysql.connect(
+            host='127.0.0.1',
+            port=db['port'],
+            user=db['user'],
+            password=db['password'],
+            database='nova_api',
+        )
         try:
             with c.cursor() as cur:
                 cur.execute('SELECT host FROM host_mappings')
                 return hosts <= {row[0] for row in cur.fetchall()}
         finally:
             c.close()
-    wait('computes mapped to cell1 (scheduler discovery)', mapped,
-         timeout=120)
+
+    wait('computes mapped to cell1 (scheduler discovery)', mapped, timeout=120)
     say('computes mapped to cell1')
 
 
 def demo(cfg):
     """Sample resources in project demo (``up --demo``), as user demo."""
     groups = set(cfg['groups'])
-    conn = connect(cfg, username='demo', password=cfg['passwords']['demo'],
-                   project_name='demo')
+    conn = connect(
+        cfg,
+        username='demo',
+        password=cfg['passwords']['demo'],
+        project_name='demo',
+    )
     net = conn.network.find_network('demo-net')
     if net is None:
         net = conn.network.create_network(name='demo-net')
         subnet = conn.network.create_subnet(
-            name='demo-subnet', network_id=net.id, ip_version=4,
-            cidr='10.10.0.0/24')
+            name='demo-subnet',
+            network_id=net.id,
+            ip_version=4,
+            cidr='10.10.0.0/24',
+        )
         public = conn.network.find_network('public')
         router = conn.network.create_router(
-            name='demo-router',
-            external_gateway_info={'network_id': public.id})
+            name='demo-router', external_gateway_info={'network_id': public.id}
+        )
         conn.network.add_interface_to_router(router, subnet_id=subnet.id)
     say('demo-net, demo-subnet, demo-router')
     if 'nova' in groups and conn.compute.find_server('demo-server') is None:
@@ -324,11 +442,14 @@ def demo(cfg):
             name='demo-server',
             flavor_id=conn.compute.find_flavor('m1.tiny').id,
             image_id=conn.image.find_image('cirros').id,
-            networks=[{'uuid': net.id}])
+            networks=[{'uuid': net.id}],
+        )
         conn.compute.wait_for_server(server, wait=120)
         say('demo-server ACTIVE')
-    if 'cinder' in groups and conn.block_storage.find_volume(
-            'demo-volume') is None:
+    if (
+        'cinder' in groups
+        and conn.block_storage.find_volume('demo-volume') is None
+    ):
         vol = conn.block_storage.create_volume(name='demo-volume', size=1)
         conn.block_storage.wait_for_status(vol, 'available', wait=120)
         say('demo-volume available')
