@@ -156,7 +156,7 @@ def ready_delays(
 
 def step_id(step: Mapping[str, Any]) -> str:
     """The id of a step of ``Plan.to_dict()`` (which stores the step, not
-    its id), as ``osc_cascade.resource.Step.id`` computes it."""
+    its id), as ``osc_cascade.engine.resource.Step.id`` computes it."""
     target = step['target']
     key = f'{target["kind"]}:{target["id"]}'
     action = step['action']

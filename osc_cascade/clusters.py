@@ -51,9 +51,9 @@ from typing import Any, ClassVar
 from openstack import exceptions as sdk_exc
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.discovery import Discovery
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import (
+from osc_cascade.engine.discovery import Discovery
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import (
     Clock,
     Event,
     Executor,
@@ -61,9 +61,9 @@ from osc_cascade.executor import (
     is_transient,
     retrying,
 )
+from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import network, orchestration
-from osc_cascade.planner import Inventory, build_plan
-from osc_cascade.resource import ResourceRef
 
 MANIFEST_FORMAT = 1
 

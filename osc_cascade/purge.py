@@ -39,8 +39,8 @@ from typing import Any
 from keystoneauth1 import discover
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import (
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import (
     DONE,
     FAILED,
     SKIPPED,
@@ -52,10 +52,10 @@ from osc_cascade.executor import (
     retrying,
     status_code,
 )
+from osc_cascade.engine.planner import Inventory, Plan, build_plan
+from osc_cascade.engine.resource import KEEP, ResourceRef
 from osc_cascade.kinds import placement as kinds
 from osc_cascade.kinds.placement import NOVA_VERSION, PLACEMENT_VERSION
-from osc_cascade.planner import Inventory, Plan, build_plan
-from osc_cascade.resource import KEEP, ResourceRef
 
 #: statuses in which nova no longer counts a migration as in progress
 #: (``migration_get_in_progress_by_host_and_node`` in nova's DB API)

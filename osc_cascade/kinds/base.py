@@ -29,9 +29,9 @@ from typing import Any, ClassVar, TypeVar
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade import resource
-from osc_cascade.planner import Edge, Inventory
-from osc_cascade.resource import ResourceRef, Step
+from osc_cascade.engine import resource
+from osc_cascade.engine.planner import Edge, Inventory
+from osc_cascade.engine.resource import ResourceRef, Step
 
 GONE = None
 

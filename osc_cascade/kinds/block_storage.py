@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.compute import Server
-from osc_cascade.planner import Edge
-from osc_cascade.resource import Step
 
 
 class _CinderKind(ResourceKind):

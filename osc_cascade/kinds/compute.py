@@ -15,7 +15,9 @@
 
 from __future__ import annotations
 
-from osc_cascade import resource
+from osc_cascade.engine import resource
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import (
     GONE,
     ResourceKind,
@@ -24,8 +26,6 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.identity import users_of
-from osc_cascade.planner import Edge
-from osc_cascade.resource import ResourceRef
 
 
 class Server(ResourceKind):

@@ -20,8 +20,8 @@ from typing import Any
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import ResourceKind, delete_of
-from osc_cascade.planner import Edge
 
 LOG = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ projects' images."""
 
 from __future__ import annotations
 
-from osc_cascade import resource
+from osc_cascade.engine import resource
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
-from osc_cascade.planner import Edge
-from osc_cascade.resource import ResourceRef, Step
 
 
 class Image(ResourceKind):

@@ -30,9 +30,9 @@ deleted like any other, ordered by its router only.
 
 from __future__ import annotations
 
+from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.network import Network, Port, SecurityGroup, Subnet
-from osc_cascade.planner import Edge
 
 
 class LoadBalancer(ResourceKind):

@@ -27,6 +27,8 @@ import threading
 from typing import Any, ClassVar
 import weakref
 
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import (
     ResourceKind,
     delete_of,
@@ -34,8 +36,6 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.compute import Server
-from osc_cascade.planner import Edge
-from osc_cascade.resource import Step
 
 # Ports that belong to another resource and go with it, never deleted
 # through the port API (which refuses most of them anyway).

@@ -48,15 +48,15 @@ from urllib import parse
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import (
     ResourceKind,
     delete_of,
     request,
     unless_absent,
 )
-from osc_cascade.planner import Edge
-from osc_cascade.resource import ResourceRef
 
 #: parallel object deletes when the cluster has no bulk delete
 OBJECT_WORKERS = 10

@@ -32,10 +32,10 @@ from typing import Any
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade import resource
+from osc_cascade.engine import resource
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
-from osc_cascade.planner import Edge
-from osc_cascade.resource import ResourceRef
 
 #: Heat clamps the depth to its max_nested_stack_depth (5 by default)
 ALL_NESTED = 100

@@ -29,6 +29,8 @@ from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import shared_file_system
 from osc_cascade.kinds.base import (
     ResourceKind,
@@ -36,8 +38,6 @@ from osc_cascade.kinds.base import (
     request,
     unless_absent,
 )
-from osc_cascade.planner import Edge
-from osc_cascade.resource import ResourceRef
 
 
 class _Quota(ResourceKind):

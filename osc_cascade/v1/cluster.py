@@ -25,7 +25,7 @@ from typing import Any
 
 from osc_lib.command import command
 
-from osc_cascade.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.v1.common import add_execution_options, confirm
 
 
@@ -42,8 +42,8 @@ class _Lazy:
 
 
 clusters = _Lazy('osc_cascade.clusters')
-_cascade = _Lazy('osc_cascade.cascade')
-_progress = _Lazy('osc_cascade.progress')
+_cascade = _Lazy('osc_cascade.workflows.cascade')
+_progress = _Lazy('osc_cascade.v1.progress')
 
 DEFAULT_AGE = '24h'
 

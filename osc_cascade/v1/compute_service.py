@@ -91,7 +91,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             return parsed_args
         # imported here: `openstack help` builds every hook, keep it cheap
         from osc_cascade import purge
-        from osc_cascade.progress import Progress
+        from osc_cascade.v1.progress import Progress
 
         progress = Progress()
         service_purge = purge.ServicePurge(

@@ -56,7 +56,7 @@ def _search(
     app: Any, parsed_args: argparse.Namespace, owners: list[str]
 ) -> tuple[Any, Any, Any]:
     from osc_cascade import kinds as kinds_mod
-    from osc_cascade import orphans
+    from osc_cascade.workflows import orphans
 
     conn = app.client_manager.sdk_connection
     kinds = orphans.select_kinds(
@@ -95,7 +95,7 @@ class ListOrphan(command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade import orphans
+        from osc_cascade.workflows import orphans
 
         _conn, findings, _kinds = _search(
             self.app, parsed_args, parsed_args.owner
@@ -128,10 +128,10 @@ class PurgeOrphan(command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade import orphans
-        from osc_cascade.executor import Executor
-        from osc_cascade.planner import PlanError
-        from osc_cascade.progress import Progress
+        from osc_cascade.engine.executor import Executor
+        from osc_cascade.engine.planner import PlanError
+        from osc_cascade.v1.progress import Progress
+        from osc_cascade.workflows import orphans
 
         conn, findings, kinds = _search(
             self.app, parsed_args, parsed_args.project_id

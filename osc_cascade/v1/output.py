@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 import stevedore
 
-from osc_cascade.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError
 
 DOT = 'dot'
 

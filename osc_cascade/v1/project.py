@@ -115,8 +115,8 @@ class ProjectDeleteCascade(hooks.CommandHook):
             return parsed_args
         self._check_identity_v3()
         # imported here: `openstack help` builds every hook, keep it cheap
-        from osc_cascade import cascade as cascade_mod
-        from osc_cascade.progress import Progress
+        from osc_cascade.v1.progress import Progress
+        from osc_cascade.workflows import cascade as cascade_mod
 
         conn = self.cmd.app.client_manager.sdk_connection
         self._phases: dict[str, float] = {}
@@ -190,8 +190,8 @@ class ProjectDeleteCascade(hooks.CommandHook):
     ) -> None:
         if not parsed_args.report_file:
             return
-        from osc_cascade import cascade as cascade_mod
-        from osc_cascade import report
+        from osc_cascade.engine import report
+        from osc_cascade.workflows import cascade as cascade_mod
 
         phases = dict(self._phases, execute=cascade.clock.now() - began)
         report.write(
@@ -218,7 +218,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
     def _plan(
         self, cascade: Any, targets: list[Any], parsed_args: argparse.Namespace
     ) -> Any:
-        from osc_cascade.planner import Plan, PlanError
+        from osc_cascade.engine.planner import Plan, PlanError
 
         path = parsed_args.plan_file
         try:
@@ -252,7 +252,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
     def _emit_summary(
         self, outcome: Any, parsed_args: argparse.Namespace
     ) -> None:
-        from osc_cascade.executor import RunResult
+        from osc_cascade.engine.executor import RunResult
 
         final = RunResult.merge(outcome.runs)
         rows = [

@@ -33,7 +33,7 @@ def _no_os_environment(monkeypatch, tmp_path):
 def virtual_time(monkeypatch):
     """The executor's and discovery's default clock never really sleeps
     (tests that check delays pass their own FakeClock)."""
-    from osc_cascade import executor
+    from osc_cascade.engine import executor
     from tests.unit.fakes import FakeClock
 
     clock = FakeClock()

@@ -37,10 +37,10 @@ from urllib import parse
 
 import requests_mock
 
-from osc_cascade import cascade
-from osc_cascade.cascade import CascadeOptions, ProjectCascade
-from osc_cascade.executor import Executor, RetryPolicy
-from osc_cascade.planner import Inventory, build_plan
+from osc_cascade.engine.executor import Executor, RetryPolicy
+from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.workflows import cascade
+from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from tests.unit import scenarios
 from tests.unit.fake_heat import ENDPOINTS_WITH_HEAT, FakeHeatCloud
 from tests.unit.fakecloud import (

@@ -22,11 +22,11 @@ import threading
 from openstack import exceptions as sdk_exc
 import requests
 
-from osc_cascade import resource
-from osc_cascade.executor import Clock
+from osc_cascade.engine import resource
+from osc_cascade.engine.executor import Clock
+from osc_cascade.engine.planner import Edge, Plan
+from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of
-from osc_cascade.planner import Edge, Plan
-from osc_cascade.resource import ResourceRef, Step
 
 PROJECT = 'p1'
 KIND = 'test.thing'

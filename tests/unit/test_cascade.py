@@ -10,16 +10,17 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The cascade workflow (osc_cascade.cascade) without the command layer."""
+"""The cascade workflow (osc_cascade.workflows.cascade) without the command layer."""
 
 import pytest
 
-from osc_cascade import cascade, resource
-from osc_cascade.cascade import CascadeOptions, ProjectCascade
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import DONE
-from osc_cascade.planner import Plan
-from osc_cascade.resource import ResourceRef
+from osc_cascade.engine import resource
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import DONE
+from osc_cascade.engine.planner import Plan
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.workflows import cascade
+from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from tests.unit import scenarios
 from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
 from tests.unit.fakes import FakeClock, make_plan

@@ -19,7 +19,7 @@ import os
 import pytest
 
 from osc_cascade import clusters
-from osc_cascade.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError
 from tests.unit import scenarios
 from tests.unit.fake_heat import FakeHeatCloud
 from tests.unit.fakecloud import ADMIN_PROJECT

@@ -17,9 +17,9 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.discovery import Discovery, describe_list_error
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import RetryPolicy
+from osc_cascade.engine.discovery import Discovery, describe_list_error
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import RetryPolicy
 from osc_cascade.kinds import network
 from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud

@@ -20,8 +20,8 @@ from keystoneauth1 import exceptions as ks_exc
 from openstack import exceptions as sdk_exc
 import pytest
 
-from osc_cascade import executor, resource
-from osc_cascade.executor import (
+from osc_cascade.engine import executor, resource
+from osc_cascade.engine.executor import (
     DONE,
     FAILED,
     KEPT,
@@ -31,7 +31,7 @@ from osc_cascade.executor import (
     RunResult,
     StepResult,
 )
-from osc_cascade.resource import Step
+from osc_cascade.engine.resource import Step
 from tests.unit.fakes import (
     KIND,
     FakeClock,

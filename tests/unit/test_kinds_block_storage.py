@@ -16,10 +16,10 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.executor import DONE, Executor, RetryPolicy
+from osc_cascade.engine.executor import DONE, Executor, RetryPolicy
+from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.engine.resource import Step
 from osc_cascade.kinds import block_storage, compute
-from osc_cascade.planner import Inventory, build_plan
-from osc_cascade.resource import Step
 from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud
 from tests.unit.fakes import FakeClock, ignoring_filters, sdk_error

@@ -15,9 +15,9 @@
 from openstack import exceptions as sdk_exc
 import pytest
 
+from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import compute
 from osc_cascade.kinds.base import GONE
-from osc_cascade.planner import Inventory, build_plan
 from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud
 from tests.unit.fakes import ignoring_filters

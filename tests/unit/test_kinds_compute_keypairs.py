@@ -16,7 +16,7 @@ users and deletes none, and they keep nothing alive."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.kinds import compute
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for

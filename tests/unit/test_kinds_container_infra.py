@@ -16,8 +16,8 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import DONE, FAILED
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import container_infra as magnum
 from osc_cascade.kinds import orchestration
 from tests.unit import scenarios

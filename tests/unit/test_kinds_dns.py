@@ -16,7 +16,7 @@ behalf (sudo), and a PTR unset before its floating IP goes."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.executor import DONE, FAILED
+from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import dns
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind

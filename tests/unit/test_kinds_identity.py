@@ -16,9 +16,9 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.cascade import project_ref
+from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import identity
-from osc_cascade.planner import Inventory, build_plan
+from osc_cascade.workflows.cascade import project_ref
 from tests.unit import scenarios
 from tests.unit.fakes import ref
 

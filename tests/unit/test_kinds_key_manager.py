@@ -16,7 +16,7 @@ its quotas, which it can reach, are reset."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.discovery import Discovery
+from osc_cascade.engine.discovery import Discovery
 from tests.unit import scenarios
 from tests.unit.fake_heat import ENDPOINTS_WITH_HEAT
 from tests.unit.fake_services import ServicesCloud, cascade_for

@@ -16,7 +16,7 @@ PENDING_*, before the subnets and networks they sit on."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.executor import DONE, FAILED
+from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import load_balancer
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind

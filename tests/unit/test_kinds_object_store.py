@@ -17,9 +17,9 @@ role."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.discovery import Discovery
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import DONE, FAILED
+from osc_cascade.engine.discovery import Discovery
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import object_store
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind

@@ -17,8 +17,8 @@ the hint when it cannot be deleted."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import DONE, FAILED
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import orchestration
 from osc_cascade.kinds.base import delete_of
 from tests.unit import scenarios

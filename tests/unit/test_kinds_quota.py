@@ -16,7 +16,7 @@ every delete of their service, gone after the reset."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.executor import DONE
+from osc_cascade.engine.executor import DONE
 from osc_cascade.kinds import quota
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind

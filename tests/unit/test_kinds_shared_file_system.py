@@ -17,7 +17,7 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.executor import FAILED
+from osc_cascade.engine.executor import FAILED
 from osc_cascade.kinds import shared_file_system as manila
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind

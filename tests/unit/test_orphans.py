@@ -17,9 +17,9 @@ import json
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade import orphans
-from osc_cascade.errors import CascadeError
-from osc_cascade.resource import ResourceRef
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.workflows import orphans
 from tests.unit import scenarios
 
 

@@ -19,7 +19,7 @@ import json
 import pytest
 import yaml
 
-from osc_cascade.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.v1 import output
 
 COLUMNS = ['Stage', 'Kind', 'After']

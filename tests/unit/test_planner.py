@@ -17,10 +17,10 @@ import random
 
 import pytest
 
-from osc_cascade import planner, resource
+from osc_cascade.engine import planner, resource
+from osc_cascade.engine.planner import Inventory, Plan, PlanError, build_plan
+from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds import network
-from osc_cascade.planner import Inventory, Plan, PlanError, build_plan
-from osc_cascade.resource import ResourceRef, Step
 from tests.unit.fakes import KIND, PROJECT, FakeKind, make_plan, ref
 
 PROJECTS = [{'id': PROJECT, 'name': 'p'}]

@@ -14,10 +14,10 @@
 
 import io
 
-from osc_cascade import executor
-from osc_cascade.executor import Event, StepResult
-from osc_cascade.progress import Progress
-from osc_cascade.resource import Step
+from osc_cascade.engine import executor
+from osc_cascade.engine.executor import Event, StepResult
+from osc_cascade.engine.resource import Step
+from osc_cascade.v1.progress import Progress
 from tests.unit.fakes import ref
 
 

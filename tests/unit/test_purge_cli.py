@@ -18,7 +18,7 @@ import json
 import pytest
 import requests
 
-from osc_cascade import executor
+from osc_cascade.engine import executor
 from tests.unit.fake_placement import (
     PLACEMENT,
     FakePlacementCloud,

@@ -17,8 +17,8 @@ import pytest
 import requests
 
 from osc_cascade import purge
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import RetryPolicy
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import RetryPolicy
 from osc_cascade.kinds.placement import Allocation, ResourceProvider
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes import FakeClock

@@ -16,8 +16,8 @@ order, with which guards, and what a failure leaves."""
 import pytest
 
 from osc_cascade import purge
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import DONE, FAILED, SKIPPED, RetryPolicy
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import DONE, FAILED, SKIPPED, RetryPolicy
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes import FakeClock
 

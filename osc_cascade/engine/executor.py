@@ -39,9 +39,9 @@ from typing import Any, TypeVar
 from keystoneauth1 import exceptions as ks_exc
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.engine.planner import Plan
+from osc_cascade.engine.resource import KEEP, Step
 from osc_cascade.kinds.base import GONE, ResourceKind
-from osc_cascade.planner import Plan
-from osc_cascade.resource import KEEP, Step
 
 DONE = 'done'
 FAILED = 'failed'

@@ -28,11 +28,11 @@ import dataclasses
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.discovery import Discovery
-from osc_cascade.errors import CascadeError
+from osc_cascade.engine.discovery import Discovery
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.planner import Inventory, Plan, build_plan
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind
-from osc_cascade.planner import Inventory, Plan, build_plan
-from osc_cascade.resource import ResourceRef
 
 GONE_OWNER = 'owner project does not exist'
 NO_OWNER = 'no owner project'

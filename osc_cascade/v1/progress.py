@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from osc_cascade import executor
+from osc_cascade.engine import executor
 
 
 class Progress:

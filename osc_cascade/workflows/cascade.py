@@ -35,11 +35,17 @@ from typing import Any
 from openstack import exceptions as sdk_exc
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.discovery import Discovery
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import Clock, Event, Executor, RetryPolicy, RunResult
-from osc_cascade.planner import Inventory, Plan, build_plan
-from osc_cascade.resource import ResourceRef, Step
+from osc_cascade.engine.discovery import Discovery
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import (
+    Clock,
+    Event,
+    Executor,
+    RetryPolicy,
+    RunResult,
+)
+from osc_cascade.engine.planner import Inventory, Plan, build_plan
+from osc_cascade.engine.resource import ResourceRef, Step
 
 
 @dataclasses.dataclass

@@ -28,11 +28,16 @@ from typing import Any
 
 from keystoneauth1 import exceptions as ks_exc
 
-from osc_cascade.errors import CascadeError
-from osc_cascade.executor import Clock, RetryPolicy, retrying, status_code
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import (
+    Clock,
+    RetryPolicy,
+    retrying,
+    status_code,
+)
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import PROJECT_KIND
 from osc_cascade.kinds.base import ResourceKind
-from osc_cascade.resource import ResourceRef
 
 
 class Discovery:

@@ -27,8 +27,8 @@ import heapq
 import json
 from typing import Any, Protocol
 
-from osc_cascade import resource
-from osc_cascade.resource import ResourceRef, Step
+from osc_cascade.engine import resource
+from osc_cascade.engine.resource import ResourceRef, Step
 
 PLAN_FORMAT_VERSION = 1
 
