@@ -53,16 +53,15 @@ from openstack import exceptions as sdk_exc
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import (
+from osc_cascade.engine.executor import Event, Executor
+from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.retry import (
     Clock,
-    Event,
-    Executor,
     RetryPolicy,
     is_transient,
     retrying,
 )
-from osc_cascade.engine.planner import Inventory, build_plan
-from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import network, orchestration
 
 MANIFEST_FORMAT = 1

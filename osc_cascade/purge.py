@@ -39,21 +39,18 @@ from typing import Any
 from keystoneauth1 import discover
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, status_code
 from osc_cascade.engine.executor import (
     DONE,
     FAILED,
     SKIPPED,
-    Clock,
     Event,
     Executor,
-    RetryPolicy,
     RunResult,
-    retrying,
-    status_code,
 )
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.resource import KEEP, ResourceRef
+from osc_cascade.engine.retry import Clock, RetryPolicy, retrying
 from osc_cascade.kinds import placement as kinds
 from osc_cascade.kinds.placement import NOVA_VERSION, PLACEMENT_VERSION
 

@@ -28,14 +28,8 @@ from typing import Any
 
 from keystoneauth1 import exceptions as ks_exc
 
-from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import (
-    Clock,
-    RetryPolicy,
-    retrying,
-    status_code,
-)
 from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds import PROJECT_KIND
 from osc_cascade.kinds.base import ResourceKind
 
@@ -140,29 +134,14 @@ class Discovery:
     ) -> list[ResourceRef]:
         if proxy_ready is not None:
             proxy_ready.result()
-        try:
-            return retrying(
-                lambda: list(kind.list(self.conn, project_id)),
-                retry=self.retry,
-                clock=self.clock,
-            )
-        except Exception as exc:
-            raise CascadeError(
-                describe_list_error(kind, project_id, exc)
-            ) from exc
-
-
-def describe_list_error(
-    kind: ResourceKind, project_id: str | None, exc: Exception
-) -> str:
-    what = f'listing {kind.name} of ' + (
-        f'project {project_id}' if project_id else 'all projects'
-    )
-    code = status_code(exc)
-    detail = ' '.join(str(exc).split())
-    if code == 403:
-        hint = kind.forbidden_hint.format(service_type=kind.service_type)
-        return f'{what} was refused (HTTP 403): {hint}. {detail}'
-    if code == 401:
-        return f'{what} was not authorised (HTTP 401): {detail}'
-    return f'{what} failed, so nothing was deleted: {detail}'
+        what = f'listing {kind.name} of ' + (
+            f'project {project_id}' if project_id else 'all projects'
+        )
+        return checked(
+            what,
+            lambda: list(kind.list(self.conn, project_id)),
+            retry=self.retry,
+            clock=self.clock,
+            needs=kind.forbidden_hint.format(service_type=kind.service_type),
+            outcome='Nothing was deleted',
+        )

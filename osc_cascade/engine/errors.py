@@ -10,11 +10,54 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Errors that the commands turn into one clear line and a non-zero exit."""
+"""The engine's errors, and the one way an API error becomes one line.
 
-from osc_lib import exceptions
+The engine and the workflows raise these; the commands turn them into
+osc-lib's ``CommandError`` (``v1.common.engine_errors``).
+"""
+
+from __future__ import annotations
 
 
-class CascadeError(exceptions.CommandError):
-    """The cascade refused or failed; the message says why and what is
+class CascadeError(Exception):
+    """A workflow refused or failed; the message says why and what is
     left."""
+
+
+class PlanError(CascadeError):
+    """The resources found cannot be put in a safe deletion order."""
+
+
+def status_code(exc: Exception) -> int | None:
+    """The HTTP status of an SDK or keystoneauth error, if it has one."""
+    return getattr(exc, 'status_code', None) or getattr(
+        exc, 'http_status', None
+    )
+
+
+def one_line(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return ' '.join(text.split())
+
+
+def describe(
+    what: str,
+    exc: Exception,
+    *,
+    needs: str = 'it needs the admin role',
+    outcome: str = '',
+) -> str:
+    """One line for a failed call: ``what`` was being done, the HTTP status
+    and the service's own words; ``needs`` says what a 403 means the caller
+    lacks, ``outcome`` what the failure left unchanged."""
+    code = status_code(exc)
+    detail = ' '.join(str(getattr(exc, 'details', None) or exc).split())
+    detail = detail or type(exc).__name__
+    then = f' {outcome}.' if outcome else ''
+    if code == 403:
+        return f'{what} was refused (HTTP 403): {needs}.{then} {detail}'
+    if code == 401:
+        return f'{what} was not authorised (HTTP 401): {detail}'
+    so = f', so {outcome[0].lower()}{outcome[1:]}' if outcome else ''
+    status = f' (HTTP {code})' if code else ''
+    return f'{what} failed{so}{status}: {detail}'

@@ -33,51 +33,20 @@ import dataclasses
 import heapq
 import itertools
 import threading
-import time
-from typing import Any, TypeVar
+from typing import Any
 
-from keystoneauth1 import exceptions as ks_exc
-from openstack import exceptions as sdk_exc
-
+from osc_cascade.engine.errors import one_line
+from osc_cascade.engine.listing import UNLISTED, SharedListing
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import KEEP, Step
+from osc_cascade.engine.retry import Clock, RetryPolicy, is_gone, is_transient
+from osc_cascade.engine.slots import Slots
 from osc_cascade.kinds.base import GONE, ResourceKind
 
 DONE = 'done'
 FAILED = 'failed'
 SKIPPED = 'skipped'
 KEPT = 'kept'
-
-T = TypeVar('T')
-
-
-class Clock:
-    """Wall clock; tests pass a fake one so that nothing really sleeps."""
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-
-@dataclasses.dataclass(frozen=True)
-class RetryPolicy:
-    #: attempts of one API call before the step fails
-    max_attempts: int = 8
-    #: first backoff; doubles each time up to ``max_delay``
-    base_delay: float = 1.0
-    max_delay: float = 30.0
-    #: status polling starts fast and backs off to this
-    poll_min: float = 0.5
-    poll_max: float = 10.0
-    #: ... or to this where one list call answers for every waiting
-    #: resource of a kind and project (it costs requests per kind, not
-    #: per resource)
-    poll_listed_max: float = 2.0
-
-    def delay(self, attempt: int) -> float:
-        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
 
 
 @dataclasses.dataclass
@@ -148,55 +117,6 @@ class RunResult:
         return [(k, *v) for k, v in sorted(table.items())]
 
 
-def status_code(exc: Exception) -> int | None:
-    """The HTTP status of an SDK or keystoneauth error, if it has one."""
-    return getattr(exc, 'status_code', None) or getattr(
-        exc, 'http_status', None
-    )
-
-
-def is_transient(exc: Exception) -> bool:
-    """Worth retrying whatever the kind: throttling, server-side errors and
-    connections that failed or timed out."""
-    if isinstance(
-        exc,
-        (
-            ks_exc.ConnectFailure,
-            ks_exc.ConnectTimeout,
-            ks_exc.RetriableConnectionFailure,
-        ),
-    ):
-        return True
-    code = status_code(exc)
-    return code is not None and (code == 429 or code >= 500)
-
-
-def retrying(
-    call: Callable[[], T],
-    *,
-    retry: RetryPolicy,
-    clock: Clock,
-    attempts: int | None = None,
-) -> T:
-    """``call()``, made again with the policy's backoff while it fails in
-    a way that may pass (``is_transient``), ``attempts`` times at most
-    (default: the policy's); the last failure is raised as it is."""
-    limit = attempts or retry.max_attempts
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return call()
-        except Exception as exc:
-            if not (is_transient(exc) and attempt < limit):
-                raise
-            clock.sleep(retry.delay(attempt))
-
-
-def is_gone(exc: Exception) -> bool:
-    return isinstance(exc, (sdk_exc.NotFoundException, ks_exc.NotFound))
-
-
 #: threads per API slot: a step waiting for an asynchronous delete to finish
 #: holds a thread but no slot, so that ready steps are not kept waiting by
 #: steps that only poll (measured: at N=100 with 10 workers, ready steps
@@ -230,95 +150,6 @@ def priorities(
     return height
 
 
-#: what a shared listing answers for a kind that cannot list statuses
-_UNLISTED = object()
-
-
-class _SharedListing:
-    """The statuses of one kind's resources in one project, from one list
-    call shared by all the steps waiting on their deletes: a step takes
-    the last listing if it began after the step's own last poll (or its
-    delete), else it lists again for everyone. One request per round of
-    polls for the lot instead of one per resource."""
-
-    def __init__(
-        self,
-        conn: Any,
-        kind: ResourceKind,
-        project_id: str,
-        sequence: Callable[[], int],
-    ):
-        self.conn = conn
-        self.kind = kind
-        self.project_id = project_id
-        self._sequence = sequence
-        self._lock = threading.Lock()
-        #: the sequence number taken when the last listing began
-        self._listed_seq: int | None = None
-        self._statuses: dict[str, str] | None = None
-
-    def status_of(
-        self,
-        resource_id: str,
-        since: int,
-        slot: Callable[[], contextlib.AbstractContextManager],
-    ) -> Any:
-        """The status in a listing begun after the event numbered
-        ``since``: an older one shows the resource as it was (an ERROR
-        server from before its delete would look like a failed delete)."""
-        # the lock, not a slot, while another step lists: waiting for
-        # its answer must not keep the slots from other calls
-        with self._lock:
-            unlisted = self._listed_seq is not None and self._statuses is None
-            if not unlisted and (
-                self._listed_seq is None or self._listed_seq < since
-            ):
-                seq = self._sequence()
-                with slot():
-                    self._statuses = self.kind.list_statuses(
-                        self.conn, self.project_id
-                    )
-                self._listed_seq = seq
-            if self._statuses is None:
-                return _UNLISTED
-            return self._statuses.get(resource_id, GONE)
-
-
-class _Slots:
-    """At most ``size`` holders; a free slot goes to the waiter of highest
-    priority, first come first served among equals."""
-
-    def __init__(self, size: int):
-        self._free = size
-        self._cond = threading.Condition()
-        self._queue: list[tuple[float, int]] = []
-        self._tickets = itertools.count()
-
-    @property
-    def waiting(self) -> int:
-        with self._cond:
-            return len(self._queue)
-
-    @contextlib.contextmanager
-    def hold(self, priority: float):
-        with self._cond:
-            ticket = (-priority, next(self._tickets))
-            heapq.heappush(self._queue, ticket)
-            self._cond.wait_for(
-                lambda: self._free > 0 and self._queue[0] == ticket
-            )
-            heapq.heappop(self._queue)
-            self._free -= 1
-            # another slot may be free for the next in line
-            self._cond.notify_all()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._free += 1
-                self._cond.notify_all()
-
-
 class Executor:
     def __init__(
         self,
@@ -343,9 +174,9 @@ class Executor:
         self._event_lock = threading.Lock()
         #: at most ``parallel`` API calls in flight; sleeps (backoff,
         #: polling) happen outside
-        self._slots = _Slots(parallel)
+        self._slots = Slots(parallel)
         self._priority: dict[str, float] = {}
-        self._listings: dict[tuple[str, str], _SharedListing] = {}
+        self._listings: dict[tuple[str, str], SharedListing] = {}
         self._listings_lock = threading.Lock()
         #: orders deletes and listings across threads (a clock may tie)
         self._sequence = itertools.count().__next__
@@ -482,7 +313,7 @@ class Executor:
                 FAILED,
                 self.clock.now() - started,
                 attempts,
-                _one_line(exc),
+                one_line(exc),
                 started,
                 queue.seconds,
             )
@@ -523,16 +354,16 @@ class Executor:
                 if is_gone(exc):
                     return 0
                 if not (is_transient(exc) or kind.is_in_use(exc)):
-                    raise StepFailed(_one_line(exc), attempt) from exc
+                    raise StepFailed(one_line(exc), attempt) from exc
                 if attempt >= self.retry.max_attempts:
                     raise StepFailed(
-                        f'gave up after {attempt} attempts: {_one_line(exc)}',
+                        f'gave up after {attempt} attempts: {one_line(exc)}',
                         attempt,
                     ) from exc
                 delay = self.retry.delay(attempt)
                 if self.clock.now() + delay > deadline:
                     raise StepFailed(
-                        f'timed out after {self.timeout:g}s: {_one_line(exc)}',
+                        f'timed out after {self.timeout:g}s: {one_line(exc)}',
                         attempt,
                     ) from exc
                 self.emit(
@@ -540,7 +371,7 @@ class Executor:
                         'retry',
                         step,
                         f'attempt {attempt} failed '
-                        f'({_one_line(exc)}); retrying in '
+                        f'({one_line(exc)}); retrying in '
                         f'{delay:g}s',
                     )
                 )
@@ -564,11 +395,11 @@ class Executor:
                 if is_gone(exc):
                     return
                 if not is_transient(exc):
-                    raise StepFailed(_one_line(exc)) from exc
+                    raise StepFailed(one_line(exc)) from exc
                 transient_failures += 1
                 if transient_failures >= self.retry.max_attempts:
                     raise StepFailed(
-                        f'status checks kept failing: {_one_line(exc)}'
+                        f'status checks kept failing: {one_line(exc)}'
                     ) from exc
                 status, listed = 'unknown', False
             if status is GONE:
@@ -598,13 +429,13 @@ class Executor:
             with self._listings_lock:
                 listing = self._listings.get(key)
                 if listing is None:
-                    listing = self._listings[key] = _SharedListing(
+                    listing = self._listings[key] = SharedListing(
                         self.conn, kind, project_id, self._sequence
                     )
             status = listing.status_of(
                 step.target.id, since, lambda: self._slot(step, queue)
             )
-            if status is not _UNLISTED:
+            if status is not UNLISTED:
                 return status, True
         with self._slot(step, queue):
             return kind.status(self.conn, step.target), False
@@ -615,8 +446,3 @@ class _QueueTime:
 
     def __init__(self) -> None:
         self.seconds = 0.0
-
-
-def _one_line(exc: Exception) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return ' '.join(text.split())

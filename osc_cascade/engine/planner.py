@@ -28,13 +28,10 @@ import json
 from typing import Any, Protocol
 
 from osc_cascade.engine import resource
+from osc_cascade.engine.errors import PlanError
 from osc_cascade.engine.resource import ResourceRef, Step
 
 PLAN_FORMAT_VERSION = 1
-
-
-class PlanError(Exception):
-    """The resources found cannot be put in a safe deletion order."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,8 +37,9 @@ from urllib import parse
 
 import requests_mock
 
-from osc_cascade.engine.executor import Executor, RetryPolicy
+from osc_cascade.engine.executor import Executor
 from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.workflows import cascade
 from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from tests.unit import scenarios

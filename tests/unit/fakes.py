@@ -23,9 +23,9 @@ from openstack import exceptions as sdk_exc
 import requests
 
 from osc_cascade.engine import resource
-from osc_cascade.engine.executor import Clock
 from osc_cascade.engine.planner import Edge, Plan
 from osc_cascade.engine.resource import ResourceRef, Step
+from osc_cascade.engine.retry import Clock
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of
 
 PROJECT = 'p1'

@@ -17,9 +17,9 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.engine.discovery import Discovery, describe_list_error
-from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import RetryPolicy
+from osc_cascade.engine.discovery import Discovery
+from osc_cascade.engine.errors import CascadeError, describe
+from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds import network
 from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud
@@ -160,11 +160,17 @@ def test_a_403_is_not_retried_and_says_admin_is_needed(cloud, clock):
 
 
 def test_describe_list_error_variants():
-    kind = network.Port()
+    def describe_list_error(exc):
+        return describe(
+            'listing network.port of project p1',
+            exc,
+            outcome='Nothing was deleted',
+        )
+
     assert 'was not authorised (HTTP 401): expired' in describe_list_error(
-        kind, 'p1', sdk_error(sdk_exc.HttpException, 401, 'expired')
+        sdk_error(sdk_exc.HttpException, 401, 'expired')
     )
-    assert describe_list_error(kind, 'p1', ValueError('a\n  bug')) == (
+    assert describe_list_error(ValueError('a\n  bug')) == (
         'listing network.port of project p1 failed, so nothing was '
         'deleted: a bug'
     )

@@ -20,18 +20,19 @@ from keystoneauth1 import exceptions as ks_exc
 from openstack import exceptions as sdk_exc
 import pytest
 
-from osc_cascade.engine import executor, resource
+from osc_cascade.engine import executor, resource, retry
 from osc_cascade.engine.executor import (
     DONE,
     FAILED,
     KEPT,
     SKIPPED,
     Executor,
-    RetryPolicy,
     RunResult,
     StepResult,
 )
 from osc_cascade.engine.resource import Step
+from osc_cascade.engine.retry import RetryPolicy
+from osc_cascade.engine.slots import Slots
 from tests.unit.fakes import (
     KIND,
     FakeClock,
@@ -591,20 +592,20 @@ def test_merge_keeps_the_last_word_on_each_step():
 
 
 def test_is_transient_and_is_gone():
-    assert executor.is_transient(http_error(429))
-    assert executor.is_transient(http_error(504))
-    assert executor.is_transient(ks_exc.ConnectFailure())
-    assert executor.is_transient(ks_exc.http.ServiceUnavailable())
-    assert not executor.is_transient(http_error(409))
-    assert not executor.is_transient(http_error(404))
-    assert not executor.is_transient(ValueError())
-    assert executor.is_gone(not_found())
-    assert executor.is_gone(ks_exc.NotFound())
-    assert not executor.is_gone(http_error(410))
+    assert retry.is_transient(http_error(429))
+    assert retry.is_transient(http_error(504))
+    assert retry.is_transient(ks_exc.ConnectFailure())
+    assert retry.is_transient(ks_exc.http.ServiceUnavailable())
+    assert not retry.is_transient(http_error(409))
+    assert not retry.is_transient(http_error(404))
+    assert not retry.is_transient(ValueError())
+    assert retry.is_gone(not_found())
+    assert retry.is_gone(ks_exc.NotFound())
+    assert not retry.is_gone(http_error(410))
 
 
 def test_real_clock_measures_monotonic_time():
-    clock = executor.Clock()
+    clock = retry.Clock()
     first = clock.now()
     assert clock.now() >= first > 0
 
@@ -655,7 +656,7 @@ def wait_until(condition, timeout=10.0):
 
 
 def test_a_free_slot_goes_to_the_highest_priority_then_first_come():
-    slots = executor._Slots(1)
+    slots = Slots(1)
     served = []
 
     def want(priority, name):

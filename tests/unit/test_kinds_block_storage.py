@@ -16,9 +16,10 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.engine.executor import DONE, Executor, RetryPolicy
+from osc_cascade.engine.executor import DONE, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import Step
+from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds import block_storage, compute
 from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud

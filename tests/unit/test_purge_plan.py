@@ -18,7 +18,7 @@ import requests
 
 from osc_cascade import purge
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import RetryPolicy
+from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds.placement import Allocation, ResourceProvider
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes import FakeClock

@@ -17,7 +17,8 @@ import pytest
 
 from osc_cascade import purge
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import DONE, FAILED, SKIPPED, RetryPolicy
+from osc_cascade.engine.executor import DONE, FAILED, SKIPPED
+from osc_cascade.engine.retry import RetryPolicy
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes import FakeClock
 
