@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 from openstack import exceptions as sdk_exc
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import heat
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import Event, Executor
@@ -178,14 +179,14 @@ class Stack:
 
     @property
     def path(self) -> str:
-        return orchestration.stack_path(self.name, self.id)
+        return heat.stack_path(self.name, self.id)
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> Stack:
         return cls(
             id=data['id'],
             name=data['stack_name'],
-            project_id=orchestration.project_of(data),
+            project_id=heat.project_of(data),
             status=data['stack_status'],
         )
 
@@ -234,7 +235,7 @@ _STACK_LINK = re.compile(r'/stacks/([^/]+)/([^/]+)$')
 
 def record_resources(conn: Any, stack: Stack) -> list[StackResource]:
     out = []
-    for res in orchestration.resources(conn, stack.name, stack.id):
+    for res in heat.resources(conn, stack.name, stack.id):
         links = {link['rel']: link['href'] for link in res.get('links', [])}
         owner = _STACK_LINK.search(links.get('stack', ''))
         out.append(
@@ -333,9 +334,7 @@ class MagnumClusters(ClusterService):
         )
 
     def stack(self, conn, cluster):
-        found = cluster.stack_id and orchestration.find_stack(
-            conn, cluster.stack_id
-        )
+        found = cluster.stack_id and heat.find_stack(conn, cluster.stack_id)
         return Stack.from_api(found) if found else None
 
 
@@ -408,9 +407,7 @@ class SaharaClusters(ClusterService):
 
     def stack(self, conn, cluster):
         # Sahara names the stack after the cluster, in its project
-        named = orchestration.stacks(
-            conn, name=cluster.name, tenant=cluster.project_id
-        )
+        named = heat.stacks(conn, name=cluster.name, tenant=cluster.project_id)
         if len(named) > 1:
             raise CascadeError(
                 f'{cluster.label()}: more than one stack of project '
@@ -440,17 +437,16 @@ class HeatStacks(ClusterService):
         )
 
     def find(self, conn, name_or_id):
-        found = orchestration.find_stack(conn, name_or_id)
+        found = heat.find_stack(conn, name_or_id)
         if found:
             return self._cluster(found)
         # Heat finds names in the caller's project only
-        named = orchestration.stacks(conn, name=name_or_id)
+        named = heat.stacks(conn, name=name_or_id)
         if len(named) > 1:
             raise CascadeError(
                 f'More than one stack is named {name_or_id!r}: '
                 + ', '.join(
-                    f'{s["id"]} (project {orchestration.project_of(s)})'
-                    for s in named
+                    f'{s["id"]} (project {heat.project_of(s)})' for s in named
                 )
                 + '; name it by ID.'
             )
@@ -459,20 +455,20 @@ class HeatStacks(ClusterService):
     def unsettled(self, conn):
         return [
             self._cluster(s)
-            for s in orchestration.stacks(conn)
+            for s in heat.stacks(conn)
             if self.is_stuck(s['stack_status'])
         ]
 
     def get(self, conn, cluster):
-        found = orchestration.get_stack(conn, cluster.name, cluster.id)
+        found = heat.get_stack(conn, cluster.name, cluster.id)
         return self._cluster(found) if found else None
 
     def delete(self, conn, cluster):
         try:
-            orchestration.call(
+            heat.call(
                 conn,
                 'DELETE',
-                orchestration.stack_path(cluster.name, cluster.id),
+                heat.stack_path(cluster.name, cluster.id),
             )
         except sdk_exc.NotFoundException:
             pass
@@ -843,9 +839,7 @@ class ForceDelete:
             lambda: (
                 _checked(
                     f'checking stack {stack.name}',
-                    lambda: orchestration.get_stack(
-                        self.conn, stack.name, stack.id
-                    ),
+                    lambda: heat.get_stack(self.conn, stack.name, stack.id),
                 )
                 is None
             ),

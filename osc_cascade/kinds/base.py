@@ -115,15 +115,6 @@ class ResourceKind:
         )
 
 
-def request(proxy: Any, method: str, path: str, **kwargs: Any) -> Any:
-    """A call the SDK's resources do not cover (a filter they refuse, a
-    header they cannot send), through the service's SDK adapter; an error
-    answer raises the SDK's exception (NotFoundException, ...)."""
-    response = proxy.request(path, method, **kwargs)
-    sdk_exc.raise_from_response(response)
-    return response
-
-
 def unless_absent(items: Callable[[], Iterable[T]]) -> list[T]:
     """What an optional API lists, or nothing where the cloud lacks it
     (404): a cloud without an extension or a quota API holds none."""

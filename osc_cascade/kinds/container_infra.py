@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api.http import request
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned, request
+from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.orchestration import Stack
 
 #: a cluster delete that failed, with the way out

@@ -22,9 +22,10 @@ floating IP goes, or it outlives it in the reverse zone.
 
 from __future__ import annotations
 
+from osc_cascade.api.http import request
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned, request
+from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.network import FloatingIP
 
 SUDO = 'X-Auth-Sudo-Project-ID'

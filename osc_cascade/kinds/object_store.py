@@ -48,13 +48,13 @@ from urllib import parse
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import (
     ResourceKind,
     delete_of,
-    request,
     unless_absent,
 )
 

@@ -10,98 +10,26 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Heat: stacks, and the Heat calls that openstacksdk lacks or gets wrong.
+"""Heat: the stacks of a project.
 
 ``Stack`` deletes a stack and waits for it to go; ``ProjectStack`` (below)
 is the kind that lists a project's stacks for a cascade, and deletes the
 child stack of an ``OS::Heat::Stack`` resource that ``cluster force-delete``
 leaves behind (a stack of its own, which survives its parent's abandon).
-The helpers go through the SDK's
-orchestration adapter because (openstacksdk 4.22):
-
-* ``resources(stack, nested_depth=N)`` silently drops ``nested_depth``, so
-  nested stacks' resources would be missed;
-* ``abandon_stack()`` never checks the status code and returns Heat's 400
-  body as if it were the stack's data.
+The calls themselves are in ``api.heat``.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api import heat
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
-
-#: Heat clamps the depth to its max_nested_stack_depth (5 by default)
-ALL_NESTED = 100
-
-_PROJECT_IN_LINK = re.compile(r'/v1/([^/]+)/stacks/')
-
-
-def stack_path(name: str, id_: str) -> str:
-    return f'/stacks/{name}/{id_}'
-
-
-def call(conn: Any, method: str, path: str, **kwargs: Any) -> Any:
-    """One request to Heat; an error answer raises the SDK's HttpException
-    (NotFoundException, ForbiddenException, ...)."""
-    response = conn.orchestration.request(path, method, **kwargs)
-    sdk_exc.raise_from_response(response)
-    return response
-
-
-def stacks(conn: Any, **filters: str | None) -> list[dict[str, Any]]:
-    """Top-level stacks with Heat's filters (``name``, ``tenant``...).
-
-    Not ``global_tenant=True``: its policy, stacks:global_index, denies
-    everybody by default. The plain list shows a cloud admin (Heat's
-    context_is_admin: role admin in the admin project) every project's
-    stacks, each with its ``project``.
-    """
-    return call(conn, 'GET', '/stacks', params=filters).json()['stacks']
-
-
-def find_stack(conn: Any, name_or_id: str) -> dict[str, Any] | None:
-    """A stack by id (any project) or by name (the caller's project only,
-    as Heat looks names up); None if Heat does not know it."""
-    try:
-        stack = call(conn, 'GET', f'/stacks/{name_or_id}').json()['stack']
-    except sdk_exc.NotFoundException:
-        return None
-    return None if stack['stack_status'] == 'DELETE_COMPLETE' else stack
-
-
-def get_stack(conn: Any, name: str, id_: str) -> dict[str, Any] | None:
-    return find_stack(conn, f'{name}/{id_}')
-
-
-def project_of(stack: dict[str, Any]) -> str:
-    """The owner: listed by an admin a stack says it, shown it does not,
-    but its link is in its own project's URL space."""
-    if stack.get('project'):
-        return stack['project']
-    for link in stack.get('links', []):
-        m = _PROJECT_IN_LINK.search(link.get('href', ''))
-        if m:
-            return m.group(1)
-    return ''
-
-
-def resources(conn: Any, name: str, id_: str) -> list[dict[str, Any]]:
-    """The resources Heat holds for the stack and its nested stacks. Unlike
-    export and abandon, the list still shows what a stack being deleted
-    holds: it reads the resources' rows, not the current template."""
-    return call(
-        conn,
-        'GET',
-        stack_path(name, id_) + '/resources',
-        params={'nested_depth': ALL_NESTED},
-    ).json()['resources']
 
 
 class Stack(ResourceKind):
@@ -110,10 +38,10 @@ class Stack(ResourceKind):
     error_statuses = frozenset({'DELETE_FAILED'})
 
     def delete(self, conn, ref):
-        call(conn, 'DELETE', stack_path(ref.name, ref.id))
+        heat.call(conn, 'DELETE', heat.stack_path(ref.name, ref.id))
 
     def status(self, conn, ref):
-        stack = get_stack(conn, ref.name, ref.id)
+        stack = heat.get_stack(conn, ref.name, ref.id)
         return GONE if stack is None else stack['stack_status']
 
 
@@ -181,7 +109,7 @@ class ProjectStack(Stack):
     def list(self, conn, project_id):
         found = {
             s['id']: s
-            for s in stacks(conn, tenant=project_id, show_nested='True')
+            for s in heat.stacks(conn, tenant=project_id, show_nested='True')
         }
         refs = []
         for s in found.values():
@@ -191,7 +119,7 @@ class ProjectStack(Stack):
             elif project_id:
                 # what it made orders a cascade (not the orphan search)
                 try:
-                    made = resources(conn, s['stack_name'], s['id'])
+                    made = heat.resources(conn, s['stack_name'], s['id'])
                 except sdk_exc.NotFoundException:
                     continue  # deleted meanwhile
                 attrs['resources'] = sorted(
@@ -207,7 +135,7 @@ class ProjectStack(Stack):
                     kind=self.name,
                     id=s['id'],
                     name=s['stack_name'],
-                    project_id=project_of(s),
+                    project_id=heat.project_of(s),
                     attrs={k: v for k, v in attrs.items() if v},
                 )
             )

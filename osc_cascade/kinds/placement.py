@@ -30,10 +30,11 @@ from typing import Any
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.planner import Edge
-from osc_cascade.kinds.base import ResourceKind, delete_of, request
+from osc_cascade.kinds.base import ResourceKind, delete_of
 
 #: consumer generations (1.28); error codes (1.23); in_tree and root/parent
 #: provider UUIDs (1.14)

@@ -29,13 +29,13 @@ from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api.http import request
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import shared_file_system
 from osc_cascade.kinds.base import (
     ResourceKind,
     delete_of,
-    request,
     unless_absent,
 )
 

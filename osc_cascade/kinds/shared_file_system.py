@@ -29,9 +29,10 @@ import weakref
 from openstack import exceptions as sdk_exc
 from openstack.shared_file_system.v2 import _proxy as manila_proxy
 
+from osc_cascade.api.http import request
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned, request
+from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 
 #: replicas and share groups left the experimental API in 2.56 and 2.55
 MICROVERSION = '2.56'
