@@ -76,23 +76,6 @@ DELETED = 'deleted'  # the normal delete finished: nothing abandoned
 ABANDONED = 'abandoned'  # the stack was abandoned
 FAILED = 'failed'
 
-#: Heat resource types and the cascade kinds that delete what they made
-HEAT_TYPE_KINDS = {
-    'OS::Nova::Server': 'compute.server',
-    'OS::Nova::ServerGroup': 'compute.server_group',
-    'OS::Cinder::Volume': 'block_storage.volume',
-    'OS::Neutron::Net': 'network.network',
-    'OS::Neutron::Subnet': 'network.subnet',
-    'OS::Neutron::Port': 'network.port',
-    'OS::Neutron::Router': 'network.router',
-    'OS::Neutron::FloatingIP': 'network.floating_ip',
-    'OS::Neutron::SecurityGroup': 'network.security_group',
-    'OS::Neutron::Trunk': 'network.trunk',
-    'OS::Neutron::RBACPolicy': 'network.rbac_policy',
-    'OS::Octavia::LoadBalancer': 'load_balancer.load_balancer',
-    'OS::Swift::Container': 'object_store.container',
-    'OS::Heat::Stack': orchestration.Stack.name,
-}
 #: a router interface's physical id is ``<router id>:subnet_id=<id>``: it
 #: goes when the router's interfaces are removed
 ROUTER_INTERFACE = 'OS::Neutron::RouterInterface'
@@ -208,7 +191,7 @@ class StackResource:
 
     @property
     def kind(self) -> str:
-        return HEAT_TYPE_KINDS.get(self.type, '')
+        return kinds_mod.for_heat_type(self.type)
 
     @property
     def left_behind(self) -> bool:

@@ -39,6 +39,7 @@ from typing import Any
 from keystoneauth1 import discover
 from openstack import exceptions as sdk_exc
 
+from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.errors import CascadeError, status_code
 from osc_cascade.engine.executor import (
     DONE,
@@ -52,6 +53,7 @@ from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.resource import KEEP, ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, retrying
 from osc_cascade.kinds import placement as kinds
+from osc_cascade.kinds.base import SERVICE
 from osc_cascade.kinds.placement import NOVA_VERSION, PLACEMENT_VERSION
 
 #: statuses in which nova no longer counts a migration as in progress
@@ -259,7 +261,7 @@ class ServicePurge:
     ):
         self.conn = conn
         self.options = options or PurgeOptions()
-        self.kinds = kinds.build()
+        self.kinds = kinds_mod.build(SERVICE)
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self.on_event = on_event

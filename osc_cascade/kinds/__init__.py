@@ -10,13 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The registry of resource kinds the cascade knows."""
+"""The resource kinds: one small class each, registered beside it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from osc_cascade.kinds import (
+# imported for their @register
+from osc_cascade.kinds import (  # noqa: F401
     block_storage,
     compute,
     container_infra,
@@ -28,33 +29,36 @@ from osc_cascade.kinds import (
     network,
     object_store,
     orchestration,
+    placement,
     quota,
     shared_file_system,
 )
-from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.kinds.base import PROJECT, ResourceKind
+from osc_cascade.kinds.registry import CLASSES
 
-KIND_CLASSES: tuple[type[ResourceKind], ...] = (
-    *compute.KINDS,
-    *block_storage.KINDS,
-    *network.KINDS,
-    *image.KINDS,
-    *orchestration.KINDS,
-    *load_balancer.KINDS,
-    *object_store.KINDS,
-    *dns.KINDS,
-    *key_manager.KINDS,
-    *shared_file_system.KINDS,
-    *container_infra.KINDS,
-    *quota.KINDS,
-    *identity.KINDS,
-)
-
-#: kinds that discovery lists for a project (the project kind is added by
-#: the cascade itself)
+#: the kind of the projects themselves (the cascade adds their steps)
 PROJECT_KIND = identity.Project.name
 
 
-def build(**options: Any) -> dict[str, ResourceKind]:
-    """Instantiate every kind; options such as ``delete_shared_images``
-    go to the kinds that take them."""
-    return {cls.name: cls(**options) for cls in KIND_CLASSES}
+def build(scope: str = PROJECT, **options: Any) -> dict[str, ResourceKind]:
+    """An instance of every kind of ``scope``; options such as
+    ``delete_shared_images`` go to the kinds that take them."""
+    return {
+        name: cls(**options)
+        for name, cls in CLASSES.items()
+        if cls.scope == scope
+    }
+
+
+def for_heat_type(heat_type: str) -> str:
+    """The kind that deletes what a Heat resource of this type made, or
+    ''."""
+    for name, cls in CLASSES.items():
+        if heat_type in cls.heat_types:
+            return name
+    return ''
+
+
+def in_module(module: Any) -> list[type[ResourceKind]]:
+    """The kinds registered by one kind module."""
+    return [c for c in CLASSES.values() if c.__module__ == module.__name__]

@@ -35,6 +35,11 @@ from osc_cascade.engine.resource import ResourceRef, Step
 
 GONE = None
 
+#: a kind that a project owns: a cascade and the orphan search list it
+PROJECT = 'project'
+#: a kind that belongs to a compute service (Placement's), for the purge
+SERVICE = 'service'
+
 T = TypeVar('T')
 
 
@@ -50,6 +55,10 @@ class ResourceKind:
     #: why the cascade cannot list this kind at all, when it cannot: a
     #: note says so instead (a silent skip would hide what stays behind)
     unreachable: ClassVar[str] = ''
+    #: what owns resources of this kind: PROJECT or SERVICE
+    scope: ClassVar[str] = PROJECT
+    #: the Heat resource types whose physical resource is of this kind
+    heat_types: ClassVar[tuple[str, ...]] = ()
     #: what a 403 on listing means the caller lacks
     forbidden_hint: ClassVar[str] = (
         'the cascade needs the admin role in the {service_type} service'

@@ -20,6 +20,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.compute import Server
+from osc_cascade.kinds.registry import register
 
 
 class _CinderKind(ResourceKind):
@@ -36,8 +37,10 @@ class _CinderKind(ResourceKind):
         )
 
 
+@register
 class Volume(_CinderKind):
     name = 'block_storage.volume'
+    heat_types = ('OS::Cinder::Volume',)
 
     def list(self, conn, project_id):
         return owned(
@@ -99,6 +102,7 @@ class Volume(_CinderKind):
         )
 
 
+@register
 class Snapshot(_CinderKind):
     name = 'block_storage.snapshot'
 
@@ -134,6 +138,7 @@ class Snapshot(_CinderKind):
         }
 
 
+@register
 class Backup(_CinderKind):
     name = 'block_storage.backup'
     error_statuses = frozenset({'error_deleting', 'error'})
@@ -188,6 +193,3 @@ class Backup(_CinderKind):
                 details=True, all_projects=True, project_id=project_id
             )
         }
-
-
-KINDS = (Volume, Snapshot, Backup)

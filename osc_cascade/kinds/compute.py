@@ -26,10 +26,13 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.identity import users_of
+from osc_cascade.kinds.registry import register
 
 
+@register
 class Server(ResourceKind):
     name = 'compute.server'
+    heat_types = ('OS::Nova::Server',)
     service_type = 'compute'
     # ERROR before the delete is common and fine; status() reports a
     # failed delete only when nova has finished with the server
@@ -83,8 +86,10 @@ class Server(ResourceKind):
         return server.status
 
 
+@register
 class ServerGroup(ResourceKind):
     name = 'compute.server_group'
+    heat_types = ('OS::Nova::ServerGroup',)
     service_type = 'compute'
     synchronous_delete = True
 
@@ -108,6 +113,7 @@ class ServerGroup(ResourceKind):
         conn.compute.delete_server_group(ref.id)
 
 
+@register
 class Keypair(ResourceKind):
     """A keypair of a user with a role on the project. Keypairs belong to
     users, not projects (the user may need it elsewhere), so the cascade
@@ -142,6 +148,3 @@ class Keypair(ResourceKind):
             f'if it is no longer needed',
             blocking=False,
         )
-
-
-KINDS = (Server, ServerGroup, Keypair)

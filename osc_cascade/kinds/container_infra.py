@@ -28,6 +28,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.orchestration import Stack
+from osc_cascade.kinds.registry import register
 
 #: a cluster delete that failed, with the way out
 STUCK = (
@@ -37,6 +38,7 @@ STUCK = (
 )
 
 
+@register
 class Cluster(ResourceKind):
     name = 'container_infra.cluster'
     service_type = 'container-infrastructure-management'
@@ -91,6 +93,7 @@ class Cluster(ResourceKind):
         return STUCK if status == 'DELETE_FAILED' else status
 
 
+@register
 class ClusterTemplate(ResourceKind):
     name = 'container_infra.cluster_template'
     service_type = 'container-infrastructure-management'
@@ -126,6 +129,3 @@ class ClusterTemplate(ResourceKind):
             isinstance(exc, sdk_exc.BadRequestException)
             and 'referenced' in str(exc)
         )
-
-
-KINDS = (Cluster, ClusterTemplate)

@@ -27,6 +27,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.network import FloatingIP
+from osc_cascade.kinds.registry import register
 
 SUDO = 'X-Auth-Sudo-Project-ID'
 
@@ -35,6 +36,7 @@ def on_behalf_of(project_id: str) -> dict[str, str]:
     return {SUDO: project_id}
 
 
+@register
 class Zone(ResourceKind):
     name = 'dns.zone'
     service_type = 'dns'
@@ -73,6 +75,7 @@ class Zone(ResourceKind):
         ).json()['status']
 
 
+@register
 class FloatingIPRecord(ResourceKind):
     """A floating IP's PTR record; its delete unsets it."""
 
@@ -109,6 +112,3 @@ class FloatingIPRecord(ResourceKind):
             json={'ptrdname': None},
             headers=on_behalf_of(ref.project_id),
         )
-
-
-KINDS = (Zone, FloatingIPRecord)

@@ -22,6 +22,7 @@ from openstack import exceptions as sdk_exc
 
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import ResourceKind, delete_of
+from osc_cascade.kinds.registry import register
 
 LOG = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ def users_of(conn: Any, project_id: str) -> set[str]:
     }
 
 
+@register
 class ApplicationCredential(ResourceKind):
     name = 'identity.application_credential'
     service_type = 'identity'
@@ -84,6 +86,7 @@ class ApplicationCredential(ResourceKind):
         )
 
 
+@register
 class Project(ResourceKind):
     """A project of the cascade; its own ``project_id`` is itself.
 
@@ -106,6 +109,3 @@ class Project(ResourceKind):
 
     def delete(self, conn, ref):
         conn.identity.delete_project(ref.id, ignore_missing=False)
-
-
-KINDS = (ApplicationCredential, Project)

@@ -19,8 +19,10 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.registry import register
 
 
+@register
 class Image(ResourceKind):
     name = 'image.image'
     service_type = 'image'
@@ -78,6 +80,7 @@ class Image(ResourceKind):
         conn.image.update_image(step.target.id, is_protected=False)
 
 
+@register
 class ImageMember(ResourceKind):
     """The project's membership of another project's image: removing it
     takes the image out of the project's view and leaves the image."""
@@ -111,6 +114,3 @@ class ImageMember(ResourceKind):
         conn.image.remove_member(
             ref.project_id, ref.attrs['image_id'], ignore_missing=False
         )
-
-
-KINDS = (Image, ImageMember)

@@ -25,6 +25,7 @@ which the admin API does reach, is reset with the other quotas.
 from __future__ import annotations
 
 from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.kinds.registry import register
 
 UNREACHABLE = (
     'Barbican shows and deletes them only for a token scoped to their own '
@@ -39,16 +40,16 @@ class _Barbican(ResourceKind):
     unreachable = UNREACHABLE
 
 
+@register
 class Secret(_Barbican):
     name = 'key_manager.secret'
 
 
+@register
 class SecretContainer(_Barbican):
     name = 'key_manager.container'
 
 
+@register
 class Order(_Barbican):
     name = 'key_manager.order'
-
-
-KINDS = (Secret, SecretContainer, Order)

@@ -33,10 +33,13 @@ from __future__ import annotations
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.network import Network, Port, SecurityGroup, Subnet
+from osc_cascade.kinds.registry import register
 
 
+@register
 class LoadBalancer(ResourceKind):
     name = 'load_balancer.load_balancer'
+    heat_types = ('OS::Octavia::LoadBalancer',)
     service_type = 'load-balancer'
     error_statuses = frozenset({'ERROR'})
 
@@ -86,6 +89,3 @@ class LoadBalancer(ResourceKind):
             ref.id
         ).provisioning_status
         return GONE if status == 'DELETED' else status
-
-
-KINDS = (LoadBalancer,)

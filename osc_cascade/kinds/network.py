@@ -36,6 +36,7 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.compute import Server
+from osc_cascade.kinds.registry import register
 
 # Ports that belong to another resource and go with it, never deleted
 # through the port API (which refuses most of them anyway).
@@ -85,8 +86,10 @@ def clear_gateway_step(router):
     return Step('clear_router_gateway', router)
 
 
+@register
 class FloatingIP(_NeutronKind):
     name = 'network.floating_ip'
+    heat_types = ('OS::Neutron::FloatingIP',)
     sdk_delete = 'delete_ip'
 
     def list(self, conn, project_id):
@@ -117,8 +120,10 @@ class FloatingIP(_NeutronKind):
         yield Edge(me, delete_of(Router.name, router.id))
 
 
+@register
 class Router(_NeutronKind):
     name = 'network.router'
+    heat_types = ('OS::Neutron::Router',)
     sdk_delete = 'delete_router'
 
     def list(self, conn, project_id):
@@ -172,8 +177,10 @@ class Router(_NeutronKind):
             super().apply(conn, step)
 
 
+@register
 class Port(_NeutronKind):
     name = 'network.port'
+    heat_types = ('OS::Neutron::Port',)
     sdk_delete = 'delete_port'
 
     def list(self, conn, project_id):
@@ -211,8 +218,10 @@ class Port(_NeutronKind):
             yield Edge(me, delete_of(SecurityGroup.name, sg_id))
 
 
+@register
 class Trunk(_NeutronKind):
     name = 'network.trunk'
+    heat_types = ('OS::Neutron::Trunk',)
     sdk_delete = 'delete_trunk'
 
     def list(self, conn, project_id):
@@ -243,8 +252,10 @@ class Trunk(_NeutronKind):
             yield Edge(me, delete_of(Port.name, port_id))
 
 
+@register
 class Subnet(_NeutronKind):
     name = 'network.subnet'
+    heat_types = ('OS::Neutron::Subnet',)
     sdk_delete = 'delete_subnet'
 
     def list(self, conn, project_id):
@@ -263,8 +274,10 @@ class Subnet(_NeutronKind):
         )
 
 
+@register
 class Network(_NeutronKind):
     name = 'network.network'
+    heat_types = ('OS::Neutron::Net',)
     sdk_delete = 'delete_network'
 
     def list(self, conn, project_id):
@@ -281,8 +294,10 @@ class Network(_NeutronKind):
         )
 
 
+@register
 class SecurityGroup(_NeutronKind):
     name = 'network.security_group'
+    heat_types = ('OS::Neutron::SecurityGroup',)
     sdk_delete = 'delete_security_group'
 
     def list(self, conn, project_id):
@@ -334,8 +349,10 @@ class SecurityGroup(_NeutronKind):
         )
 
 
+@register
 class RBACPolicy(_NeutronKind):
     name = 'network.rbac_policy'
+    heat_types = ('OS::Neutron::RBACPolicy',)
     sdk_delete = 'delete_rbac_policy'
     _object_kinds = {
         'network': Network.name,
@@ -430,6 +447,7 @@ class _ExtensionKind(_NeutronKind):
         return [self.ref(item) for item in items]
 
 
+@register
 class VPNSiteConnection(_ExtensionKind):
     name = 'network.vpn_ipsec_site_connection'
     extension = 'vpnaas'
@@ -460,6 +478,7 @@ class VPNSiteConnection(_ExtensionKind):
             yield Edge(delete_of(self.name, ref.id), delete_of(kind, id_))
 
 
+@register
 class VPNService(_ExtensionKind):
     name = 'network.vpn_service'
     extension = 'vpnaas'
@@ -484,6 +503,7 @@ class VPNService(_ExtensionKind):
         yield Edge(me, delete_of(Subnet.name, ref.attrs.get('subnet_id')))
 
 
+@register
 class VPNEndpointGroup(_ExtensionKind):
     name = 'network.vpn_endpoint_group'
     extension = 'vpnaas'
@@ -509,6 +529,7 @@ class VPNEndpointGroup(_ExtensionKind):
             yield Edge(me, delete_of(Subnet.name, subnet_id))
 
 
+@register
 class VPNIKEPolicy(_ExtensionKind):
     name = 'network.vpn_ike_policy'
     extension = 'vpnaas'
@@ -516,6 +537,7 @@ class VPNIKEPolicy(_ExtensionKind):
     sdk_delete = 'delete_vpn_ike_policy'
 
 
+@register
 class VPNIPsecPolicy(_ExtensionKind):
     name = 'network.vpn_ipsec_policy'
     extension = 'vpnaas'
@@ -523,6 +545,7 @@ class VPNIPsecPolicy(_ExtensionKind):
     sdk_delete = 'delete_vpn_ipsec_policy'
 
 
+@register
 class QoSPolicy(_ExtensionKind):
     name = 'network.qos_policy'
     extension = 'qos'
@@ -556,6 +579,7 @@ class QoSPolicy(_ExtensionKind):
             yield Edge(delete_of(kind, id_), delete_of(self.name, ref.id))
 
 
+@register
 class SubnetPool(_ExtensionKind):
     name = 'network.subnet_pool'
     extension = 'subnet_allocation'
@@ -584,6 +608,7 @@ class SubnetPool(_ExtensionKind):
         )
 
 
+@register
 class AddressScope(_ExtensionKind):
     name = 'network.address_scope'
     extension = 'address-scope'
@@ -591,6 +616,7 @@ class AddressScope(_ExtensionKind):
     sdk_delete = 'delete_address_scope'
 
 
+@register
 class PortForwarding(_ExtensionKind):
     """A floating IP's port forwarding (owned by the floating IP's
     project, which the API does not repeat on it)."""
@@ -622,6 +648,7 @@ class PortForwarding(_ExtensionKind):
         )
 
 
+@register
 class NetworkSegmentRange(_ExtensionKind):
     """A range of segmentation ids set aside for the project: its networks
     take their segments from it, so they go first."""
@@ -640,6 +667,7 @@ class NetworkSegmentRange(_ExtensionKind):
                 )
 
 
+@register
 class LocalIP(_ExtensionKind):
     """A local IP; its port (device owner ``network:local_ip``) goes with
     it, and a direct delete of that port then finds it gone."""
@@ -659,26 +687,3 @@ class LocalIP(_ExtensionKind):
         me = delete_of(self.name, ref.id)
         yield Edge(me, delete_of(Port.name, ref.attrs.get('local_port_id')))
         yield Edge(me, delete_of(Network.name, ref.attrs.get('network_id')))
-
-
-KINDS = (
-    FloatingIP,
-    Router,
-    Port,
-    Trunk,
-    Subnet,
-    Network,
-    SecurityGroup,
-    RBACPolicy,
-    VPNSiteConnection,
-    VPNService,
-    VPNEndpointGroup,
-    VPNIKEPolicy,
-    VPNIPsecPolicy,
-    QoSPolicy,
-    SubnetPool,
-    AddressScope,
-    PortForwarding,
-    NetworkSegmentRange,
-    LocalIP,
-)

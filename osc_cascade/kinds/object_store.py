@@ -57,6 +57,7 @@ from osc_cascade.kinds.base import (
     delete_of,
     unless_absent,
 )
+from osc_cascade.kinds.registry import register
 
 #: parallel object deletes when the cluster has no bulk delete
 OBJECT_WORKERS = 10
@@ -99,8 +100,10 @@ def _path(container: str, obj: str = '') -> str:
     return '/'.join(parse.quote(p, safe='') for p in (container, obj) if p)
 
 
+@register
 class Container(ResourceKind):
     name = 'object_store.container'
+    heat_types = ('OS::Swift::Container',)
     service_type = 'object-store'
     synchronous_delete = True
     forbidden_hint = (
@@ -249,6 +252,3 @@ class Container(ResourceKind):
                 f'bulk delete left {len(errors)} object(s) of container '
                 f'{name}: ' + ', '.join(f'{p} ({s})' for p, s in errors[:5])
             )
-
-
-KINDS = (Container,)

@@ -30,6 +30,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade.kinds.registry import register
 
 
 class Stack(ResourceKind):
@@ -101,7 +102,9 @@ def namesakes(conn: Any, made: list[dict[str, Any]]) -> list[str]:
     return found
 
 
+@register
 class ProjectStack(Stack):
+    heat_types = ('OS::Heat::Stack',)
     """The stack kind of a project cascade (see above)."""
 
     error_statuses = frozenset({STUCK})
@@ -168,6 +171,3 @@ class ProjectStack(Stack):
     def status(self, conn, ref):
         status = super().status(conn, ref)
         return STUCK if status == 'DELETE_FAILED' else status
-
-
-KINDS = (ProjectStack,)

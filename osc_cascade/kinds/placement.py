@@ -34,7 +34,8 @@ from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.planner import Edge
-from osc_cascade.kinds.base import ResourceKind, delete_of
+from osc_cascade.kinds.base import SERVICE, ResourceKind, delete_of
+from osc_cascade.kinds.registry import register
 
 #: consumer generations (1.28); error codes (1.23); in_tree and root/parent
 #: provider UUIDs (1.14)
@@ -82,6 +83,7 @@ def list_providers(conn: Any) -> list[dict]:
     return placement(conn, 'GET', '/resource_providers')['resource_providers']
 
 
+@register
 class Allocation(ResourceKind):
     """A consumer's share on the provider trees being deleted.
 
@@ -94,6 +96,7 @@ class Allocation(ResourceKind):
     """
 
     name = 'placement.allocation'
+    scope = SERVICE
     service_type = 'placement'
     synchronous_delete = True
 
@@ -137,6 +140,7 @@ class Allocation(ResourceKind):
         return error_code(exc) == CONCURRENT_UPDATE
 
 
+@register
 class ResourceProvider(ResourceKind):
     """``attrs``: ``parent`` (deleted after it), ``service`` and ``host``
     (its compute service), ``node`` (it is the root provider of one of the
@@ -150,6 +154,7 @@ class ResourceProvider(ResourceKind):
     """
 
     name = 'placement.resource_provider'
+    scope = SERVICE
     service_type = 'placement'
 
     def relations(self, ref, inventory):
@@ -180,12 +185,14 @@ class ResourceProvider(ResourceKind):
         return False
 
 
+@register
 class ComputeService(ResourceKind):
     """A nova-compute service; ``attrs``: ``nodes`` (its compute nodes'
     UUIDs, which are their root providers', and names) and ``roots`` (the
     roots of every provider tree the plan deletes)."""
 
     name = 'compute.service'
+    scope = SERVICE
     service_type = 'compute'
     synchronous_delete = True
 
@@ -247,10 +254,3 @@ class ComputeService(ResourceKind):
         # nova's 409 (instances or migrations on the host) does not pass by
         # waiting
         return False
-
-
-KINDS = (Allocation, ResourceProvider, ComputeService)
-
-
-def build() -> dict[str, ResourceKind]:
-    return {cls.name: cls() for cls in KINDS}

@@ -38,6 +38,7 @@ from osc_cascade.kinds.base import (
     delete_of,
     unless_absent,
 )
+from osc_cascade.kinds.registry import register
 
 
 class _Quota(ResourceKind):
@@ -106,6 +107,7 @@ class _QuotaSets(_Quota):
         request(self.api(conn), 'DELETE', f'{self.path}/{ref.id}')
 
 
+@register
 class ComputeQuota(_QuotaSets):
     name = 'quota.compute'
     service_type = 'compute'
@@ -116,6 +118,7 @@ class ComputeQuota(_QuotaSets):
         return conn.compute
 
 
+@register
 class BlockStorageQuota(_QuotaSets):
     name = 'quota.block_storage'
     service_type = 'block-storage'
@@ -126,6 +129,7 @@ class BlockStorageQuota(_QuotaSets):
         return conn.block_storage
 
 
+@register
 class SharedFileSystemQuota(_QuotaSets):
     name = 'quota.shared_file_system'
     service_type = 'shared-file-system'
@@ -136,6 +140,7 @@ class SharedFileSystemQuota(_QuotaSets):
         return shared_file_system.manila(conn)
 
 
+@register
 class NetworkQuota(_Quota):
     """Neutron lists exactly the projects with quotas of their own."""
 
@@ -154,6 +159,7 @@ class NetworkQuota(_Quota):
         conn.network.delete_quota(ref.id, ignore_missing=False)
 
 
+@register
 class LoadBalancerQuota(_Quota):
     """Octavia keeps a row for every project that used it; a limit of its
     own is one that is not null."""
@@ -182,6 +188,7 @@ class LoadBalancerQuota(_Quota):
         conn.load_balancer.delete_quota(ref.id, ignore_missing=False)
 
 
+@register
 class KeyManagerQuota(_Quota):
     """Barbican lists the projects with quotas of their own (its secrets
     are beyond the cascade's reach, its quotas are not)."""
@@ -204,6 +211,7 @@ class KeyManagerQuota(_Quota):
         conn.key_manager.delete_project_quota(ref.id, ignore_missing=False)
 
 
+@register
 class ContainerInfraQuota(_Quota):
     """Magnum keeps one row per project and resource that was set."""
 
@@ -233,14 +241,3 @@ class ContainerInfraQuota(_Quota):
                 'DELETE',
                 f'/quotas/{ref.id}/{name}',
             )
-
-
-KINDS = (
-    ComputeQuota,
-    BlockStorageQuota,
-    SharedFileSystemQuota,
-    NetworkQuota,
-    LoadBalancerQuota,
-    KeyManagerQuota,
-    ContainerInfraQuota,
-)

@@ -33,6 +33,7 @@ from osc_cascade.api.http import request
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.registry import register
 
 #: replicas and share groups left the experimental API in 2.56 and 2.55
 MICROVERSION = '2.56'
@@ -105,6 +106,7 @@ class _ManilaKind(ResourceKind):
         )
 
 
+@register
 class Share(_ManilaKind):
     name = 'shared_file_system.share'
     noun = 'share'
@@ -141,6 +143,7 @@ class Share(_ManilaKind):
         )
 
 
+@register
 class ShareSnapshot(_ManilaKind):
     name = 'shared_file_system.snapshot'
     noun = 'share_snapshot'
@@ -161,6 +164,7 @@ class ShareSnapshot(_ManilaKind):
         )
 
 
+@register
 class ShareReplica(_ManilaKind):
     """A replica other than the active one, which is the share itself."""
 
@@ -196,6 +200,7 @@ class ShareReplica(_ManilaKind):
         )
 
 
+@register
 class ShareNetwork(_ManilaKind):
     name = 'shared_file_system.share_network'
     noun = 'share_network'
@@ -211,6 +216,7 @@ class ShareNetwork(_ManilaKind):
         )
 
 
+@register
 class ShareGroup(_ManilaKind):
     name = 'shared_file_system.share_group'
     noun = 'share_group'
@@ -231,6 +237,3 @@ class ShareGroup(_ManilaKind):
                 ShareNetwork.name, ref.attrs.get('share_network_id', '')
             ),
         )
-
-
-KINDS = (Share, ShareSnapshot, ShareReplica, ShareNetwork, ShareGroup)

@@ -15,6 +15,7 @@
 from openstack import exceptions as sdk_exc
 import pytest
 
+from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import compute
 from osc_cascade.kinds.base import GONE
@@ -179,7 +180,7 @@ def test_server_group_goes_after_its_members_and_deletes_synchronously(
         *compute.Server().list(conn, a),
         *compute.ServerGroup().list(conn, a),
     ]
-    kinds = {k.name: k() for k in compute.KINDS}
+    kinds = {k.name: k() for k in kinds_mod.in_module(compute)}
     plan = build_plan(Inventory(refs), kinds, [{'id': a, 'name': 'A'}])
     assert plan.edges == {
         (

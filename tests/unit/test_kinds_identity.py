@@ -17,7 +17,7 @@ import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.planner import Inventory, build_plan
-from osc_cascade.kinds import identity
+from osc_cascade.kinds import base, identity, registry
 from osc_cascade.workflows.cascade import project_ref
 from tests.unit import scenarios
 from tests.unit.fakes import ref
@@ -170,11 +170,37 @@ def test_the_project_kind_is_not_discovered():
 
 def test_registry_builds_every_kind_with_options():
     kinds = kinds_mod.build(delete_shared_images=True)
-    assert set(kinds) == {cls.name for cls in kinds_mod.KIND_CLASSES}
-    # names are unique: none hides another
-    assert len(kinds) == len(kinds_mod.KIND_CLASSES)
+    assert set(kinds) == {
+        name
+        for name, cls in registry.CLASSES.items()
+        if cls.scope == base.PROJECT
+    }
     assert kinds['image.image'].options == {'delete_shared_images': True}
     for name, kind in kinds.items():
         assert kind.name == name and '.' in name
         assert kind.service_type
         assert kind.options == {'delete_shared_images': True}
+
+
+def test_a_kind_name_registered_twice_is_refused():
+    # names are unique: none hides another
+    class Twin(identity.Project):
+        pass
+
+    with pytest.raises(ValueError, match=r'identity\.project'):
+        registry.register(Twin)
+
+
+def test_the_placement_kinds_are_registered_for_the_service_purge():
+    assert set(kinds_mod.build(base.SERVICE)) == {
+        'placement.allocation',
+        'placement.resource_provider',
+        'compute.service',
+    }
+    assert not set(kinds_mod.build(base.SERVICE)) & set(kinds_mod.build())
+
+
+def test_each_kind_declares_the_heat_types_it_deletes():
+    assert kinds_mod.for_heat_type('OS::Neutron::Net') == 'network.network'
+    assert kinds_mod.for_heat_type('OS::Heat::Stack') == 'orchestration.stack'
+    assert kinds_mod.for_heat_type('OS::Heat::RandomString') == ''

@@ -52,7 +52,7 @@ LISTS = {
 
 
 def discover(conn, pid):
-    kinds = [*network.KINDS, compute.Server]
+    kinds = [*kinds_mod.in_module(network), compute.Server]
     return [r for k in kinds for r in k().list(conn, pid)]
 
 
@@ -131,7 +131,9 @@ def test_other_projects_network_resources_never_get_in():
         b = scenarios.full_project(cloud, 'B', ext)['project']['id']
         conn = cloud.connection()
         assert len(list(conn.network.networks(project_id=a))) == 3
-        refs = [r for k in network.KINDS for r in k().list(conn, a)]
+        refs = [
+            r for k in kinds_mod.in_module(network) for r in k().list(conn, a)
+        ]
         assert refs and {r.project_id for r in refs} == {a}
         mine = {r.id for r in refs}
         assert not mine & {id_ for _, id_ in cloud.owned_by(b)}
@@ -504,7 +506,9 @@ def test_neutron_extensions_are_asked_once_per_connection():
     with ServicesCloud() as services:
         conn = services.connection()
         kinds = [
-            k for k in network.KINDS if issubclass(k, network._ExtensionKind)
+            k
+            for k in kinds_mod.in_module(network)
+            if issubclass(k, network._ExtensionKind)
         ]
         assert len(kinds) > 1
         for _round in range(2):
