@@ -11,15 +11,25 @@
 #    under the License.
 
 """What the commands of this plugin share: the options of every command
-that runs a plan, the confirmation prompt and the counts it shows."""
+that runs a plan, the confirmation prompt and the counts it shows, the one
+place where the engine's errors become osc-lib's, and what a hook hands
+to the OSC command it extends.
+
+Every command fails the same way: it prints what it did, then raises
+``CommandError`` with one line (OSC's "N of M failed"), which OSC prints
+and turns into exit code 1."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+import contextlib
 import sys
 from typing import Any
 
 from osc_lib import exceptions
+
+from osc_cascade.engine.errors import CascadeError
 
 
 def positive_int(text: str) -> int:
@@ -100,3 +110,26 @@ def refuse_stray_options(
         raise exceptions.CommandError(
             '--' + given[0].replace('_', '-') + f' needs {needed}'
         )
+
+
+@contextlib.contextmanager
+def engine_errors() -> Iterator[None]:
+    """The engine and the workflows raise their own errors; a command
+    shows them as osc-lib's, one line each."""
+    try:
+        yield
+    except CascadeError as exc:
+        raise exceptions.CommandError(str(exc)) from exc
+
+
+def hand_to_osc(
+    parsed_args: argparse.Namespace, dest: str, ids: list[str]
+) -> argparse.Namespace:
+    """What the OSC command a hook extends deletes after the hook.
+
+    A cliff hook runs before the command's ``take_action`` and cannot skip
+    it, and ``take_action`` deletes what its positional argument names. So
+    the hook hands it only what the workflow emptied and verified, by ID:
+    nothing after a dry run, a refusal or a failure."""
+    setattr(parsed_args, dest, list(ids))
+    return parsed_args
