@@ -33,15 +33,9 @@ def _no_os_environment(monkeypatch, tmp_path):
 def virtual_time(monkeypatch):
     """The executor's and discovery's default clock never really sleeps
     (tests that check delays pass their own FakeClock)."""
-    from osc_cascade.engine import executor
-    from tests.unit.fakes import FakeClock
+    from tests.unit.fakes.clock import patch_wall_clock
 
-    clock = FakeClock()
-    monkeypatch.setattr(executor.Clock, 'now', lambda self: clock.now())
-    monkeypatch.setattr(
-        executor.Clock, 'sleep', lambda self, seconds: clock.sleep(seconds)
-    )
-    return clock
+    return patch_wall_clock(monkeypatch)
 
 
 @pytest.fixture

@@ -51,7 +51,7 @@ from tests.unit.fakecloud import (
     neutron_error,
     new_id,
 )
-from tests.unit.fakes import FakeClock
+from tests.unit.fakes.clock import FakeClock
 
 SWIFT = 'http://swift.test'
 ENDPOINTS_ALL = {

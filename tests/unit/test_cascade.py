@@ -23,7 +23,8 @@ from osc_cascade.workflows import cascade
 from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from tests.unit import scenarios
 from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
-from tests.unit.fakes import FakeClock, make_plan
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.kinds import make_plan
 
 
 def cascade_of(conn, **options):

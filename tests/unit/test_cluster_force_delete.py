@@ -23,7 +23,7 @@ from osc_cascade.engine.errors import CascadeError
 from tests.unit import scenarios
 from tests.unit.fake_heat import FakeHeatCloud
 from tests.unit.fakecloud import ADMIN_PROJECT
-from tests.unit.fakes import FakeClock
+from tests.unit.fakes.clock import FakeClock
 
 GRACE = 60.0
 

@@ -23,7 +23,8 @@ from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds import network
 from tests.unit import scenarios
 from tests.unit.fakecloud import FakeCloud
-from tests.unit.fakes import FakeClock, sdk_error
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.kinds import sdk_error
 
 
 @pytest.fixture

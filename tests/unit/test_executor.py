@@ -33,9 +33,9 @@ from osc_cascade.engine.executor import (
 from osc_cascade.engine.resource import Step
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.engine.slots import Slots
-from tests.unit.fakes import (
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.kinds import (
     KIND,
-    FakeClock,
     FakeKind,
     chain_plan,
     conflict,

@@ -20,7 +20,7 @@ from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import base, identity, registry
 from osc_cascade.workflows.cascade import project_ref
 from tests.unit import scenarios
-from tests.unit.fakes import ref
+from tests.unit.fakes.kinds import ref
 
 CRED, PROJECT = identity.ApplicationCredential.name, identity.Project.name
 

@@ -23,7 +23,7 @@ from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import object_store
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
-from tests.unit.fakes import FakeClock
+from tests.unit.fakes.clock import FakeClock
 
 CONTAINER = object_store.Container.name
 

@@ -21,7 +21,7 @@ from osc_cascade.engine import planner, resource
 from osc_cascade.engine.planner import Inventory, Plan, PlanError, build_plan
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds import network
-from tests.unit.fakes import KIND, PROJECT, FakeKind, make_plan, ref
+from tests.unit.fakes.kinds import KIND, PROJECT, FakeKind, make_plan, ref
 
 PROJECTS = [{'id': PROJECT, 'name': 'p'}]
 RULES = {KIND: FakeKind(), 'test.other': FakeKind('test.other')}

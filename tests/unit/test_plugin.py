@@ -23,7 +23,7 @@ import pytest
 from osc_cascade import plugin
 from osc_cascade.v1 import common, project
 from tests.unit import scenarios
-from tests.unit.fakes import make_plan
+from tests.unit.fakes.kinds import make_plan
 
 
 def entry_points(group):

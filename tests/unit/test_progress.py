@@ -18,7 +18,7 @@ from osc_cascade.engine import executor
 from osc_cascade.engine.executor import Event, StepResult
 from osc_cascade.engine.resource import Step
 from osc_cascade.v1.progress import Progress
-from tests.unit.fakes import ref
+from tests.unit.fakes.kinds import ref
 
 
 class Terminal(io.StringIO):

@@ -23,7 +23,7 @@ import yaml
 
 from tests.unit import scenarios
 from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
-from tests.unit.fakes import patch_wall_clock
+from tests.unit.fakes.clock import patch_wall_clock
 
 MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 

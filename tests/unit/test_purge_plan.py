@@ -21,7 +21,7 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds.placement import Allocation, ResourceProvider
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
-from tests.unit.fakes import FakeClock
+from tests.unit.fakes.clock import FakeClock
 
 NO_WAIT = RetryPolicy(base_delay=0, max_delay=0)
 

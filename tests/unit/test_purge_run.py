@@ -20,7 +20,7 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED, SKIPPED
 from osc_cascade.engine.retry import RetryPolicy
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
-from tests.unit.fakes import FakeClock
+from tests.unit.fakes.clock import FakeClock
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Small fakes for the pure parts: a clock that never sleeps and a resource
-kind whose behaviour a test scripts."""
+"""Small fakes for the pure parts: a resource kind whose behaviour a test
+scripts, plans made of it, and the SDK's exceptions."""
 
 from __future__ import annotations
 
@@ -25,30 +25,10 @@ import requests
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge, Plan
 from osc_cascade.engine.resource import ResourceRef, Step
-from osc_cascade.engine.retry import Clock
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of
 
 PROJECT = 'p1'
 KIND = 'test.thing'
-
-
-class FakeClock(Clock):
-    """Time advances only when something sleeps; every sleep is recorded."""
-
-    def __init__(self, start: float = 1000.0):
-        self.start = start
-        self.time = start
-        self.sleeps: list[float] = []
-        self._lock = threading.Lock()
-
-    def now(self) -> float:
-        with self._lock:
-            return self.time
-
-    def sleep(self, seconds: float) -> None:
-        with self._lock:
-            self.sleeps.append(seconds)
-            self.time += seconds
 
 
 def ref(
@@ -219,36 +199,3 @@ def http_error(status: int, message: str = 'boom') -> Exception:
 
 def not_found() -> Exception:
     return sdk_error(sdk_exc.NotFoundException, 404, 'not found')
-
-
-def ignoring_filters(cloud_cls):
-    """A FakeCloud subclass whose list calls ignore every query filter, as
-    a service with a broken or missing filter would: only the kinds'
-    client-side owner check stands between another project's resources
-    and the plan."""
-
-    def ignore(handler):
-        def wrapped(self, method, path, query, body):
-            if method == 'GET':
-                query = {}
-            return handler(self, method, path, query, body)
-
-        return wrapped
-
-    return type(
-        'FilterIgnoring' + cloud_cls.__name__,
-        (cloud_cls,),
-        {
-            name: ignore(getattr(cloud_cls, name))
-            for name in ('_compute', '_block_storage', '_network', '_image')
-        },
-    )
-
-
-def patch_wall_clock(monkeypatch) -> FakeClock:
-    """Make the real Clock (what the command uses) a fake one: retries
-    and polls of a whole command then take no time."""
-    clock = FakeClock()
-    monkeypatch.setattr(Clock, 'now', lambda self: clock.now())
-    monkeypatch.setattr(Clock, 'sleep', lambda self, s: clock.sleep(s))
-    return clock
