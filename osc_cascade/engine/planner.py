@@ -21,17 +21,15 @@ that nothing can cut, naming it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 import dataclasses
 import heapq
-import json
 from typing import Any, Protocol
 
 from osc_cascade.engine import resource
 from osc_cascade.engine.errors import PlanError
+from osc_cascade.engine.graph import find_cycle
 from osc_cascade.engine.resource import ResourceRef, Step
-
-PLAN_FORMAT_VERSION = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,6 +108,18 @@ class Plan:
 
     # -- graph queries -----------------------------------------------------
 
+    def subplan(self, wanted: Callable[[Step], bool]) -> Plan:
+        """The steps ``wanted`` keeps, with the edges between them."""
+        steps = {k: s for k, s in self.steps.items() if wanted(s)}
+        edges = {e for e in self.edges if e[0] in steps and e[1] in steps}
+        return Plan(
+            projects=self.projects,
+            steps=steps,
+            edges=edges,
+            notes=self.notes,
+            soft_edges=self.soft_edges & edges,
+        )
+
     def predecessors(self) -> dict[str, set[str]]:
         preds: dict[str, set[str]] = {s: set() for s in self.steps}
         for first, then in self.edges:
@@ -171,112 +181,6 @@ class Plan:
             for s in self.steps.values()
             if s.action == resource.KEEP and not s.is_report_only
         ]
-
-    # -- rendering ---------------------------------------------------------
-
-    def rows(self) -> tuple[list[str], list[tuple[Any, ...]]]:
-        columns = ['Stage', 'Action', 'Kind', 'ID', 'Name', 'Project', 'After']
-        stages = self.stages()
-        preds = self.predecessors()
-        rows = []
-        for step_id in self.order():
-            step = self.steps[step_id]
-            after = sorted(preds[step_id])
-            rows.append(
-                (
-                    stages[step_id],
-                    step.action,
-                    step.target.kind,
-                    step.target.id,
-                    step.target.name,
-                    step.target.project_id,
-                    after,
-                )
-            )
-        return columns, rows
-
-    def to_dot(self) -> str:
-        lines = [
-            'digraph cascade {',
-            '  rankdir=LR;',
-            '  node [shape=box, fontsize=10];',
-        ]
-        for step_id in self.order():
-            step = self.steps[step_id]
-            style = {'delete': '', 'keep': ', style=dashed'}.get(
-                step.action,
-                ', shape=ellipse, style=filled, fillcolor=lightyellow',
-            )
-            label = step.describe().replace('"', "'")
-            lines.append(f'  "{step_id}" [label="{label}"{style}];')
-        for first, then in sorted(self.edges):
-            lines.append(f'  "{first}" -> "{then}";')
-        lines.append('}')
-        return '\n'.join(lines) + '\n'
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            'format': PLAN_FORMAT_VERSION,
-            'projects': self.projects,
-            'steps': [self.steps[s].to_dict() for s in self.order()],
-            'edges': sorted([list(e) for e in self.edges]),
-            'soft_edges': sorted([list(e) for e in self.soft_edges]),
-            'notes': self.notes,
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
-        if data.get('format') != PLAN_FORMAT_VERSION:
-            raise PlanError(
-                f'unsupported plan file format {data.get("format")!r} '
-                f'(expected {PLAN_FORMAT_VERSION})'
-            )
-        try:
-            steps = {}
-            for raw in data['steps']:
-                step = Step.from_dict(raw)
-                steps[step.id] = step
-            edges = {(a, b) for a, b in data['edges']}
-            soft_edges = {(a, b) for a, b in data.get('soft_edges', [])}
-            projects = [
-                {'id': p['id'], 'name': p.get('name', '')}
-                for p in data['projects']
-            ]
-            notes = list(data.get('notes', []))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            # a clear refusal, not a bare KeyError from deep inside
-            raise PlanError(
-                f'malformed plan file: {type(exc).__name__}: {exc}'
-            ) from exc
-        unknown = {s for e in edges | soft_edges for s in e} - steps.keys()
-        if unknown:
-            raise PlanError(
-                f'plan file has edges to unknown steps: '
-                f'{", ".join(sorted(unknown))}'
-            )
-        # the owner check of build_plan, again: a file can be edited
-        project_ids = {p['id'] for p in projects}
-        foreign = [
-            s for s in steps.values() if s.target.project_id not in project_ids
-        ]
-        if foreign:
-            raise PlanError(
-                'plan file has steps on resources owned by '
-                'another project: '
-                + ', '.join(s.target.label() for s in foreign)
-            )
-        plan = cls(
-            projects=projects,
-            steps=steps,
-            edges=edges,
-            notes=notes,
-            soft_edges=soft_edges & edges,
-        )
-        _check_acyclic(plan)
-        return plan
 
 
 def build_plan(
@@ -368,48 +272,3 @@ def _cut_cycles(
         for breaker in breakers.pop((first, then)).values():
             plan.steps.setdefault(breaker.id, breaker)
             plan.edges.add((breaker.id, then))
-
-
-def _check_acyclic(plan: Plan) -> None:
-    cycle = find_cycle(plan.steps, plan.edges)
-    if cycle is not None:
-        raise PlanError(
-            'plan has a dependency cycle: ' + ' -> '.join(cycle + cycle[:1])
-        )
-
-
-def find_cycle(
-    nodes: Iterable[str], edges: Iterable[tuple[str, str]]
-) -> list[str] | None:
-    """One cycle of the graph as a list of nodes, or None if it is a DAG.
-
-    Iterative depth-first search (a recursive one overflows on the long
-    chains a project with thousands of resources produces).
-    """
-    succs: dict[str, list[str]] = {n: [] for n in nodes}
-    for first, then in edges:
-        succs[first].append(then)
-    for n in succs:
-        succs[n].sort()
-    white, grey, black = 0, 1, 2
-    colour = dict.fromkeys(succs, white)
-    for root in sorted(succs):
-        if colour[root] != white:
-            continue
-        stack = [(root, iter(succs[root]))]
-        path = [root]
-        colour[root] = grey
-        while stack:
-            node, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                stack.pop()
-                path.pop()
-                colour[node] = black
-            elif colour[child] == grey:
-                return path[path.index(child) :]
-            elif colour[child] == white:
-                colour[child] = grey
-                stack.append((child, iter(succs[child])))
-                path.append(child)
-    return None

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 import json
 from typing import Any
 
+from osc_cascade.engine import planfile
+
 REPORT_FORMAT_VERSION = 1
 
 
@@ -65,7 +67,7 @@ def build(
         'projects': list(plan.projects),
         'parallel': parallel,
         'phases': {k: round(v, 4) for k, v in phases.items()},
-        'plan': plan.to_dict(),
+        'plan': planfile.to_dict(plan),
         'rounds': [step_rows(run, origin) for run in runs],
         'ok': not error and all(run.ok for run in runs),
         'error': error,

@@ -21,7 +21,12 @@ from typing import Any
 from osc_lib import exceptions
 from osc_lib.command import command
 
-from osc_cascade.v1.common import add_execution_options, confirm
+from osc_cascade.v1.common import (
+    add_execution_options,
+    confirm,
+    engine_errors,
+)
+from osc_cascade.v1.constants import ORPHAN_COLUMNS, SUMMARY_COLUMNS
 
 LOG = logging.getLogger(__name__)
 
@@ -44,6 +49,14 @@ def _add_search_options(parser: argparse.ArgumentParser) -> None:
         'for more',
     )
     parser.add_argument(
+        '--project',
+        metavar='<project-id>',
+        action='append',
+        default=[],
+        help='Only the orphans of this deleted project (its ID: a deleted '
+        'project has no name to look up); repeat for more',
+    )
+    parser.add_argument(
         '--parallel-discovery',
         metavar='<n>',
         type=int,
@@ -52,25 +65,22 @@ def _add_search_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _search(
-    app: Any, parsed_args: argparse.Namespace, owners: list[str]
-) -> tuple[Any, Any, Any]:
+def _search(app: Any, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
     from osc_cascade import kinds as kinds_mod
     from osc_cascade.workflows import orphans
 
-    conn = app.client_manager.sdk_connection
     kinds = orphans.select_kinds(
         kinds_mod.build(), parsed_args.service, parsed_args.kind
     )
     findings = orphans.find(
-        conn,
+        app.client_manager.sdk_connection,
         kinds,
-        owners_filter=owners,
+        owners_filter=parsed_args.project,
         parallel=parsed_args.parallel_discovery,
     )
     for note in findings.notes:
         LOG.warning('note: %s', note)
-    return conn, findings, kinds
+    return findings, kinds
 
 
 class ListOrphan(command.Lister):
@@ -80,13 +90,6 @@ class ListOrphan(command.Lister):
         parser = super().get_parser(prog_name)
         _add_search_options(parser)
         parser.add_argument(
-            '--owner',
-            metavar='<project-id>',
-            action='append',
-            default=[],
-            help='Only orphans of this (deleted) project ID; repeat for more',
-        )
-        parser.add_argument(
             '--exit-code',
             action='store_true',
             help='Exit with status 2 when orphans are found (for '
@@ -95,15 +98,13 @@ class ListOrphan(command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade.workflows import orphans
-
-        _conn, findings, _kinds = _search(
-            self.app, parsed_args, parsed_args.owner
-        )
+        with engine_errors():
+            findings, _kinds = _search(self.app, parsed_args)
         self.found = len(findings.orphans)
-        return orphans.COLUMNS, [o.row() for o in findings.orphans]
+        return ORPHAN_COLUMNS, [o.row() for o in findings.orphans]
 
     def run(self, parsed_args: argparse.Namespace) -> int:
+        # not a failure: the report worked and found something
         code = super().run(parsed_args)
         if parsed_args.exit_code and self.found:
             return 2
@@ -116,32 +117,19 @@ class PurgeOrphan(command.Lister):
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         _add_search_options(parser)
-        parser.add_argument(
-            '--project-id',
-            metavar='<project-id>',
-            action='append',
-            default=[],
-            help='Purge only the orphans of this deleted project ID; repeat '
-            'for more (default: of every deleted project)',
-        )
         add_execution_options(parser)
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade.engine.executor import Executor
-        from osc_cascade.engine.planner import PlanError
+        from osc_cascade.v1 import output
         from osc_cascade.v1.progress import Progress
         from osc_cascade.workflows import orphans
 
-        conn, findings, kinds = _search(
-            self.app, parsed_args, parsed_args.project_id
-        )
-        try:
+        with engine_errors():
+            findings, kinds = _search(self.app, parsed_args)
             plan = orphans.purge_plan(findings, kinds)
-        except PlanError as exc:
-            raise exceptions.CommandError(f'Cannot plan the purge: {exc}')
         if parsed_args.dry_run or not plan.steps:
-            return plan.rows()
+            return output.plan_rows(plan)
         owners = ', '.join(p['id'] for p in plan.projects)
         confirm(
             f'Delete {len(plan.steps)} orphaned resource(s) of deleted '
@@ -151,25 +139,20 @@ class PurgeOrphan(command.Lister):
         progress = Progress()
         progress.add_total(len(plan.steps))
         try:
-            result = Executor(
-                conn,
+            result = orphans.purge(
+                self.app.client_manager.sdk_connection,
+                plan,
                 kinds,
                 parallel=parsed_args.parallel,
                 timeout=parsed_args.timeout,
                 on_event=progress,
-            ).run(plan)
+            )
         finally:
             progress.close()
-        columns = ('Kind', 'Deleted', 'Failed', 'Skipped')
         if not result.ok:
-            LOG.error(
-                '%d orphaned resource(s) could not be deleted',
-                len(result.by_outcome('failed')),
+            self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
+            raise exceptions.CommandError(
+                f'{len(result.by_outcome("failed"))} of {len(plan.steps)} '
+                f'orphaned resource(s) could not be deleted'
             )
-            self.failed = True
-        return columns, result.summary()
-
-    def run(self, parsed_args: argparse.Namespace) -> int:
-        self.failed = False
-        code = super().run(parsed_args)
-        return 1 if self.failed else code
+        return SUMMARY_COLUMNS, result.summary()

@@ -18,11 +18,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from osc_lib import exceptions
 import stevedore
 
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.v1.constants import PLAN_COLUMNS
+
+if TYPE_CHECKING:  # the commands import this module at start-up
+    from osc_cascade.engine.planner import Plan
 
 DOT = 'dot'
 
@@ -75,7 +79,7 @@ def chosen_columns(
         return list(range(len(columns)))
     keep = [i for i, c in enumerate(columns) if c in wanted]
     if not keep:
-        raise CascadeError(
+        raise exceptions.CommandError(
             f'No recognized column names in '
             f'{", ".join(wanted)}. Recognized columns are '
             f'{", ".join(columns)}.'
@@ -101,3 +105,47 @@ def emit(
             for row in rows
         ]
     formatter.emit_list(list(columns), rows, stdout, parsed_args)
+
+
+def plan_rows(plan: Plan) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The plan as a table: one row per step, in execution order."""
+    columns = list(PLAN_COLUMNS)
+    stages = plan.stages()
+    preds = plan.predecessors()
+    rows = []
+    for step_id in plan.order():
+        step = plan.steps[step_id]
+        after = sorted(preds[step_id])
+        rows.append(
+            (
+                stages[step_id],
+                step.action,
+                step.target.kind,
+                step.target.id,
+                step.target.name,
+                step.target.project_id,
+                after,
+            )
+        )
+    return columns, rows
+
+
+def plan_dot(plan: Plan) -> str:
+    """The plan as a Graphviz graph."""
+    lines = [
+        'digraph cascade {',
+        '  rankdir=LR;',
+        '  node [shape=box, fontsize=10];',
+    ]
+    for step_id in plan.order():
+        step = plan.steps[step_id]
+        style = {'delete': '', 'keep': ', style=dashed'}.get(
+            step.action,
+            ', shape=ellipse, style=filled, fillcolor=lightyellow',
+        )
+        label = step.describe().replace('"', "'")
+        lines.append(f'  "{step_id}" [label="{label}"{style}];')
+    for first, then in sorted(plan.edges):
+        lines.append(f'  "{first}" -> "{then}";')
+    lines.append('}')
+    return '\n'.join(lines) + '\n'

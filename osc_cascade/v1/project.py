@@ -12,22 +12,16 @@
 
 """``openstack project delete --cascade``: a cliff hook on OSC's own command.
 
-The hook adds the cascade options to ``project delete`` and does the work in
-``before()``, which cliff runs after parsing and authentication and right
-before OSC's ``DeleteProject.take_action``. A hook cannot skip
-``take_action``; instead it hands OSC only the projects that the cascade
-emptied and verified: none for ``--dry-run`` (so the project stays), and for
-a real run the projects by ID, so that OSC's own code deletes them as it
-would without the plugin.
+The hook adds the cascade options to ``project delete`` and runs the
+cascade workflow in ``before()``, which cliff runs after parsing and
+authentication and right before OSC's ``DeleteProject.take_action``; it
+then hands OSC only the projects that the cascade emptied and verified
+(``common.hand_to_osc``), so that OSC's own code deletes them.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
-from typing import Any
 
 from cliff import hooks
 from osc_lib import exceptions
@@ -37,8 +31,11 @@ from osc_cascade.v1.common import (
     add_execution_options,
     confirm,
     counts_text,
+    engine_errors,
+    hand_to_osc,
     refuse_stray_options,
 )
+from osc_cascade.v1.constants import SUMMARY_COLUMNS
 
 #: options that mean nothing without --cascade
 _CASCADE_ONLY = (
@@ -50,8 +47,6 @@ _CASCADE_ONLY = (
     'report_file',
     'column',
 )
-#: what a real run prints: per kind, how many steps ended how
-SUMMARY_COLUMNS = ('Kind', 'Deleted', 'Failed', 'Skipped')
 
 
 class ProjectDeleteCascade(hooks.CommandHook):
@@ -81,7 +76,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         group.add_argument(
             '--delete-shared-images',
             action='store_true',
-            help='With --cascade, also delete the project\'s public, '
+            help="With --cascade, also delete the project's public, "
             'community, shared and protected images (kept by '
             'default, which keeps the project too)',
         )
@@ -95,7 +90,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             '--report-file',
             metavar='<file>',
             help='With --cascade, write what was done to <file> as JSON: '
-            'the plan, and each step\'s outcome, seconds and attempts '
+            "the plan, and each step's outcome, seconds and attempts "
             '(for benchmarks and post-mortems)',
         )
         output.add_format_options(parser, with_dot=True)
@@ -114,42 +109,47 @@ class ProjectDeleteCascade(hooks.CommandHook):
             refuse_stray_options(parsed_args, _CASCADE_ONLY, '--cascade')
             return parsed_args
         self._check_identity_v3()
-        # imported here: `openstack help` builds every hook, keep it cheap
-        from osc_cascade.v1.progress import Progress
-        from osc_cascade.workflows import cascade as cascade_mod
+        with engine_errors():
+            emptied = self._cascade(parsed_args)
+        parsed_args.domain = None  # the projects are handed over by ID
+        return hand_to_osc(parsed_args, 'projects', emptied)
 
-        conn = self.cmd.app.client_manager.sdk_connection
-        self._phases: dict[str, float] = {}
+    def after(self, parsed_args: argparse.Namespace, return_code: int) -> int:
+        return return_code
+
+    def _cascade(self, parsed_args: argparse.Namespace) -> list[str]:
+        """Plan, confirm, run; the IDs of the projects it emptied."""
+        # imported here: `openstack help` builds every hook, keep it cheap
+        from osc_cascade.engine import planfile
+        from osc_cascade.v1.progress import Progress
+        from osc_cascade.workflows import cascade
+
         progress = Progress()
-        cascade = cascade_mod.ProjectCascade(
-            conn,
-            cascade_mod.CascadeOptions(
+        workflow = cascade.ProjectCascade(
+            self.cmd.app.client_manager.sdk_connection,
+            cascade.CascadeOptions(
                 recursive=parsed_args.recursive,
                 delete_shared_images=parsed_args.delete_shared_images,
                 parallel=parsed_args.parallel,
                 timeout=parsed_args.timeout,
+                report_file=parsed_args.report_file,
             ),
             on_event=progress,
         )
-        projects = [
-            cascade_mod.resolve_project(conn, p, parsed_args.domain)
-            for p in parsed_args.projects
-        ]
-        targets = cascade.targets(projects)
-        started = cascade.clock.now()
-        plan = self._plan(cascade, targets, parsed_args)
-        self._phases['plan'] = cascade.clock.now() - started
+        targets = workflow.resolve(parsed_args.projects, parsed_args.domain)
+        saved = parsed_args.plan_file
+        if saved and not parsed_args.dry_run:
+            plan = workflow.load_plan(saved, targets)
+        else:
+            plan = workflow.plan(targets)
         for note in plan.notes:
             progress.note(f'note: {note}')
 
         if parsed_args.dry_run:
-            if parsed_args.plan_file:
-                with open(parsed_args.plan_file, 'w') as f:
-                    f.write(plan.to_json())
+            if saved:
+                planfile.save(saved, plan)
             self._emit_plan(plan, parsed_args)
-            # OSC's take_action deletes what it is handed: nothing
-            parsed_args.projects = []
-            return parsed_args
+            return []
 
         output.chosen_columns(parsed_args, SUMMARY_COLUMNS)
         names = ', '.join(f'{t.name} ({t.id})' for t in targets)
@@ -159,52 +159,13 @@ class ProjectDeleteCascade(hooks.CommandHook):
             + '\nContinue?',
             parsed_args.yes,
         )
-        progress.add_total(len(cascade_mod.without_projects(plan).steps))
-        began = cascade.clock.now()
+        progress.add_total(len(cascade.without_projects(plan).steps))
         try:
-            outcome = cascade.execute(plan, targets)
-        except Exception as exc:
-            self._report(parsed_args, cascade, plan, began, exc)
-            raise
-        else:
-            self._report(parsed_args, cascade, plan, began)
+            outcome = workflow.execute(plan, targets)
         finally:
             progress.close()
         self._emit_summary(outcome, parsed_args)
-        parsed_args.projects = [p.id for p in outcome.empty_projects]
-        parsed_args.domain = None
-        return parsed_args
-
-    def after(self, parsed_args: argparse.Namespace, return_code: int) -> int:
-        return return_code
-
-    # -- helpers -----------------------------------------------------------
-
-    def _report(
-        self,
-        parsed_args: argparse.Namespace,
-        cascade: Any,
-        plan: Any,
-        began: float,
-        exc: Exception | None = None,
-    ) -> None:
-        if not parsed_args.report_file:
-            return
-        from osc_cascade.engine import report
-        from osc_cascade.workflows import cascade as cascade_mod
-
-        phases = dict(self._phases, execute=cascade.clock.now() - began)
-        report.write(
-            parsed_args.report_file,
-            report.build(
-                cascade_mod.without_projects(plan),
-                cascade.runs,
-                parallel=parsed_args.parallel,
-                phases=phases,
-                origin=began,
-                error='' if exc is None else str(exc) or type(exc).__name__,
-            ),
-        )
+        return [p.id for p in outcome.empty_projects]
 
     def _check_identity_v3(self) -> None:
         from openstackclient.identity.v3 import project as v3_project
@@ -215,58 +176,26 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 '(--os-identity-api-version 3)'
             )
 
-    def _plan(
-        self, cascade: Any, targets: list[Any], parsed_args: argparse.Namespace
-    ) -> Any:
-        from osc_cascade.engine.planner import Plan, PlanError
-
-        path = parsed_args.plan_file
-        try:
-            if path and not parsed_args.dry_run:
-                if not os.path.exists(path):
-                    raise exceptions.CommandError(
-                        f'Plan file {path} does not exist; make one with '
-                        f'--dry-run --plan-file {path}'
-                    )
-                with open(path) as f:
-                    plan = Plan.from_dict(json.load(f))
-                planned = {p['id'] for p in plan.projects}
-                if planned != {t.id for t in targets}:
-                    raise exceptions.CommandError(
-                        f'Plan file {path} is for project(s) '
-                        f'{", ".join(sorted(planned))}, not for the '
-                        f'project(s) given.'
-                    )
-                return plan
-            return cascade.plan(targets)
-        except (PlanError, ValueError) as exc:
-            raise exceptions.CommandError(f'Cannot plan the cascade: {exc}')
-
-    def _emit_plan(self, plan: Any, parsed_args: argparse.Namespace) -> None:
+    def _emit_plan(self, plan, parsed_args: argparse.Namespace) -> None:
+        stdout = self.cmd.app.stdout
         if parsed_args.formatter == output.DOT:
-            sys.stdout.write(plan.to_dot())
+            stdout.write(output.plan_dot(plan))
             return
-        columns, rows = plan.rows()
-        output.emit(parsed_args, columns, rows)
+        columns, rows = output.plan_rows(plan)
+        output.emit(parsed_args, columns, rows, stdout)
 
-    def _emit_summary(
-        self, outcome: Any, parsed_args: argparse.Namespace
-    ) -> None:
+    def _emit_summary(self, outcome, parsed_args: argparse.Namespace) -> None:
         from osc_cascade.engine.executor import RunResult
 
-        final = RunResult.merge(outcome.runs)
-        rows = [
-            (kind, done, failed, skipped)
-            for kind, done, failed, skipped in final.summary()
-        ]
-        rows += [
+        rows = list(RunResult.merge(outcome.runs).summary())
+        rows.append(
             (
                 'identity.project',
                 len(outcome.empty_projects) + len(outcome.deleted_children),
                 0,
                 0,
             )
-        ]
+        )
         if parsed_args.formatter == output.DOT:
             parsed_args.formatter = 'table'
-        output.emit(parsed_args, SUMMARY_COLUMNS, rows)
+        output.emit(parsed_args, SUMMARY_COLUMNS, rows, self.cmd.app.stdout)

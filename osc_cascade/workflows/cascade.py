@@ -28,24 +28,20 @@ this module holds the workflow:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+import contextlib
 import dataclasses
 from typing import Any
 
-from openstack import exceptions as sdk_exc
-
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine import planfile, report
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import (
-    Clock,
-    Event,
-    Executor,
-    RetryPolicy,
-    RunResult,
-)
+from osc_cascade.engine.errors import CascadeError, PlanError
+from osc_cascade.engine.executor import Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
-from osc_cascade.engine.resource import ResourceRef, Step
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.retry import Clock, RetryPolicy
+from osc_cascade.workflows.projects import Projects, project_ref
 
 
 @dataclasses.dataclass
@@ -56,98 +52,18 @@ class CascadeOptions:
     timeout: float = 600.0
     #: discovery rounds after the plan has run, to catch what appeared
     verify_rounds: int = 3
+    #: where to write what was done, as JSON (``engine.report``)
+    report_file: str | None = None
 
 
 @dataclasses.dataclass
-class Outcome:
+class CascadeOutcome:
     """What a cascade did: the runs of each round and the projects that are
     now empty and may be deleted (child projects already are)."""
 
     runs: list[RunResult]
     empty_projects: list[ResourceRef]
     deleted_children: list[ResourceRef]
-
-
-def resolve_project(
-    conn: Any, name_or_id: str, domain: str | None = None
-) -> Any:
-    identity = conn.identity
-    domain_id = None
-    if domain:
-        found = _call_identity(
-            lambda: identity.find_domain(domain),
-            f'looking up domain {domain!r}',
-        )
-        if found is None:
-            raise CascadeError(
-                f'No domain with a name or ID of {domain!r} exists.'
-            )
-        domain_id = found.id
-    project = _call_identity(
-        lambda: _get_or_none(identity.get_project, name_or_id),
-        f'looking up project {name_or_id!r}',
-    )
-    if project is not None and (
-        domain_id is None or project.domain_id == domain_id
-    ):
-        return project
-    query = {'name': name_or_id}
-    if domain_id:
-        query['domain_id'] = domain_id
-    matches = _call_identity(
-        lambda: list(identity.projects(**query)),
-        f'looking up project {name_or_id!r}',
-    )
-    if not matches:
-        where = f' in domain {domain!r}' if domain else ''
-        raise CascadeError(
-            f'No project with a name or ID of {name_or_id!r} exists{where}.'
-        )
-    if len(matches) > 1:
-        candidates = ', '.join(
-            f'{p.id} (domain {p.domain_id})' for p in matches
-        )
-        raise CascadeError(
-            f'More than one project is named {name_or_id!r}: '
-            f'{candidates}; name it by ID or use --domain.'
-        )
-    return matches[0]
-
-
-def _get_or_none(getter: Callable[[str], Any], id_: str) -> Any:
-    try:
-        return getter(id_)
-    except sdk_exc.NotFoundException:
-        return None
-
-
-def _call_identity(call: Callable[[], Any], what: str) -> Any:
-    try:
-        return call()
-    except sdk_exc.ForbiddenException as exc:
-        raise CascadeError(
-            f'{what} was refused (HTTP 403): the cascade '
-            f'needs the admin role. {exc}'
-        ) from exc
-    except sdk_exc.HttpException as exc:
-        raise CascadeError(f'{what} failed: {exc}') from exc
-
-
-def project_ref(project: Any) -> ResourceRef:
-    return ResourceRef(
-        kind=kinds_mod.PROJECT_KIND,
-        id=project.id,
-        name=project.name or '',
-        project_id=project.id,
-        attrs={
-            k: v
-            for k, v in {
-                'parent_id': project.parent_id,
-                'domain_id': project.domain_id,
-            }.items()
-            if v
-        },
-    )
 
 
 class ProjectCascade:
@@ -166,10 +82,13 @@ class ProjectCascade:
             delete_shared_images=self.options.delete_shared_images
         )
         self.clock = clock or Clock()
-        self.retry = retry
+        self.retry = retry or RetryPolicy()
         self.on_event = on_event
+        self.projects = Projects(conn, retry=self.retry, clock=self.clock)
         #: the rounds of the last execute(), one RunResult each
         self.runs: list[RunResult] = []
+        #: seconds spent in each phase, for the report
+        self.phases: dict[str, float] = {}
         self.discovery = Discovery(
             conn,
             self.kinds,
@@ -179,6 +98,14 @@ class ProjectCascade:
 
     # -- what to cascade ---------------------------------------------------
 
+    def resolve(
+        self, names_or_ids: Sequence[str], domain: str | None = None
+    ) -> list[ResourceRef]:
+        """The projects named, as the targets of a cascade."""
+        return self.targets(
+            [self.projects.resolve(p, domain) for p in names_or_ids]
+        )
+
     def targets(self, projects: Sequence[Any]) -> list[ResourceRef]:
         """The projects to empty: the given ones and, with ``recursive``,
         their whole subtree, after the safety checks."""
@@ -186,7 +113,7 @@ class ProjectCascade:
         for project in projects:
             self._check_deletable(project)
             refs[project.id] = project_ref(project)
-            children = self._subtree(project)
+            children = self.projects.subtree(project)
             if children and not self.options.recursive:
                 raise CascadeError(
                     f'Project {project.name} ({project.id}) has child '
@@ -215,31 +142,42 @@ class ProjectCascade:
         if project.is_domain:
             raise CascadeError(f'Refusing to cascade {label}: it is a domain.')
 
-    def _subtree(self, project: Any) -> list[Any]:
-        out, todo = [], [project.id]
-        while todo:
-            parent = todo.pop()
-            children = _call_identity(
-                lambda: list(self.conn.identity.projects(parent_id=parent)),
-                f'listing the child projects of {parent}',
-            )
-            out.extend(children)
-            todo.extend(c.id for c in children)
-        return out
-
     # -- planning ----------------------------------------------------------
 
     def plan(self, targets: Sequence[ResourceRef]) -> Plan:
+        started = self.clock.now()
         refs, notes = self.discovery.run(t.id for t in targets)
         inventory = Inventory([*refs, *targets])
-        plan = build_plan(inventory, self.kinds, _projects(targets))
+        with _planning():
+            plan = build_plan(inventory, self.kinds, _projects(targets))
         plan.notes.extend(notes)
+        self.phases.setdefault('plan', self.clock.now() - started)
         return plan
+
+    def load_plan(self, path: str, targets: Sequence[ResourceRef]) -> Plan:
+        """The plan saved by a dry run, for exactly these projects."""
+        with _planning():
+            return planfile.load(path, {t.id for t in targets})
 
     # -- execution ---------------------------------------------------------
 
-    def execute(self, plan: Plan, targets: Sequence[ResourceRef]) -> Outcome:
-        """Drain, run the plan, verify; raise if anything is left."""
+    def execute(
+        self, plan: Plan, targets: Sequence[ResourceRef]
+    ) -> CascadeOutcome:
+        """Drain, run the plan, verify; raise if anything is left. With a
+        report file, what was done is written there, also on failure."""
+        began = self.clock.now()
+        try:
+            outcome = self._execute(plan, targets)
+        except Exception as exc:
+            self._report(plan, began, str(exc) or type(exc).__name__)
+            raise
+        self._report(plan, began)
+        return outcome
+
+    def _execute(
+        self, plan: Plan, targets: Sequence[ResourceRef]
+    ) -> CascadeOutcome:
         kept = plan.kept()
         if kept:
             raise CascadeError(
@@ -263,26 +201,17 @@ class ProjectCascade:
             leftover = still_to_do(self.plan(targets))
             if leftover.steps:
                 raise CascadeError(_leftover_message(leftover, runs))
-        children = [
-            t
-            for t in targets
-            if t.attrs.get('parent_id') in {x.id for x in targets}
-        ]
-        self._delete_children(children)
-        return Outcome(
+        parents = {t.id for t in targets}
+        children = [t for t in targets if t.attrs.get('parent_id') in parents]
+        self.projects.delete(children)
+        return CascadeOutcome(
             runs, [t for t in targets if t not in children], children
         )
 
-    def drain(self, targets: Iterable[ResourceRef]) -> None:
-        """Stage 1: disable the projects, leaves first (Keystone refuses to
-        disable a project whose subtree is enabled)."""
-        for target in _leaves_first(targets):
-            _call_identity(
-                lambda: self.conn.identity.update_project(
-                    target.id, is_enabled=False
-                ),
-                f'disabling project {target.name} ({target.id})',
-            )
+    def drain(self, targets: Sequence[ResourceRef]) -> None:
+        """Stage 1: disable the projects, so that nobody can get a token
+        for them and create anything new."""
+        self.projects.disable(targets)
 
     def _run(self, plan: Plan) -> RunResult:
         executor = Executor(
@@ -296,59 +225,48 @@ class ProjectCascade:
         )
         return executor.run(plan)
 
-    def _delete_children(self, children: Sequence[ResourceRef]) -> None:
-        for child in _leaves_first(children):
-            _call_identity(
-                lambda: self.conn.identity.delete_project(
-                    child.id, ignore_missing=True
-                ),
-                f'deleting child project {child.name} ({child.id})',
-            )
+    def _report(self, plan: Plan, began: float, error: str = '') -> None:
+        if not self.options.report_file:
+            return
+        phases = dict(self.phases, execute=self.clock.now() - began)
+        report.write(
+            self.options.report_file,
+            report.build(
+                without_projects(plan),
+                self.runs,
+                parallel=self.options.parallel,
+                phases=phases,
+                origin=began,
+                error=error,
+            ),
+        )
 
 
 def without_projects(plan: Plan) -> Plan:
     """The plan minus the project deletions, which wait for verification."""
-    return _subplan(plan, lambda s: s.target.kind != kinds_mod.PROJECT_KIND)
+    return plan.subplan(lambda s: s.target.kind != kinds_mod.PROJECT_KIND)
 
 
 def still_to_do(plan: Plan) -> Plan:
     """What a verification round must still do: the plan without the
     projects and without what is only reported (the first round did)."""
-    return _subplan(
-        plan,
+    return plan.subplan(
         lambda s: (
             s.target.kind != kinds_mod.PROJECT_KIND and not s.is_report_only
-        ),
+        )
     )
 
 
-def _subplan(plan: Plan, wanted: Callable[[Step], bool]) -> Plan:
-    steps = {k: s for k, s in plan.steps.items() if wanted(s)}
-    edges = {e for e in plan.edges if e[0] in steps and e[1] in steps}
-    return Plan(
-        projects=plan.projects,
-        steps=steps,
-        edges=edges,
-        notes=plan.notes,
-        soft_edges=plan.soft_edges & edges,
-    )
+@contextlib.contextmanager
+def _planning() -> Iterator[None]:
+    try:
+        yield
+    except PlanError as exc:
+        raise CascadeError(f'Cannot plan the cascade: {exc}') from exc
 
 
-def _projects(targets: Iterable[ResourceRef]) -> list[dict[str, str]]:
+def _projects(targets: Sequence[ResourceRef]) -> list[dict[str, str]]:
     return [{'id': t.id, 'name': t.name} for t in targets]
-
-
-def _leaves_first(targets: Iterable[ResourceRef]) -> list[ResourceRef]:
-    by_id = {t.id: t for t in targets}
-
-    def depth(t: ResourceRef) -> int:
-        d = 0
-        while t.attrs.get('parent_id') in by_id:
-            t = by_id[t.attrs['parent_id']]
-            d += 1
-        return d
-
-    return sorted(by_id.values(), key=depth, reverse=True)
 
 
 def _leftover_message(leftover: Plan, runs: Sequence[RunResult]) -> str:

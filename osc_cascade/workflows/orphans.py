@@ -23,15 +23,17 @@ owner (a router's gateway port, a DHCP port) are not reported on their own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 import dataclasses
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, PlanError
+from osc_cascade.engine.executor import Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds.base import ResourceKind
 
 GONE_OWNER = 'owner project does not exist'
@@ -55,17 +57,6 @@ class Orphan:
             attrs.get('created_at', ''),
             attrs.get('updated_at', ''),
         )
-
-
-COLUMNS = (
-    'Project ID',
-    'Kind',
-    'ID',
-    'Name',
-    'Reason',
-    'Created At',
-    'Updated At',
-)
 
 
 def select_kinds(
@@ -158,4 +149,30 @@ def purge_plan(findings: Findings, kinds: Mapping[str, ResourceKind]) -> Plan:
     projects = [
         {'id': pid, 'name': ''} for pid in sorted({r.project_id for r in refs})
     ]
-    return build_plan(Inventory(refs), kinds, projects)
+    try:
+        return build_plan(Inventory(refs), kinds, projects)
+    except PlanError as exc:
+        raise CascadeError(f'Cannot plan the purge: {exc}') from exc
+
+
+def purge(
+    conn: Any,
+    plan: Plan,
+    kinds: Mapping[str, ResourceKind],
+    *,
+    parallel: int,
+    timeout: float,
+    on_event: Callable[[Event], None] | None = None,
+    clock: Clock | None = None,
+    retry: RetryPolicy | None = None,
+) -> RunResult:
+    """Run a purge plan: no token scoped to the deleted projects needed."""
+    return Executor(
+        conn,
+        kinds,
+        parallel=parallel,
+        timeout=timeout,
+        retry=retry,
+        clock=clock,
+        on_event=on_event,
+    ).run(plan)

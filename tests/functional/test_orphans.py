@@ -56,7 +56,7 @@ def light_project(admin, name):
 
 
 def orphans_of(cli, project_id):
-    result = cli('orphan', 'list', '--owner', project_id, '-f', 'json')
+    result = cli('orphan', 'list', '--project', project_id, '-f', 'json')
     assert result.code == 0, result.stderr
     return {(r['Kind'], r['ID']) for r in result.json()}
 
@@ -83,17 +83,17 @@ def test_orphans_of_a_plainly_deleted_project_are_listed_and_purged(
     } == expected
     assert not [r for r in rows if r['Project ID'] == live.id]
     monitored = cli(
-        'orphan', 'list', '--exit-code', '--owner', gone.id, '-f', 'value'
+        'orphan', 'list', '--exit-code', '--project', gone.id, '-f', 'value'
     )
     assert monitored.code == 2
 
     dry = cli(
-        'orphan', 'purge', '--dry-run', '--project-id', gone.id, '-f', 'json'
+        'orphan', 'purge', '--dry-run', '--project', gone.id, '-f', 'json'
     )
     assert dry.code == 0, dry.stderr
     assert topology.owned(admin, gone.id) == expected
 
-    purged = cli('orphan', 'purge', '--yes', '--project-id', gone.id)
+    purged = cli('orphan', 'purge', '--yes', '--project', gone.id)
     assert purged.code == 0, purged.stdout + purged.stderr
     assert topology.owned(admin, gone.id) == set()
     assert orphans_of(cli, gone.id) == set()

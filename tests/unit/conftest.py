@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from tests.unit import scenarios
-from tests.unit.fakecloud import FakeCloud
+from tests.unit.fakes.clouds import FakeCloud
 
 
 @pytest.fixture(autouse=True)

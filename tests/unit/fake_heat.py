@@ -42,7 +42,8 @@ import re
 
 import requests_mock
 
-from tests.unit.fakecloud import ADMIN_PROJECT, ENDPOINTS, FakeCloud, new_id
+from tests.unit.fakes.clouds import FakeCloud
+from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, new_id
 
 HEAT = 'http://heat.test'
 ENDPOINTS_WITH_HEAT = {

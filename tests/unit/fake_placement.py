@@ -39,14 +39,14 @@ import threading
 from types import SimpleNamespace
 import uuid as uuid_mod
 
-from tests.unit.fakecloud import (
+from tests.unit.fakes.clouds import FakeCloud
+from tests.unit.fakes.common import (
     ADMIN_PROJECT,
     ADMIN_USER,
     ENDPOINTS,
     Conflict,
-    FakeCloud,
-    _server_view,
 )
+from tests.unit.fakes.compute import server_view
 
 PLACEMENT = 'http://placement.test'
 ENDPOINTS_WITH_PLACEMENT = {**ENDPOINTS, 'placement': PLACEMENT}
@@ -497,7 +497,7 @@ class FakePlacementCloud(FakeCloud):
         if path == '/servers/detail' and 'host' in query:
             return 200, {
                 'servers': [
-                    _server_view(s)
+                    server_view(s)
                     for s in self.all('servers')
                     if s.get('OS-EXT-SRV-ATTR:host') == query['host']
                 ]

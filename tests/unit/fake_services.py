@@ -40,18 +40,12 @@ import requests_mock
 from osc_cascade.engine.executor import Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.retry import RetryPolicy
-from osc_cascade.workflows import cascade
 from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from tests.unit import scenarios
 from tests.unit.fake_heat import ENDPOINTS_WITH_HEAT, FakeHeatCloud
-from tests.unit.fakecloud import (
-    ADMIN_PROJECT,
-    ADMIN_USER,
-    Conflict,
-    neutron_error,
-    new_id,
-)
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER, Conflict, new_id
+from tests.unit.fakes.network import neutron_error
 
 SWIFT = 'http://swift.test'
 ENDPOINTS_ALL = {
@@ -1264,7 +1258,7 @@ def cascade_for(cloud, project_id, **options):
     pc = ProjectCascade(
         conn, CascadeOptions(**options), clock=FakeClock(), retry=zero_delays()
     )
-    targets = pc.targets([cascade.resolve_project(conn, project_id)])
+    targets = pc.resolve([project_id])
     return pc, targets, pc.plan(targets)
 
 

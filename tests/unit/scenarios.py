@@ -14,7 +14,8 @@
 
 from __future__ import annotations
 
-from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud, new_id
+from tests.unit.fakes.clouds import FakeCloud
+from tests.unit.fakes.common import ADMIN_PROJECT, new_id
 
 
 def project(cloud: FakeCloud, name: str, **extra) -> dict:

@@ -19,12 +19,22 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.workflows import cascade
 from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
+from osc_cascade.workflows.projects import Projects, leaves_first
 from tests.unit import scenarios
-from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeCloud
+from tests.unit.fakes.common import ADMIN_PROJECT
 from tests.unit.fakes.kinds import make_plan
+
+
+def resolve_project(conn, name_or_id, domain=None):
+    projects = Projects(
+        conn, retry=RetryPolicy(max_attempts=1), clock=FakeClock()
+    )
+    return projects.resolve(name_or_id, domain)
 
 
 def cascade_of(conn, **options):
@@ -33,7 +43,7 @@ def cascade_of(conn, **options):
 
 def prepare(conn, name, **options):
     pc = cascade_of(conn, **options)
-    targets = pc.targets([cascade.resolve_project(conn, name)])
+    targets = pc.resolve([name])
     return pc, targets
 
 
@@ -42,15 +52,15 @@ def prepare(conn, name, **options):
 
 def test_resolve_by_id_and_by_name(cloud, conn):
     p = scenarios.project(cloud, 'A')
-    assert cascade.resolve_project(conn, p['id']).id == p['id']
-    assert cascade.resolve_project(conn, 'A').id == p['id']
+    assert resolve_project(conn, p['id']).id == p['id']
+    assert resolve_project(conn, 'A').id == p['id']
 
 
 def test_resolve_unknown(cloud, conn):
     with pytest.raises(
         CascadeError, match="No project with a name or ID of 'nope' exists"
     ):
-        cascade.resolve_project(conn, 'nope')
+        resolve_project(conn, 'nope')
 
 
 def test_resolve_ambiguous_lists_candidates(cloud, conn):
@@ -58,32 +68,32 @@ def test_resolve_ambiguous_lists_candidates(cloud, conn):
     p1 = scenarios.project(cloud, 'dup')
     p2 = scenarios.project(cloud, 'dup', domain_id='d2')
     with pytest.raises(CascadeError) as err:
-        cascade.resolve_project(conn, 'dup')
+        resolve_project(conn, 'dup')
     message = str(err.value)
     assert f'{p1["id"]} (domain default)' in message
     assert f'{p2["id"]} (domain d2)' in message
     assert '--domain' in message
-    assert cascade.resolve_project(conn, 'dup', 'second').id == p2['id']
-    assert cascade.resolve_project(conn, 'dup', 'd2').id == p2['id']
+    assert resolve_project(conn, 'dup', 'second').id == p2['id']
+    assert resolve_project(conn, 'dup', 'd2').id == p2['id']
 
 
 def test_resolve_id_in_another_domain_than_asked(cloud, conn):
     cloud.add('domains', id='d2', name='second', enabled=True)
     p = scenarios.project(cloud, 'A')
     with pytest.raises(CascadeError, match="in domain 'second'"):
-        cascade.resolve_project(conn, p['id'], 'second')
+        resolve_project(conn, p['id'], 'second')
 
 
 def test_resolve_unknown_domain(cloud, conn):
     scenarios.project(cloud, 'A')
     with pytest.raises(CascadeError, match=r"No domain .* 'nodom'"):
-        cascade.resolve_project(conn, 'A', 'nodom')
+        resolve_project(conn, 'A', 'nodom')
 
 
 def test_resolve_refused_by_keystone(cloud, conn):
     cloud.forbidden.add(r'/v3/projects')
     with pytest.raises(CascadeError, match=r'HTTP 403.*admin role'):
-        cascade.resolve_project(conn, 'A')
+        resolve_project(conn, 'A')
 
 
 # -- safety checks ---------------------------------------------------------
@@ -335,7 +345,7 @@ def test_leaves_first_orders_by_depth():
             ('c', 'root'),
         )
     ]
-    order = [r.id for r in cascade._leaves_first(refs)]
+    order = [r.id for r in leaves_first(refs)]
     assert order.index('b') < order.index('a') < order.index('root')
     assert order.index('c') < order.index('root')
     assert order[0] == 'b'

@@ -22,8 +22,8 @@ from osc_cascade.engine.errors import CascadeError, describe
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds import network
 from tests.unit import scenarios
-from tests.unit.fakecloud import FakeCloud
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.kinds import sdk_error
 
 

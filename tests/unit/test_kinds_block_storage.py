@@ -22,8 +22,8 @@ from osc_cascade.engine.resource import Step
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds import block_storage, compute
 from tests.unit import scenarios
-from tests.unit.fakecloud import FakeCloud, ignoring_filters
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 from tests.unit.fakes.kinds import sdk_error
 
 VOL, SNAP, BACKUP = (

@@ -20,7 +20,7 @@ from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import compute
 from osc_cascade.kinds.base import GONE
 from tests.unit import scenarios
-from tests.unit.fakecloud import FakeCloud, ignoring_filters
+from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 
 
 def projects(cloud):

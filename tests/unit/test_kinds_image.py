@@ -21,8 +21,8 @@ from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds import image
 from tests.unit import scenarios
-from tests.unit.fakecloud import FakeCloud, ignoring_filters
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 
 IMAGE = image.Image.name
 

@@ -23,7 +23,7 @@ from osc_cascade.kinds import orchestration
 from osc_cascade.kinds.base import delete_of
 from tests.unit import scenarios
 from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
-from tests.unit.fakecloud import ADMIN_PROJECT, ADMIN_USER
+from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER
 
 STACK = orchestration.Stack.name
 

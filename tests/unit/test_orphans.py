@@ -94,7 +94,7 @@ def test_filters_by_service_kind_and_owner(world, osc):
         osc('orphan', 'list', '--kind', 'compute.server', '-f', 'json')
     )
     assert {k for k, _ in by_kind} == {'compute.server'}
-    nobody = listed(osc('orphan', 'list', '--owner', 'f' * 32, '-f', 'json'))
+    nobody = listed(osc('orphan', 'list', '--project', 'f' * 32, '-f', 'json'))
     assert nobody == set()
 
 
@@ -179,7 +179,7 @@ def test_purge_of_one_project_only(cloud, world, external, osc):
         'orphan',
         'purge',
         '--yes',
-        '--project-id',
+        '--project',
         world['gone']['project']['id'],
     )
     assert result.code == 0, result.stderr

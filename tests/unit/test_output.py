@@ -16,10 +16,10 @@ import argparse
 import io
 import json
 
+from osc_lib import exceptions
 import pytest
 import yaml
 
-from osc_cascade.engine.errors import CascadeError
 from osc_cascade.v1 import output
 
 COLUMNS = ['Stage', 'Kind', 'After']
@@ -106,6 +106,7 @@ def test_columns_are_chosen_as_cliff_does():
 
 def test_no_known_column_is_a_clear_error():
     with pytest.raises(
-        CascadeError, match='Recognized columns are Stage, Kind, After'
+        exceptions.CommandError,
+        match="Recognized columns are Stage, Kind, After",
     ):
         emit('-c', 'Nope')

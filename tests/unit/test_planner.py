@@ -17,10 +17,11 @@ import random
 
 import pytest
 
-from osc_cascade.engine import planner, resource
-from osc_cascade.engine.planner import Inventory, Plan, PlanError, build_plan
+from osc_cascade.engine import planfile, planner, resource
+from osc_cascade.engine.planner import Inventory, PlanError, build_plan
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds import network
+from osc_cascade.v1 import output
 from tests.unit.fakes.kinds import KIND, PROJECT, FakeKind, make_plan, ref
 
 PROJECTS = [{'id': PROJECT, 'name': 'p'}]
@@ -122,7 +123,7 @@ def test_order_is_deterministic_whatever_the_discovery_order():
         random.Random(seed).shuffle(shuffled)
         again = plan_of(*shuffled)
         assert again.order() == first.order()
-        assert again.to_json() == first.to_json()
+        assert planfile.to_json(again) == planfile.to_json(first)
 
 
 def test_ties_are_broken_by_kind_then_name_then_id():
@@ -346,7 +347,7 @@ def test_soft_edges_are_kept_apart_and_a_required_twin_wins():
     assert plan.edges == {(d('a'), d('b')), (d('a'), d('c'))}
     # a -> c is also required by another relation: it is hard
     assert plan.soft_edges == {(d('a'), d('b'))}
-    again = Plan.from_dict(json.loads(plan.to_json()))
+    again = planfile.from_dict(json.loads(planfile.to_json(plan)))
     assert again.soft_edges == plan.soft_edges
 
 
@@ -408,18 +409,18 @@ def sample_plan():
 def test_plan_round_trips_through_json():
     plan = sample_plan()
     plan.notes.append('service x is not in the catalog')
-    again = Plan.from_dict(json.loads(plan.to_json()))
+    again = planfile.from_dict(json.loads(planfile.to_json(plan)))
     assert again.steps == plan.steps
     assert again.edges == plan.edges
     assert again.projects == plan.projects
     assert again.notes == plan.notes
     assert again.order() == plan.order()
-    assert again.to_json() == plan.to_json()
+    assert planfile.to_json(again) == planfile.to_json(plan)
 
 
 def test_plan_file_lists_steps_in_order_and_edges_sorted():
-    data = sample_plan().to_dict()
-    assert data['format'] == planner.PLAN_FORMAT_VERSION
+    data = planfile.to_dict(sample_plan())
+    assert data['format'] == planfile.PLAN_FORMAT_VERSION
     ids = [Step.from_dict(s).id for s in data['steps']]
     assert ids == sample_plan().order()
     assert data['edges'] == sorted(data['edges'])
@@ -427,24 +428,24 @@ def test_plan_file_lists_steps_in_order_and_edges_sorted():
 
 @pytest.mark.parametrize('version', [None, 0, 2, '1'])
 def test_plan_file_of_another_format_is_refused(version):
-    data = sample_plan().to_dict()
+    data = planfile.to_dict(sample_plan())
     data['format'] = version
     with pytest.raises(PlanError, match='unsupported plan file format'):
-        Plan.from_dict(data)
+        planfile.from_dict(data)
 
 
 def test_plan_file_with_edge_to_unknown_step_is_refused():
-    data = sample_plan().to_dict()
+    data = planfile.to_dict(sample_plan())
     data['edges'].append([d('a'), d('nowhere')])
     with pytest.raises(PlanError, match=f'unknown steps: {d("nowhere")}'):
-        Plan.from_dict(data)
+        planfile.from_dict(data)
 
 
 def test_plan_file_with_a_cycle_is_refused():
-    data = sample_plan().to_dict()
+    data = planfile.to_dict(sample_plan())
     data['edges'].append([d('a'), d('b')])  # b -> a is already there
     with pytest.raises(PlanError, match='dependency cycle') as err:
-        Plan.from_dict(data)
+        planfile.from_dict(data)
     assert d('a') in str(err.value) and d('b') in str(err.value)
 
 
@@ -459,17 +460,17 @@ def test_plan_file_with_a_cycle_is_refused():
     ],
 )
 def test_malformed_plan_file_is_refused_clearly(damage):
-    data = sample_plan().to_dict()
+    data = planfile.to_dict(sample_plan())
     damage(data)
     with pytest.raises(PlanError, match='malformed plan file'):
-        Plan.from_dict(data)
+        planfile.from_dict(data)
 
 
 def test_plan_file_with_another_projects_resource_is_refused():
-    data = sample_plan().to_dict()
+    data = planfile.to_dict(sample_plan())
     data['steps'][0]['target']['project_id'] = 'p-other'
     with pytest.raises(PlanError, match='owned by another project'):
-        Plan.from_dict(data)
+        planfile.from_dict(data)
 
 
 # -- renderings ------------------------------------------------------------
@@ -477,7 +478,7 @@ def test_plan_file_with_another_projects_resource_is_refused():
 
 def test_rows_follow_the_order_with_stages_and_predecessors():
     plan = sample_plan()
-    columns, rows = plan.rows()
+    columns, rows = output.plan_rows(plan)
     assert columns == [
         'Stage',
         'Action',
@@ -502,7 +503,7 @@ def test_rows_follow_the_order_with_stages_and_predecessors():
 def test_dot_output_shape():
     plan = sample_plan()
     plan.steps[d('a')] = resource.delete(ref('a', name='say "hi"'))
-    dot = plan.to_dot()
+    dot = output.plan_dot(plan)
     lines = dot.splitlines()
     assert lines[0] == 'digraph cascade {'
     assert lines[-1] == '}' and dot.endswith('}\n')

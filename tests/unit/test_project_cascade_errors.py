@@ -22,8 +22,9 @@ import pytest
 import yaml
 
 from tests.unit import scenarios
-from tests.unit.fakecloud import ADMIN_PROJECT, FakeCloud
 from tests.unit.fakes.clock import patch_wall_clock
+from tests.unit.fakes.clouds import FakeCloud
+from tests.unit.fakes.common import ADMIN_PROJECT
 
 MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 
@@ -265,7 +266,7 @@ def test_summary_after_a_run(cloud, osc):
     result = cascade(osc, '--yes', 'A', '-f', 'json')
     assert result.code == 0, result.stderr
     rows = {r.pop('Kind'): r for r in json.loads(result.stdout)}
-    one = {'Deleted': 1, 'Failed': 0, 'Skipped': 0}
+    one = {'Done': 1, 'Failed': 0, 'Skipped': 0}
     assert rows['block_storage.volume'] == one
     assert rows['compute.server'] == one
     assert rows['identity.project'] == one
@@ -538,7 +539,7 @@ def test_resources_appearing_during_the_run_are_deleted_too(osc):
         assert result.code == 0, result.stderr
         assert not cloud.exists('volumes', cloud.late[0]['id'])
         assert not cloud.exists('projects', p['id'])
-        rows = {r['Kind']: r['Deleted'] for r in json.loads(result.stdout)}
+        rows = {r['Kind']: r['Done'] for r in json.loads(result.stdout)}
         assert rows['block_storage.volume'] == 1
 
 

@@ -1,0 +1,117 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Cinder: volumes, snapshots and backups, whose deletes are asynchronous;
+a volume with snapshots or attachments is refused with Cinder's 400."""
+
+from __future__ import annotations
+
+import re
+
+from tests.unit.fakes.common import ENDPOINTS, Conflict
+
+
+class BlockStorage:
+    def _block_storage(self, method, path, query, body):
+        if path in ('', '/'):
+            return 200, {
+                'versions': [
+                    {
+                        'id': 'v3.0',
+                        'status': 'CURRENT',
+                        'version': '3.70',
+                        'min_version': '3.0',
+                        'links': [
+                            {
+                                'rel': 'self',
+                                'href': ENDPOINTS['block-storage'] + '/',
+                            }
+                        ],
+                    }
+                ]
+            }
+        for coll, owner_key in (
+            ('volumes', 'os-vol-tenant-attr:tenant_id'),
+            ('snapshots', 'os-extended-snapshot-attributes:project_id'),
+            ('backups', 'os-backup-project-attr:project_id'),
+        ):
+            if path == f'/{coll}/detail':
+                items = [
+                    o
+                    for o in self._async_list(coll, 'deleting')
+                    if not query.get('project_id')
+                    or o[owner_key] == query['project_id']
+                ]
+                return 200, {coll: items}
+            m = re.fullmatch(rf'/{coll}/([^/]+)(/action)?', path)
+            if not m:
+                continue
+            obj = (
+                self._async_get(coll, m.group(1), 'deleting')
+                if (method == 'GET')
+                else self.get(coll, m.group(1))
+            )
+            if obj is None:
+                return 404, {
+                    'itemNotFound': {'code': 404, 'message': 'not found'}
+                }
+            singular = coll[:-1]
+            if method == 'GET':
+                return 200, {singular: obj}
+            if m.group(2):
+                return self._volume_action(obj, body)
+            if method == 'DELETE':
+                getattr(self, f'_check_delete_{singular}')(obj)
+                obj['status'] = 'deleting'
+                self._start_delete(coll, obj['id'])
+                return 202, None
+        return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
+
+    def _check_delete_volume(self, volume):
+        snapshots = [
+            s for s in self.all('snapshots') if s['volume_id'] == volume['id']
+        ]
+        if volume['status'] not in ('available', 'error') or snapshots:
+            raise Conflict(
+                400,
+                {
+                    'badRequest': {
+                        'code': 400,
+                        'message': 'Invalid volume: Volume status must be available or error '
+                        'or error_restoring or error_extending or error_managing '
+                        'and must not be migrating, attached, belong to a group, '
+                        'have snapshots, awaiting a transfer, or be disassociated '
+                        'from snapshots after volume transfer.',
+                    }
+                },
+            )
+
+    def _check_delete_snapshot(self, snapshot):
+        pass  # allowed with dependent volumes, as the file driver does
+
+    def _check_delete_backup(self, backup):
+        # As admin, Cinder accepts deleting a full backup that still has
+        # incrementals (it looks for them in the caller's project only).
+        pass
+
+    def _volume_action(self, volume, body):
+        if 'os-force_detach' in body:
+            attachment = body['os-force_detach'].get('attachment_id')
+            volume['attachments'] = [
+                a
+                for a in volume['attachments']
+                if a['attachment_id'] != attachment
+            ]
+            if not volume['attachments']:
+                volume['status'] = 'available'
+            return 202, None
+        return 400, {'badRequest': {'code': 400, 'message': 'bad action'}}

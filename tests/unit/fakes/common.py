@@ -1,0 +1,59 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What the fake services share: the admin's ids, the services' URLs, new
+ids, and the exceptions a handler raises to answer with an error."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+ADMIN_PROJECT = 'a0000000000000000000000000000000'
+ADMIN_USER = 'u0000000000000000000000000000000'
+AUTH_URL = 'http://keystone.test/v3'
+#: the endpoint of every service there is a fake of
+ENDPOINTS = {
+    'identity': AUTH_URL,
+    'compute': 'http://nova.test/v2.1',
+    'network': 'http://neutron.test',
+    'block-storage': 'http://cinder.test/v3',
+    'image': 'http://glance.test',
+}
+_ids = itertools.count(1)
+
+
+def new_id(prefix: str = '') -> str:
+    return (prefix + uuid.UUID(int=next(_ids)).hex)[-32:]
+
+
+class Conflict(Exception):
+    def __init__(self, status: int, body):
+        self.status = status
+        self.body = body
+
+
+def matches(obj, query, keys, aliases=None):
+    """Whether ``obj`` has the values ``query`` asks for in ``keys``."""
+    aliases = aliases or {}
+    for key in keys:
+        if key not in query:
+            continue
+        value = obj.get(key, obj.get(aliases.get(key, ''), None))
+        if str(value) != query[key] and value != query[key]:
+            return False
+    return True
+
+
+def catalog(*services: str) -> dict[str, str]:
+    """The catalog's endpoints of ``services``."""
+    return {service: ENDPOINTS[service] for service in services}

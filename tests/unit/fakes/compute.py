@@ -1,0 +1,120 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Nova: servers, whose delete goes on for ``delete_polls`` GETs and then
+takes their ports and volume attachments with it, and server groups."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from tests.unit.fakes.common import ENDPOINTS, matches
+
+
+class Compute:
+    def _compute(self, method, path, query, body):
+        if path in ('', '/'):
+            return 200, {
+                'version': {
+                    'id': 'v2.1',
+                    'status': 'CURRENT',
+                    'version': '2.96',
+                    'min_version': '2.1',
+                    'links': [
+                        {'rel': 'self', 'href': ENDPOINTS['compute'] + '/'}
+                    ],
+                }
+            }
+        if path == '/servers/detail':
+            items = [
+                server_view(s)
+                for s in self._async_list('servers', 'ACTIVE')
+                if matches(
+                    s,
+                    query,
+                    {'project_id'},
+                    aliases={'project_id': 'tenant_id'},
+                )
+            ]
+            return 200, {'servers': items}
+        m = re.fullmatch(r'/servers/([^/]+)(/action)?', path)
+        if m:
+            server_id, action = m.groups()
+            server = (
+                self._async_get('servers', server_id, 'ACTIVE')
+                if (method == 'GET')
+                else self.get('servers', server_id)
+            )
+            if server is None:
+                return 404, {
+                    'itemNotFound': {'code': 404, 'message': 'not found'}
+                }
+            if method == 'GET':
+                return 200, {'server': server_view(server)}
+            if method == 'DELETE' or (action and 'forceDelete' in body):
+                server['task_state'] = 'deleting'
+                self._start_delete('servers', server_id)
+                return 204 if method == 'DELETE' else 202, None
+        if path == '/os-server-groups':
+            return 200, {'server_groups': self.all('server_groups')}
+        m = re.fullmatch(r'/os-server-groups/([^/]+)', path)
+        if m and method == 'DELETE':
+            if not self.exists('server_groups', m.group(1)):
+                return 404, {
+                    'itemNotFound': {'code': 404, 'message': 'not found'}
+                }
+            self._remove('server_groups', m.group(1))
+            return 204, None
+        return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
+
+    def _server_gone(self, server_id):
+        """What nova does when a server is deleted: delete the ports it
+        created, unbind the others, detach (or delete) the volumes."""
+        for port in self.all('ports'):
+            if port.get('device_id') == server_id:
+                if port.get('created_by_nova'):
+                    self._remove('ports', port['id'])
+                else:
+                    port['device_id'] = ''
+                    port['device_owner'] = ''
+        for volume in self.all('volumes'):
+            attached = [
+                a
+                for a in volume.get('attachments', [])
+                if a['server_id'] == server_id
+            ]
+            if not attached:
+                continue
+            volume['attachments'] = [
+                a for a in volume['attachments'] if a['server_id'] != server_id
+            ]
+            if volume.get('delete_on_termination'):
+                self._remove('volumes', volume['id'])
+            elif not volume['attachments']:
+                volume['status'] = 'available'
+
+    def _finish_delete(self, collection, id_):
+        if collection == 'servers':
+            self._server_gone(id_)
+        super()._finish_delete(collection, id_)
+
+
+def server_view(server):
+    view = copy.deepcopy(server)
+    view.setdefault('status', 'ACTIVE')
+    view['OS-EXT-STS:task_state'] = view.pop('task_state', None)
+    view['tenant_id'] = view['project_id']
+    view['os-extended-volumes:volumes_attached'] = [
+        {'id': v} for v in view.pop('volumes', [])
+    ]
+    return view

@@ -1,0 +1,187 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Keystone: the admin's token and catalog, projects and their hierarchy,
+domains, role assignments and application credentials."""
+
+from __future__ import annotations
+
+import re
+
+from keystoneauth1 import fixture as ks_fixture
+import openstack.connection
+
+from tests.unit.fakes.common import (
+    ADMIN_PROJECT,
+    ADMIN_USER,
+    AUTH_URL,
+    matches,
+)
+
+
+class Identity:
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add(
+            'projects',
+            id=ADMIN_PROJECT,
+            name='admin',
+            domain_id='default',
+            enabled=True,
+            parent_id='default',
+            is_domain=False,
+            options={},
+        )
+
+    def __enter__(self):
+        super().__enter__()
+        self.mocker.post(
+            AUTH_URL + '/auth/tokens',
+            json=self.token(),
+            headers={'X-Subject-Token': 'fake-token'},
+        )
+        return self
+
+    def token(self):
+        tok = ks_fixture.V3Token(
+            project_id=ADMIN_PROJECT,
+            project_name='admin',
+            user_id=ADMIN_USER,
+            user_name='admin',
+            project_domain_id='default',
+            user_domain_id='default',
+        )
+        tok.add_role(name='admin')
+        for service in self.services:
+            svc = tok.add_service(service)
+            svc.add_endpoint(
+                interface='public',
+                url=self.endpoints[service],
+                region='RegionOne',
+            )
+        return tok
+
+    def connection(self) -> openstack.connection.Connection:
+        return openstack.connection.Connection(
+            auth_url=AUTH_URL,
+            username='admin',
+            password='secret',
+            project_name='admin',
+            user_domain_id='default',
+            project_domain_id='default',
+            region_name='RegionOne',
+            identity_api_version='3',
+        )
+
+    @staticmethod
+    def cli_auth_args():
+        return [
+            '--os-auth-url',
+            AUTH_URL,
+            '--os-username',
+            'admin',
+            '--os-password',
+            'secret',
+            '--os-project-name',
+            'admin',
+            '--os-user-domain-id',
+            'default',
+            '--os-project-domain-id',
+            'default',
+            '--os-region-name',
+            'RegionOne',
+            '--os-identity-api-version',
+            '3',
+        ]
+
+    def _identity(self, method, path, query, body):
+        if path in ('', '/'):
+            return 200, {
+                'version': {
+                    'id': 'v3.14',
+                    'status': 'stable',
+                    'links': [{'rel': 'self', 'href': AUTH_URL + '/'}],
+                }
+            }
+        m = re.fullmatch(r'/projects/([^/]+)', path)
+        if m:
+            project = self.get('projects', m.group(1))
+            if project is None:
+                return 404, {
+                    'error': {
+                        'code': 404,
+                        'message': 'Could not find project.',
+                    }
+                }
+            if method == 'GET':
+                return 200, {'project': project}
+            if method == 'PATCH':
+                project.update(body['project'])
+                return 200, {'project': project}
+            if method == 'DELETE':
+                if any(
+                    p.get('parent_id') == project['id']
+                    for p in self.all('projects')
+                ):
+                    return 403, {
+                        'error': {
+                            'code': 403,
+                            'message': 'not a leaf in the hierarchy',
+                        }
+                    }
+                self._remove('projects', project['id'])
+                return 204, None
+        if path == '/projects':
+            items = [
+                p
+                for p in self.all('projects')
+                if matches(p, query, {'name', 'domain_id', 'parent_id'})
+            ]
+            return 200, {'projects': items, 'links': {}}
+        if path == '/users':
+            return 200, {'users': self.all('users'), 'links': {}}
+        if path == '/domains':
+            items = [
+                d for d in self.all('domains') if matches(d, query, {'name'})
+            ]
+            return 200, {'domains': items, 'links': {}}
+        m = re.fullmatch(r'/domains/([^/]+)', path)
+        if m:
+            domain = self.get('domains', m.group(1))
+            if domain is None:
+                return 404, {'error': {'code': 404, 'message': 'no domain'}}
+            return 200, {'domain': domain}
+        if path == '/role_assignments':
+            scope = query.get('scope.project.id')
+            items = [
+                a
+                for a in self.all('role_assignments')
+                if not scope or a['scope']['project']['id'] == scope
+            ]
+            return 200, {'role_assignments': items, 'links': {}}
+        m = re.fullmatch(
+            r'/users/([^/]+)/application_credentials(?:/(.+))?', path
+        )
+        if m:
+            user, cred_id = m.groups()
+            if method == 'DELETE':
+                if not self.exists('application_credentials', cred_id):
+                    return 404, {'error': {'code': 404, 'message': 'none'}}
+                self._remove('application_credentials', cred_id)
+                return 204, None
+            items = [
+                c
+                for c in self.all('application_credentials')
+                if c['user_id'] == user
+            ]
+            return 200, {'application_credentials': items, 'links': {}}
+        return 404, {'error': {'code': 404, 'message': 'no route ' + path}}
