@@ -1,0 +1,91 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Where everything lives, which ports it listens on, and the credentials.
+
+``MINICLOUD_HOME`` and ``MINICLOUD_PORT_BASE`` move a whole cloud, so that
+two can run side by side.
+"""
+
+import os
+
+LIB = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+TOOLS = os.path.dirname(LIB)
+REPO = os.path.dirname(TOOLS)
+PYLIB = os.path.join(LIB, 'pylib')
+TEMPLATES = os.path.join(LIB, 'templates')
+CONSTRAINTS = os.path.join(TOOLS, 'minicloud-constraints.txt')
+
+HOME = os.path.abspath(
+    os.environ.get('MINICLOUD_HOME') or os.path.join(REPO, '.minicloud')
+)
+VENV = os.path.join(HOME, 'venv')
+VBIN = os.path.join(VENV, 'bin')
+VPYTHON = os.path.join(VBIN, 'python')
+CLIENT_VENV = os.path.join(HOME, 'client-venv')
+ETC = os.path.join(HOME, 'etc')
+DATA = os.path.join(HOME, 'data')
+LOGS = os.path.join(HOME, 'logs')
+RUN = os.path.join(HOME, 'run')
+STATE_FILE = os.path.join(HOME, 'state.json')
+CLOUDS_YAML = os.path.join(HOME, 'clouds.yaml')
+
+PORT_BASE = int(os.environ.get('MINICLOUD_PORT_BASE', '28000'))
+PORTS = {
+    name: PORT_BASE + off
+    for name, off in {
+        'mariadb': 306,
+        'rabbitmq': 672,
+        'rabbitmq_dist': 673,
+        'epmd': 369,
+        'rabbitmq_ctl_min': 680,
+        'rabbitmq_ctl_max': 690,
+        'keystone': 500,
+        'placement': 778,
+        'nova': 774,
+        'glance': 292,
+        'neutron': 696,
+        'cinder': 776,
+        'heat': 4,
+        'octavia': 876,
+        'swift': 808,
+        'swift_object': 200,
+        'swift_container': 201,
+        'swift_account': 202,
+    }.items()
+}
+
+# also read by minicloud_extras.setup_cloud, through etc/minicloud.json
+PASSWORDS = {
+    'admin': 'secretadmin',
+    'demo': 'secretdemo',
+    'alt': 'secretalt',
+    'service': 'secret-%s',  # service users: secret-nova, ...
+    'heat_domain_admin': 'secret-heat-domain',
+    'db': 'secret-db',
+    'rabbit': 'guest',
+}
+DB_USER = 'minicloud'
+KS_URL = f'http://127.0.0.1:{PORTS["keystone"]}/v3'
+TRANSPORT_URL = f'rabbit://guest:guest@127.0.0.1:{PORTS["rabbitmq"]}/'
+COMPUTE_HOSTS = ('compute-a', 'compute-b')
+
+
+def service_password(user):
+    return PASSWORDS['service'] % user
+
+
+def db_url(name):
+    return (
+        f'mysql+pymysql://{DB_USER}:{PASSWORDS["db"]}@127.0.0.1:'
+        f'{PORTS["mariadb"]}/{name}?charset=utf8'
+    )
