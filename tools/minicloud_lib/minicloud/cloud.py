@@ -1,0 +1,154 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The services (in start order), their units and configs, and the files
+the clients of the cloud read: clouds.yaml and etc/minicloud.json."""
+
+import json
+import os
+
+from .configs import render
+from .paths import (
+    CLOUDS_YAML,
+    COMPUTE_HOSTS,
+    DATA,
+    DB_USER,
+    ETC,
+    HOME,
+    KS_URL,
+    LOGS,
+    PASSWORDS,
+    PORTS,
+    RUN,
+)
+from .services import (
+    cinder,
+    glance,
+    heat,
+    infra,
+    keystone,
+    neutron,
+    nova,
+    octavia,
+    placement,
+    swift,
+)
+from .util import Failure, mkdirs, write
+
+# start order (and the order of `status`)
+MODULES = [
+    keystone,
+    placement,
+    glance,
+    neutron,
+    nova,
+    cinder,
+    heat,
+    octavia,
+    swift,
+]
+SERVICES = [m.NAME for m in MODULES]
+DEPENDS = {m.NAME: m.DEPENDS for m in MODULES}
+DATABASES = [db for m in MODULES for db in m.DATABASES]
+
+
+def modules_for(services):
+    """Keystone, which everything needs, and the chosen services."""
+    return [m for m in MODULES if m is keystone or m.NAME in services]
+
+
+def all_units():
+    """Every unit, in start order."""
+    return infra.units() + [u for m in MODULES for u in m.units()]
+
+
+def units_for(services):
+    wanted = set(services) | {'infra'}
+    return [u for u in all_units() if u.service in wanted]
+
+
+def resolve_services(names):
+    """The named services and what they depend on, in start order."""
+    out = set()
+
+    def add(name):
+        if name not in DEPENDS:
+            raise Failure(
+                f'unknown service {name!r} (known: {", ".join(SERVICES)})'
+            )
+        if name not in out:
+            out.add(name)
+            for dep in DEPENDS[name]:
+                add(dep)
+
+    for n in names:
+        add(n)
+    return [s for s in SERVICES if s in out]
+
+
+def find_units(name):
+    """A unit name (nova-compute-a), or a service name (nova) for all its
+    units, or 'all'."""
+    units = all_units()
+    if name == 'all':
+        return units
+    match = [u for u in units if u.name == name]
+    if not match:
+        match = [u for u in units if u.service == name]
+    if not match:
+        raise Failure(
+            f'no unit or service {name!r}; units: '
+            f'{", ".join(u.name for u in units)}'
+        )
+    return match
+
+
+def write_configs(services):
+    mkdirs(ETC, DATA, LOGS, RUN)
+    for m in [infra, *MODULES]:
+        mkdirs(*(os.path.join(DATA, sub) for sub in m.DATA_DIRS))
+    infra.write_configs()
+    for m in modules_for(services):
+        m.write_configs()
+    # what minicloud_extras.setup_cloud reads, in the service venv
+    write(
+        ETC + '/minicloud.json',
+        json.dumps(
+            {
+                'home': HOME,
+                'groups': list(services),
+                'ports': PORTS,
+                'auth_url': KS_URL,
+                'passwords': PASSWORDS,
+                'compute_hosts': list(COMPUTE_HOSTS),
+                'image_file': os.path.join(DATA, 'cirros.img'),
+                'db': {
+                    'port': PORTS['mariadb'],
+                    'user': DB_USER,
+                    'password': PASSWORDS['db'],
+                },
+            },
+            indent=1,
+        )
+        + '\n',
+    )
+
+
+def write_clouds_yaml():
+    text = render(
+        'clouds.yaml',
+        path=CLOUDS_YAML,
+        admin_password=PASSWORDS['admin'],
+        demo_password=PASSWORDS['demo'],
+        alt_password=PASSWORDS['alt'],
+    )
+    write(CLOUDS_YAML, text, mode=0o600)
