@@ -277,6 +277,7 @@ class Executor:
             if kind is None:
                 raise StepFailed(f'no resource kind {step.target.kind}')
             if step.is_delete:
+                self._run_parts(kind, step, deadline, queue)
                 attempts = self._call(
                     kind,
                     step,
@@ -376,6 +377,41 @@ class Executor:
                     )
                 )
                 self.clock.sleep(delay)
+
+    def _run_parts(
+        self,
+        kind: ResourceKind,
+        step: Step,
+        deadline: float,
+        queue: _QueueTime,
+    ) -> None:
+        """The kind's calls before its delete, each in a slot: at most
+        ``parallel`` in flight, the next one taken from the generator (in
+        a slot too: it may read a listing page) only when one is done."""
+        parts = iter(kind.parts(self.conn, step.target))
+        with self._slot(step, queue):
+            part = next(parts, None)
+        if part is None:
+            return  # most kinds have none: no pool for them
+        with concurrent.futures.ThreadPoolExecutor(
+            max_workers=self.parallel, thread_name_prefix='part'
+        ) as pool:
+            running: set[concurrent.futures.Future] = set()
+            while part is not None:
+                running.add(
+                    pool.submit(self._call, kind, step, deadline, queue, part)
+                )
+                if len(running) >= self.parallel:
+                    done, running = concurrent.futures.wait(
+                        running,
+                        return_when=concurrent.futures.FIRST_COMPLETED,
+                    )
+                    for fut in done:
+                        fut.result()  # a part that failed fails the step
+                with self._slot(step, queue):
+                    part = next(parts, None)
+            for fut in concurrent.futures.as_completed(running):
+                fut.result()
 
     def _wait_gone(
         self,

@@ -84,6 +84,15 @@ class ResourceKind:
     ) -> Iterable[Edge]:
         return ()
 
+    def parts(
+        self, conn: Any, ref: ResourceRef
+    ) -> Iterable[Callable[[], Any]]:
+        """Calls to make before ``delete``, one API call each (a
+        container's objects). The executor takes them as the generator
+        yields them, so a listing is read page by page, and runs them in
+        its own API slots, as many at once as ``--parallel`` allows."""
+        return ()
+
     def delete(self, conn: Any, ref: ResourceRef) -> None:
         raise NotImplementedError
 

@@ -21,9 +21,10 @@ answers 403, and discovery says what to grant; the cascade grants nothing.
 
 A container's delete empties it first: through the bulk middleware in
 batches of the size ``/info`` allows where the cluster has it, otherwise
-object by object, in parallel. Objects are not steps of the plan: a few
-hundred objects would drown it, and nothing outside their container
-depends on them.
+object by object. These calls are the kind's ``parts``, which the executor
+runs in its API slots as the listing's pages come. Objects are not steps of
+the plan: a few hundred objects would drown it, and nothing outside their
+container depends on them.
 
 Versions: a legacy versioned container (``X-Versions-Location`` or
 ``X-History-Location``) has its versioning header removed before it is
@@ -40,7 +41,7 @@ objects of their own container, deleted with it.
 
 from __future__ import annotations
 
-import concurrent.futures
+import functools
 import itertools
 import re
 from typing import Any
@@ -58,9 +59,6 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.registry import register
-
-#: parallel object deletes when the cluster has no bulk delete
-OBJECT_WORKERS = 10
 
 #: the legacy versioning headers, and what removes each
 _LEGACY = {
@@ -155,7 +153,9 @@ class Container(ResourceKind):
                 delete_of(self.name, f'{ref.project_id}/{versions}'),
             )
 
-    def delete(self, conn, ref):
+    def parts(self, conn, ref):
+        """Stop versioning, then every version and object, a bulk delete
+        per batch where the cluster has it, page by page."""
         store = account(conn, ref.project_id)
         name = ref.name
         headers = request(store, 'HEAD', _path(name)).headers
@@ -169,11 +169,32 @@ class Container(ResourceKind):
                 _path(name),
                 headers={'X-Versions-Enabled': 'false'},
             )
-            self._delete_versions(store, name)
-        self._empty(store, name)
-        store.delete_container(name, ignore_missing=False)
+            yield from self._version_deletes(store, name)
+        objects = (o.name for o in store.objects(name))
+        first = next(objects, None)
+        if first is None:
+            return
+        objects = itertools.chain([first], objects)
+        bulk = store.get_info().bulk_delete
+        if bulk:
+            size = int(bulk.get('max_deletes_per_request', 10000))
+            while batch := list(itertools.islice(objects, size)):
+                yield functools.partial(self._bulk_delete, store, name, batch)
+            return
+        for obj in objects:
+            yield functools.partial(
+                store.delete_object, obj, container=name, ignore_missing=True
+            )
 
-    def _delete_versions(self, store, name):
+    def delete(self, conn, ref):
+        # emptied by its parts; a 409 (an object added since) is retried,
+        # and a verification round empties it again
+        account(conn, ref.project_id).delete_container(
+            ref.name, ignore_missing=False
+        )
+
+    @staticmethod
+    def _version_deletes(store, name):
         marker, version_marker = '', ''
         while True:
             page = request(
@@ -190,43 +211,16 @@ class Container(ResourceKind):
             if not page:
                 return
             for obj in page:
-                try:
-                    request(
-                        store,
-                        'DELETE',
-                        _path(name, obj['name']),
-                        params={'version-id': obj['version_id']},
-                    )
-                except sdk_exc.NotFoundException:
-                    pass  # gone meanwhile: not a sign the container is
+                # a version gone meanwhile is a 404: the executor's "done"
+                yield functools.partial(
+                    request,
+                    store,
+                    'DELETE',
+                    _path(name, obj['name']),
+                    params={'version-id': obj['version_id']},
+                )
             marker = page[-1]['name']
             version_marker = page[-1]['version_id']
-
-    def _empty(self, store, name):
-        """Delete the objects as their listing pages come (a container may
-        hold millions)."""
-        objects = (o.name for o in store.objects(name))
-        first = next(objects, None)
-        if first is None:
-            return
-        objects = itertools.chain([first], objects)
-        bulk = store.get_info().bulk_delete
-        if bulk:
-            size = int(bulk.get('max_deletes_per_request', 10000))
-            while batch := list(itertools.islice(objects, size)):
-                self._bulk_delete(store, name, batch)
-            return
-        with concurrent.futures.ThreadPoolExecutor(OBJECT_WORKERS) as pool:
-            for done in [
-                pool.submit(
-                    store.delete_object,
-                    obj,
-                    container=name,
-                    ignore_missing=True,
-                )
-                for obj in objects
-            ]:
-                done.result()
 
     def _bulk_delete(self, store, name, objects):
         body = '\n'.join('/' + _path(name, obj) for obj in objects)
