@@ -33,7 +33,7 @@ from osc_cascade.kinds import (  # noqa: F401
     quota,
     shared_file_system,
 )
-from osc_cascade.kinds.base import PROJECT, ResourceKind
+from osc_cascade.kinds.base import PROJECT, Facts, ResourceKind
 from osc_cascade.kinds.registry import CLASSES
 
 #: the kind of the projects themselves (the cascade adds their steps)
@@ -43,8 +43,9 @@ PROJECT_KIND = identity.Project.name
 def build(scope: str = PROJECT, **options: Any) -> dict[str, ResourceKind]:
     """An instance of every kind of ``scope``; options such as
     ``delete_shared_images`` go to the kinds that take them."""
+    facts = Facts()
     return {
-        name: cls(**options)
+        name: cls(facts=facts, **options)
         for name, cls in CLASSES.items()
         if cls.scope == scope
     }

@@ -25,6 +25,7 @@ feed the planner.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+import threading
 from typing import Any, ClassVar, TypeVar
 
 from openstack import exceptions as sdk_exc
@@ -41,6 +42,23 @@ PROJECT = 'project'
 SERVICE = 'service'
 
 T = TypeVar('T')
+
+
+class Facts:
+    """What the kinds of one workflow learn once about the cloud (the
+    extensions a service has loaded), per connection: ``kinds.build`` gives
+    one to all the kinds it makes, so nothing is cached beyond the run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[tuple[str, int], Any] = {}
+
+    def get(self, what: str, conn: Any, learn: Callable[[], T]) -> T:
+        key = (what, id(conn))
+        with self._lock:
+            if key not in self._values:
+                self._values[key] = learn()
+            return self._values[key]
 
 
 class ResourceKind:
@@ -64,9 +82,11 @@ class ResourceKind:
         'the cascade needs the admin role in the {service_type} service'
     )
 
-    def __init__(self, **options: Any):
+    def __init__(self, *, facts: Facts | None = None, **options: Any):
         #: the command's options that change what a kind does
         self.options = options
+        #: what the kinds built together learnt of the cloud
+        self.facts = facts or Facts()
 
     def list(self, conn: Any, project_id: str | None) -> Iterable[ResourceRef]:
         """The project's resources of this kind, or every project's when

@@ -23,9 +23,7 @@ the project's ``default`` security group goes last.
 
 from __future__ import annotations
 
-import threading
 from typing import Any, ClassVar
-import weakref
 
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
@@ -405,27 +403,6 @@ def interfaces_on(subnet_id, inventory):
                     yield step
 
 
-_EXTENSIONS: weakref.WeakKeyDictionary[Any, frozenset[str]] = (
-    weakref.WeakKeyDictionary()
-)
-_EXTENSIONS_LOCK = threading.Lock()
-
-
-def neutron_extensions(conn: Any) -> frozenset[str]:
-    """The aliases of Neutron's loaded extensions, asked once per
-    connection: every extension kind needs them in every discovery round,
-    and the benchmark showed those identical GETs were a fifth of a small
-    cascade's requests (Neutron answers them one at a time)."""
-    with _EXTENSIONS_LOCK:
-        aliases = _EXTENSIONS.get(conn)
-        if aliases is None:
-            aliases = frozenset(
-                e.alias for e in unless_absent(conn.network.extensions)
-            )
-            _EXTENSIONS[conn] = aliases
-        return aliases
-
-
 class _ExtensionKind(_NeutronKind):
     #: the alias of the Neutron extension that adds the resource
     extension: ClassVar[str]
@@ -433,7 +410,7 @@ class _ExtensionKind(_NeutronKind):
     sdk_list: ClassVar[str]
 
     def list(self, conn, project_id):
-        if self.extension not in neutron_extensions(conn):
+        if self.extension not in self.neutron_extensions(conn):
             return []
         query = {'project_id': project_id} if project_id else {}
         return owned(
@@ -445,6 +422,20 @@ class _ExtensionKind(_NeutronKind):
 
     def refs(self, conn, items, project_id):
         return [self.ref(item) for item in items]
+
+    def neutron_extensions(self, conn: Any) -> frozenset[str]:
+        """The aliases of Neutron's loaded extensions, asked once per
+        connection and workflow: every extension kind needs them in every
+        discovery round, and the benchmark showed those identical GETs
+        were a fifth of a small cascade's requests (Neutron answers them
+        one at a time)."""
+        return self.facts.get(
+            'neutron-extensions',
+            conn,
+            lambda: frozenset(
+                e.alias for e in unless_absent(conn.network.extensions)
+            ),
+        )
 
 
 @register

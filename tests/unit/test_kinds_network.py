@@ -20,6 +20,7 @@ from osc_cascade.engine.executor import DONE, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds import compute, network
+from osc_cascade.kinds.base import Facts
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
@@ -511,9 +512,10 @@ def test_neutron_extensions_are_asked_once_per_connection():
             if issubclass(k, network._ExtensionKind)
         ]
         assert len(kinds) > 1
+        facts = Facts()  # as kinds.build shares it
         for _round in range(2):
             for kind in kinds:
-                list(kind().list(conn, 'p1'))
+                list(kind(facts=facts).list(conn, 'p1'))
         gets = [
             p
             for m, p in services.requests
@@ -521,7 +523,7 @@ def test_neutron_extensions_are_asked_once_per_connection():
         ]
         assert gets == ['/v2.0/extensions']
         # another connection asks again
-        list(kinds[0]().list(services.connection(), 'p1'))
+        list(kinds[0](facts=facts).list(services.connection(), 'p1'))
         assert (
             len(
                 [
