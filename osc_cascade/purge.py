@@ -40,6 +40,8 @@ from keystoneauth1 import discover
 from openstack import exceptions as sdk_exc
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import placement
+from osc_cascade.api.placement import NOVA_VERSION, PLACEMENT_VERSION
 from osc_cascade.engine.errors import CascadeError, status_code
 from osc_cascade.engine.executor import (
     DONE,
@@ -54,7 +56,6 @@ from osc_cascade.engine.resource import KEEP, ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, retrying
 from osc_cascade.kinds import placement as kinds
 from osc_cascade.kinds.base import SERVICE
-from osc_cascade.kinds.placement import NOVA_VERSION, PLACEMENT_VERSION
 
 #: statuses in which nova no longer counts a migration as in progress
 #: (``migration_get_in_progress_by_host_and_node`` in nova's DB API)
@@ -350,7 +351,7 @@ class ServicePurge:
         )
         providers = self._read(
             'listing resource providers',
-            lambda: kinds.list_providers(self.conn),
+            lambda: placement.list_providers(self.conn),
         )
         notes: list[str] = []
         nodes = {
@@ -526,13 +527,7 @@ class ServicePurge:
 
     def _allocations_of(self, provider: str) -> list[str]:
         try:
-            return list(
-                kinds.placement(
-                    self.conn,
-                    'GET',
-                    f'/resource_providers/{provider}/allocations',
-                )['allocations']
-            )
+            return list(placement.allocations_on(self.conn, provider))
         except sdk_exc.NotFoundException:
             return []  # deleted since the listing
 
