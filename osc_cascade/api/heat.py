@@ -89,3 +89,23 @@ def resources(conn: Any, name: str, id_: str) -> list[dict[str, Any]]:
         stack_path(name, id_) + '/resources',
         params={'nested_depth': ALL_NESTED},
     ).json()['resources']
+
+
+def export_stack(conn: Any, name: str, id_: str) -> dict[str, Any]:
+    """What an abandon would return, without changing anything."""
+    return call(conn, 'GET', stack_path(name, id_) + '/export').json()
+
+
+def abandon_stack(conn: Any, name: str, id_: str) -> dict[str, Any]:
+    """Heat forgets the stack and keeps what it made; the stack's data
+    (its resources' ids...) is all that is left of it in Heat."""
+    return call(conn, 'DELETE', stack_path(name, id_) + '/abandon').json()
+
+
+def error_of(exc: sdk_exc.HttpException) -> dict[str, Any]:
+    """Heat's error of a failed call: its ``type`` (``NotSupported``...)
+    and ``message``."""
+    try:
+        return exc.response.json().get('error') or {}
+    except ValueError:
+        return {}
