@@ -13,19 +13,21 @@
 """``openstack compute service delete --purge-allocations``: a cliff hook on
 OSC's own command.
 
-The hook does the whole job in ``before()``: it purges the allocations that
-would orphan the service's resource providers, deletes the providers, and
-deletes the service itself, then hands OSC's ``DeleteService.take_action``
-an empty list of services. The service must be deleted by the plan, not by
-OSC: in the middle of it (after the nested providers, whose failed delete
-skips it, and before the check that its nodes' providers are gone), once it
-has checked that nothing new holds them, and by UUID at microversion 2.53
-or later whatever ``--os-compute-api-version`` says.
+The hook runs the purge (``workflows.service_purge``) in ``before()``: it
+removes the allocations that would orphan the service's resource providers,
+deletes the providers, and deletes the service itself; OSC's
+``DeleteService.take_action`` is then handed no service. The service must be
+deleted by the plan, not by OSC: in the middle of it (after the nested
+providers, whose failed delete skips it, and before the check that its
+nodes' providers are gone), once it has checked that nothing new holds them,
+and by UUID at microversion 2.53 or later whatever
+``--os-compute-api-version`` says.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from cliff import hooks
 from osc_lib import exceptions
@@ -35,8 +37,19 @@ from osc_cascade.v1.common import (
     add_execution_options,
     confirm,
     counts_text,
+    engine_errors,
+    hand_to_osc,
     refuse_stray_options,
 )
+from osc_cascade.v1.constants import (
+    SERVICE_PURGE_BLOCKER_COLUMNS,
+    SERVICE_PURGE_PLAN_COLUMNS,
+    SUMMARY_COLUMNS,
+)
+
+if TYPE_CHECKING:  # imported at start-up: `openstack help` builds the hook
+    from osc_cascade.engine.executor import RunResult
+    from osc_cascade.engine.planner import Plan
 
 #: options that mean nothing without --purge-allocations
 _PURGE_ONLY = ('dry_run', 'yes', 'force', 'column')
@@ -89,39 +102,55 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
                 parsed_args, _PURGE_ONLY, '--purge-allocations'
             )
             return parsed_args
-        # imported here: `openstack help` builds every hook, keep it cheap
-        from osc_cascade import purge
-        from osc_cascade.v1.progress import Progress
+        with engine_errors():
+            self._purge(parsed_args)
+        # the plan deleted the services (or, for a dry run, nothing is to
+        # be deleted): OSC's own delete gets none
+        return hand_to_osc(parsed_args, 'service', [])
 
-        progress = Progress()
-        service_purge = purge.ServicePurge(
+    def after(self, parsed_args: argparse.Namespace, return_code: int) -> int:
+        return return_code
+
+    def _purge(self, parsed_args: argparse.Namespace) -> None:
+        # imported here: `openstack help` builds every hook, keep it cheap
+        from osc_cascade.v1.progress import Progress
+        from osc_cascade.workflows.service_purge import (
+            ServicePurge,
+            refuse_blocked,
+        )
+
+        stdout = self.cmd.app.stdout
+        progress = Progress(self.cmd.app.stderr)
+        purge = ServicePurge(
             self.cmd.app.client_manager.sdk_connection,
-            purge.PurgeOptions(
-                force=parsed_args.force,
-                parallel=parsed_args.parallel,
-                timeout=parsed_args.timeout,
-            ),
+            force=parsed_args.force,
+            parallel=parsed_args.parallel,
+            timeout=parsed_args.timeout,
             on_event=progress,
         )
-        services = service_purge.resolve(parsed_args.service)
-        plan = service_purge.plan(services)
+        services = purge.resolve(parsed_args.service)
+        plan = purge.plan(services)
         for note in plan.notes:
             progress.note(f'note: {note}')
 
         if parsed_args.dry_run:
-            output.emit(parsed_args, purge.PLAN_COLUMNS, purge.plan_rows(plan))
-            if plan.kept():
-                raise exceptions.CommandError(purge.blocked_message(plan))
-            # OSC's take_action deletes what it is handed: nothing
-            parsed_args.service = []
-            return parsed_args
-
+            output.emit(
+                parsed_args,
+                SERVICE_PURGE_PLAN_COLUMNS,
+                plan_rows(plan),
+                stdout,
+            )
+            refuse_blocked(plan)
+            return
         if plan.kept():
             output.emit(
-                parsed_args, purge.BLOCKER_COLUMNS, purge.blocker_rows(plan)
+                parsed_args,
+                SERVICE_PURGE_BLOCKER_COLUMNS,
+                blocker_rows(plan),
+                stdout,
             )
-            raise exceptions.CommandError(purge.blocked_message(plan))
-        output.chosen_columns(parsed_args, purge.SUMMARY_COLUMNS)
+            refuse_blocked(plan)
+        output.chosen_columns(parsed_args, SUMMARY_COLUMNS)
         names = ', '.join(f'{s.host} ({s.id})' for s in services)
         confirm(
             f'The purge will, for compute service(s) {names}:\n'
@@ -131,15 +160,96 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         )
         progress.add_total(len(plan.steps))
         try:
-            result = service_purge.execute(plan)
+            result = purge.execute(plan)
         finally:
             progress.close()
-        output.emit(parsed_args, purge.SUMMARY_COLUMNS, result.summary())
+        output.emit(parsed_args, SUMMARY_COLUMNS, result.summary(), stdout)
         if not result.ok:
-            raise exceptions.CommandError(purge.failure_message(result))
-        # the plan deleted the services
-        parsed_args.service = []
-        return parsed_args
+            raise exceptions.CommandError(failure_message(result))
 
-    def after(self, parsed_args: argparse.Namespace, return_code: int) -> int:
-        return return_code
+
+# -- what the command shows ----------------------------------------------
+
+
+def plan_rows(plan: Plan) -> list[tuple[Any, ...]]:
+    """Consumers with their class and action, providers in deletion order,
+    the services last."""
+    from osc_cascade.engine.resource import KEEP
+    from osc_cascade.kinds.placement import Allocation, ResourceProvider
+
+    names = _provider_names(plan)
+    stages = plan.stages()
+    rows = []
+    for step_id in plan.order():
+        step = plan.steps[step_id]
+        ref = step.target
+        if ref.kind == Allocation.name:
+            action = 'block' if step.action == KEEP else 'remove'
+            cls, detail = ref.attrs['class'], ref.attrs['detail']
+        elif ref.kind == ResourceProvider.name:
+            action = step.action
+            parent = ref.attrs.get('parent')
+            if parent:
+                cls = 'nested provider'
+                detail = f'in {names.get(parent, parent)}'
+            elif ref.attrs.get('node'):
+                cls = 'compute node'
+                detail = 'nova deletes it with the service; checked after'
+            else:
+                cls, detail = 'orphan provider', ''
+        else:
+            action, cls, detail = step.action, 'nova-compute', ''
+        rows.append(
+            (stages[step_id], action, ref.kind, ref.id, ref.name, cls, detail)
+        )
+    return rows
+
+
+def blocker_rows(plan: Plan) -> list[tuple[Any, ...]]:
+    names = _provider_names(plan)
+    return sorted(
+        (
+            s.target.id,
+            s.target.attrs['class'],
+            [names.get(p, p) for p in s.target.attrs['providers']],
+            s.params['reason'],
+        )
+        for s in plan.kept()
+    )
+
+
+def _provider_names(plan: Plan) -> dict[str, str]:
+    from osc_cascade.kinds.placement import ResourceProvider
+
+    return {
+        s.target.id: s.target.name
+        for s in plan.steps.values()
+        if s.target.kind == ResourceProvider.name
+    }
+
+
+def failure_message(result: RunResult) -> str:
+    from osc_cascade.engine.executor import DONE, FAILED, SKIPPED
+    from osc_cascade.kinds.placement import ComputeService
+
+    failed = result.by_outcome(FAILED)
+    skipped = result.by_outcome(SKIPPED)
+    kept = [
+        r.step.target
+        for r in result.results.values()
+        if r.step.target.kind == ComputeService.name and r.outcome != DONE
+    ]
+    return (
+        f'The purge did not finish: {len(failed)} step(s) failed, '
+        f'{len(skipped)} skipped. '
+        + ' '.join(f'{r.step.describe()}: {r.error}.' for r in failed)
+        + (
+            ' Not deleted: compute service(s) '
+            + ', '.join(f'{s.name} ({s.id})' for s in kept)
+            + '.'
+            if kept
+            else ''
+        )
+        + ' Run the command again once the cause is fixed: what is '
+        'done stays done.'
+    )

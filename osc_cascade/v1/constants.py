@@ -26,3 +26,21 @@ ORPHAN_COLUMNS = (
     'Created At',
     'Updated At',
 )
+#: ``compute service delete --purge-allocations --dry-run``: one row per
+#: step, in execution order, with what nova says of each consumer
+SERVICE_PURGE_PLAN_COLUMNS = (
+    'Stage',
+    'Action',
+    'Kind',
+    'ID',
+    'Name',
+    'Class',
+    'Detail',
+)
+#: ``compute service delete --purge-allocations``: what refuses the purge
+SERVICE_PURGE_BLOCKER_COLUMNS = (
+    'Consumer',
+    'Class',
+    'Providers',
+    'Why, and what to do',
+)

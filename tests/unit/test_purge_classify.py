@@ -10,15 +10,15 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""purge.classify: what each consumer of a host's providers is, and whether
+"""consumers.classify: what each consumer of a host's providers is, and whether
 it blocks the purge (pure: nova's answers are given)."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from osc_cascade import purge
-from osc_cascade.purge import Found, HostFacts, classify
+from osc_cascade.workflows import consumers
+from osc_cascade.workflows.consumers import Found, HostFacts, classify
 
 HOST = 'compute-a'
 
@@ -47,7 +47,7 @@ def facts(servers=(), migrations=()):
 @pytest.mark.parametrize('force', [False, True])
 def test_instance_on_host_blocks_even_when_forced(force):
     verdict = classify('i1', facts([server('i1', HOST, 'web')]), None, force)
-    assert verdict.cls == purge.ON_HOST
+    assert verdict.cls == consumers.ON_HOST
     assert verdict.blocks
     assert 'web (i1) is on compute-a' in verdict.detail
 
@@ -55,7 +55,7 @@ def test_instance_on_host_blocks_even_when_forced(force):
 def test_instance_found_on_host_by_lookup_blocks():
     # listed after the host listing (a race): the lookup still tells
     verdict = classify('i1', facts(), Found(server=server('i1', HOST)), True)
-    assert (verdict.cls, verdict.blocks) == (purge.ON_HOST, True)
+    assert (verdict.cls, verdict.blocks) == (consumers.ON_HOST, True)
 
 
 def test_evacuated_instance_is_removed():
@@ -66,7 +66,7 @@ def test_evacuated_instance_is_removed():
         Found(server=server('i1', 'compute-b')),
         False,
     )
-    assert verdict.cls == purge.EVACUATED
+    assert verdict.cls == consumers.EVACUATED
     assert not verdict.blocks
     assert 'evacuated to compute-b (migration m1)' in verdict.detail
 
@@ -79,7 +79,7 @@ def test_evacuation_completed_counts_as_done():
         Found(server=server('i1', 'compute-b')),
         False,
     )
-    assert verdict.cls == purge.EVACUATED
+    assert verdict.cls == consumers.EVACUATED
 
 
 def test_evacuation_to_this_host_does_not_explain_an_instance_elsewhere():
@@ -97,35 +97,35 @@ def test_evacuation_to_this_host_does_not_explain_an_instance_elsewhere():
         Found(server=server('i1', 'compute-b')),
         False,
     )
-    assert (verdict.cls, verdict.blocks) == (purge.ELSEWHERE, True)
+    assert (verdict.cls, verdict.blocks) == (consumers.ELSEWHERE, True)
 
 
 def test_instance_elsewhere_without_evacuation_blocks_unless_forced():
     found = Found(server=server('i1', 'compute-b', 'db'))
     blocked = classify('i1', facts(), found, False)
     forced = classify('i1', facts(), found, True)
-    assert (blocked.cls, blocked.blocks) == (purge.ELSEWHERE, True)
+    assert (blocked.cls, blocked.blocks) == (consumers.ELSEWHERE, True)
     assert 'db (i1) is on compute-b' in blocked.detail
     assert '--force' in blocked.detail
-    assert (forced.cls, forced.blocks) == (purge.ELSEWHERE, False)
+    assert (forced.cls, forced.blocks) == (consumers.ELSEWHERE, False)
 
 
 def test_deleted_instance_is_removed():
     verdict = classify('i1', facts(), Found(deleted=True), False)
-    assert (verdict.cls, verdict.blocks) == (purge.DELETED, False)
+    assert (verdict.cls, verdict.blocks) == (consumers.DELETED_INSTANCE, False)
 
 
 @pytest.mark.parametrize('found', [None, Found()])
 def test_unknown_consumer_blocks_unless_forced(found):
     blocked = classify('c1', facts(), found, False)
     forced = classify('c1', facts(), found, True)
-    assert (blocked.cls, blocked.blocks) == (purge.UNKNOWN, True)
+    assert (blocked.cls, blocked.blocks) == (consumers.UNKNOWN, True)
     assert 'nova knows no instance or migration c1' in blocked.detail
-    assert (forced.cls, forced.blocks) == (purge.UNKNOWN, False)
+    assert (forced.cls, forced.blocks) == (consumers.UNKNOWN, False)
     assert '(removed: --force)' in forced.detail
 
 
-@pytest.mark.parametrize('status', sorted(purge.ENDED))
+@pytest.mark.parametrize('status', sorted(consumers.ENDED))
 def test_migration_that_ended_is_removed(status):
     verdict = classify(
         'm1',
@@ -133,7 +133,7 @@ def test_migration_that_ended_is_removed(status):
         None,
         False,
     )
-    assert (verdict.cls, verdict.blocks) == (purge.MIGRATION_ENDED, False)
+    assert (verdict.cls, verdict.blocks) == (consumers.MIGRATION_ENDED, False)
     assert f'is {status}' in verdict.detail
 
 
@@ -148,7 +148,7 @@ def test_unconfirmed_resize_blocks_with_confirm_and_revert_commands():
         None,
         False,
     )
-    assert (verdict.cls, verdict.blocks) == (purge.NOT_CONFIRMED, True)
+    assert (verdict.cls, verdict.blocks) == (consumers.NOT_CONFIRMED, True)
     assert 'resize m1 of instance i1 (compute-a -> compute-b)' in (
         verdict.detail
     )
@@ -163,7 +163,7 @@ def test_unconfirmed_migration_is_removed_when_forced():
         None,
         True,
     )
-    assert (verdict.cls, verdict.blocks) == (purge.NOT_CONFIRMED, False)
+    assert (verdict.cls, verdict.blocks) == (consumers.NOT_CONFIRMED, False)
 
 
 def test_live_migration_in_progress_blocks_with_abort_command():
@@ -177,7 +177,7 @@ def test_live_migration_in_progress_blocks_with_abort_command():
         None,
         False,
     )
-    assert (verdict.cls, verdict.blocks) == (purge.MIGRATING, True)
+    assert (verdict.cls, verdict.blocks) == (consumers.MIGRATING, True)
     assert 'server migration abort i1 m1' in verdict.detail
 
 
@@ -197,7 +197,7 @@ def test_instance_with_migration_in_progress_is_that_migration():
         Found(server=server('i1', 'compute-b')),
         False,
     )
-    assert (verdict.cls, verdict.blocks) == (purge.MIGRATING, True)
+    assert (verdict.cls, verdict.blocks) == (consumers.MIGRATING, True)
     assert 'm1' in verdict.detail
 
 
@@ -208,5 +208,5 @@ def test_cold_migration_in_progress_points_to_the_migration_list():
         None,
         False,
     )
-    assert verdict.cls == purge.MIGRATING
+    assert verdict.cls == consumers.MIGRATING
     assert 'openstack server migration list --server i1' in verdict.detail

@@ -16,10 +16,19 @@ which consumers, what blocks, and that finding them changes nothing."""
 import pytest
 import requests
 
-from osc_cascade import purge
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds.placement import Allocation, ResourceProvider
+from osc_cascade.v1.compute_service import blocker_rows, plan_rows
+from osc_cascade.workflows.consumers import (
+    DELETED_INSTANCE,
+    EVACUATED,
+    MIGRATING,
+    NOT_CONFIRMED,
+    ON_HOST,
+    UNKNOWN,
+)
+from osc_cascade.workflows.service_purge import ServicePurge
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes.clock import FakeClock
 
@@ -33,9 +42,9 @@ def cloud():
 
 
 def purger(cloud, **options):
-    return purge.ServicePurge(
+    return ServicePurge(
         cloud.connection(),
-        purge.PurgeOptions(**options),
+        **options,
         clock=FakeClock(),
         retry=NO_WAIT,
     )
@@ -70,11 +79,9 @@ def providers(plan):
 def test_evacuated_instance_share_is_planned_and_nothing_changes(cloud):
     s = evacuation(cloud)
     plan = plan_for(cloud, 'compute-a')
-    assert consumers(plan) == {
-        s.vm['id']: (purge.EVACUATED, 'delete', [s.rp_a])
-    }
+    assert consumers(plan) == {s.vm['id']: (EVACUATED, 'delete', [s.rp_a])}
     assert providers(plan) == {s.rp_a}
-    rows = purge.plan_rows(plan)
+    rows = plan_rows(plan)
     assert [(r[1], r[2], r[3]) for r in rows] == [
         ('remove', 'placement.allocation', s.vm['id']),
         ('delete', 'compute.service', s.a['id']),
@@ -102,8 +109,12 @@ def test_nested_tree_is_planned_children_before_parents(cloud):
 
     assert providers(plan) == {root, numa0, numa1, gpu, bandwidth}
     assert consumers(plan) == {
-        gone['id']: (purge.DELETED, 'delete', sorted([root, numa0, gpu])),
-        port: (purge.UNKNOWN, 'delete', [bandwidth]),
+        gone['id']: (
+            DELETED_INSTANCE,
+            'delete',
+            sorted([root, numa0, gpu]),
+        ),
+        port: (UNKNOWN, 'delete', [bandwidth]),
     }
     order = [s.split(':')[-1] for s in plan.order()]
     service = order.index(cloud.all('services')[0]['id'])
@@ -134,7 +145,7 @@ def test_ironic_service_with_300_nodes_reads_lists_not_each_node(cloud):
 
     assert providers(plan) == set(ironic_nodes)
     assert consumers(plan) == {
-        gone['id']: (purge.DELETED, 'delete', [ironic_nodes[42]])
+        gone['id']: (DELETED_INSTANCE, 'delete', [ironic_nodes[42]])
     }
     gets = [p for m, p in cloud.requests if m == 'GET']
     # 305 hypervisors in pages of 100
@@ -193,7 +204,11 @@ def test_consumer_on_two_services_trees_is_one_rewrite(cloud):
     cloud.delete_server(gone)
     plan = plan_for(cloud, 'compute-a', 'compute-b')
     assert consumers(plan) == {
-        gone['id']: (purge.DELETED, 'delete', sorted([rp_a, rp_b]))
+        gone['id']: (
+            DELETED_INSTANCE,
+            'delete',
+            sorted([rp_a, rp_b]),
+        )
     }
     assert providers(plan) == {rp_a, rp_b}
 
@@ -202,9 +217,9 @@ def test_instance_on_host_blocks_even_without_allocations(cloud):
     cloud.compute('compute-a')
     vm = cloud.server('pinned', 'compute-a', allocate=False)
     plan = plan_for(cloud, 'compute-a', force=True)
-    assert consumers(plan) == {vm['id']: (purge.ON_HOST, 'keep', [])}
-    rows = purge.blocker_rows(plan)
-    assert rows[0][:3] == (vm['id'], purge.ON_HOST, [])
+    assert consumers(plan) == {vm['id']: (ON_HOST, 'keep', [])}
+    rows = blocker_rows(plan)
+    assert rows[0][:3] == (vm['id'], ON_HOST, [])
     assert 'pinned' in rows[0][3]
 
 
@@ -219,8 +234,8 @@ def test_unfinished_migration_without_allocations_here_blocks(cloud):
         migration_type='resize',
     )
     plan = plan_for(cloud, 'compute-a')
-    assert consumers(plan)[resize['id']] == (purge.MIGRATING, 'keep', [])
-    assert consumers(plan)[s.vm['id']][0] == purge.EVACUATED
+    assert consumers(plan)[resize['id']] == (MIGRATING, 'keep', [])
+    assert consumers(plan)[s.vm['id']][0] == EVACUATED
 
 
 def test_forced_unfinished_migration_notes_that_nova_keeps_the_service(cloud):
@@ -235,7 +250,7 @@ def test_forced_unfinished_migration_notes_that_nova_keeps_the_service(cloud):
     cloud.allocate(resize['id'], {s.rp_a: {'VCPU': 2}})
     plan = plan_for(cloud, 'compute-a', force=True)
     assert consumers(plan)[resize['id']] == (
-        purge.NOT_CONFIRMED,
+        NOT_CONFIRMED,
         'delete',
         [s.rp_a],
     )

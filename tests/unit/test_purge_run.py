@@ -15,10 +15,11 @@ order, with which guards, and what a failure leaves."""
 
 import pytest
 
-from osc_cascade import purge
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED, SKIPPED
 from osc_cascade.engine.retry import RetryPolicy
+from osc_cascade.v1.compute_service import failure_message
+from osc_cascade.workflows.service_purge import ServicePurge
 from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes.clock import FakeClock
 
@@ -30,9 +31,9 @@ def cloud():
 
 
 def run(cloud, *hosts, attempts=8, events=None, **options):
-    p = purge.ServicePurge(
+    p = ServicePurge(
         cloud.connection(),
-        purge.PurgeOptions(**options),
+        **options,
         clock=FakeClock(),
         retry=RetryPolicy(max_attempts=attempts, base_delay=0, max_delay=0),
         on_event=events.append if events is not None else None,
@@ -161,7 +162,7 @@ def test_endless_conflicts_fail_the_consumer_and_skip_the_rest(cloud):
     assert outcome(result, 'compute.service', s.a['id']).outcome == SKIPPED
     assert cloud.exists('resource_providers', s.rp_a)
     assert cloud.exists('services', s.a['id'])
-    message = purge.failure_message(result)
+    message = failure_message(result)
     assert '1 step(s) failed, 2 skipped' in message
     assert f'Not deleted: compute service(s) compute-a ({s.a["id"]})' in (
         message
@@ -170,7 +171,7 @@ def test_endless_conflicts_fail_the_consumer_and_skip_the_rest(cloud):
 
 def test_allocation_that_appears_after_the_plan_keeps_the_service(cloud):
     s = evacuation(cloud)
-    p = purge.ServicePurge(
+    p = ServicePurge(
         cloud.connection(),
         clock=FakeClock(),
         retry=RetryPolicy(base_delay=0, max_delay=0),
@@ -217,7 +218,7 @@ def test_nested_provider_that_comes_back_keeps_the_service(cloud):
 
 def test_child_created_after_the_plan_keeps_the_service(cloud):
     s = evacuation(cloud)
-    p = purge.ServicePurge(
+    p = ServicePurge(
         cloud.connection(),
         clock=FakeClock(),
         retry=RetryPolicy(base_delay=0, max_delay=0),
@@ -299,7 +300,7 @@ def test_forced_unconfirmed_resize_purges_but_nova_keeps_the_service(cloud):
 
 def test_nova_service_delete_404_counts_as_done(cloud):
     s = evacuation(cloud)
-    p = purge.ServicePurge(
+    p = ServicePurge(
         cloud.connection(),
         clock=FakeClock(),
         retry=RetryPolicy(base_delay=0, max_delay=0),
@@ -315,7 +316,7 @@ def test_blocked_plan_is_not_run(cloud):
     s = evacuation(cloud)
     stray = new_uuid()
     cloud.allocate(stray, {s.rp_a: {'VCPU': 1}})
-    p = purge.ServicePurge(cloud.connection(), clock=FakeClock())
+    p = ServicePurge(cloud.connection(), clock=FakeClock())
     plan = p.plan(p.resolve(['compute-a']))
     with pytest.raises(
         CascadeError,
