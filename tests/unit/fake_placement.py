@@ -49,7 +49,7 @@ from tests.unit.fakes.common import (
 from tests.unit.fakes.compute import server_view
 
 PLACEMENT = 'http://placement.test'
-ENDPOINTS_WITH_PLACEMENT = {**ENDPOINTS, 'placement': PLACEMENT}
+ENDPOINTS_WITH_PLACEMENT = {**FakeCloud.endpoints, 'placement': PLACEMENT}
 ENDED = {
     'confirmed',
     'reverted',

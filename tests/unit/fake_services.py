@@ -42,8 +42,8 @@ from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from tests.unit import scenarios
-from tests.unit.fake_heat import ENDPOINTS_WITH_HEAT, FakeHeatCloud
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import ENDPOINTS_WITH_HEAT, FakeHeatCloud
 from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER, Conflict, new_id
 from tests.unit.fakes.network import neutron_error
 

@@ -24,8 +24,8 @@ import yaml
 from osc_cascade import clusters
 from osc_cascade.v1 import cluster
 from tests.unit import scenarios
-from tests.unit.fake_heat import FakeHeatCloud
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.test_cluster_force_delete import k8s_stack
 
 NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.timezone.utc)

@@ -21,8 +21,8 @@ import pytest
 from osc_cascade import clusters
 from osc_cascade.engine.errors import CascadeError
 from tests.unit import scenarios
-from tests.unit.fake_heat import FakeHeatCloud
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.fakes.common import ADMIN_PROJECT
 
 GRACE = 60.0

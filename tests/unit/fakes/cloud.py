@@ -16,7 +16,7 @@ changed.
 
 A fake service is a mixin, in a module of its own, with a method
 ``_<service_type>(method, path, query, body)`` that returns ``(status,
-payload)`` or raises Conflict, and the state helpers a test builds with;
+payload)`` or raises Conflict or Redirect, and the state helpers a test builds with;
 clouds.py puts the mixins and this core together. What only a real
 service can decide is proved on the minicloud (tests/functional).
 Every mutating request is logged in ``changes`` as ``(METHOD, path)``."""
@@ -29,7 +29,7 @@ from urllib import parse
 
 import requests_mock
 
-from tests.unit.fakes.common import Conflict, new_id
+from tests.unit.fakes.common import Conflict, Redirect, new_id
 
 
 class Cloud:
@@ -157,6 +157,10 @@ class Cloud:
                 status, payload = handler(request.method, path, query, body)
             except Conflict as exc:
                 status, payload = exc.status, exc.body
+            except Redirect as redirect:
+                context.status_code = 302
+                context.headers['Location'] = redirect.location
+                return b''
             context.status_code = status
             if payload is None:
                 return b''

@@ -18,10 +18,13 @@ from __future__ import annotations
 from tests.unit.fakes.block_storage import BlockStorage
 from tests.unit.fakes.cloud import Cloud
 from tests.unit.fakes.common import catalog
-from tests.unit.fakes.compute import Compute
+from tests.unit.fakes.compute import CallerKeypairs, Compute
+from tests.unit.fakes.container_infra import ContainerInfra
+from tests.unit.fakes.data_processing import DataProcessing
 from tests.unit.fakes.identity import Identity
 from tests.unit.fakes.image import Image
 from tests.unit.fakes.network import Network
+from tests.unit.fakes.orchestration import Orchestration
 
 
 class FakeCloud(Identity, Compute, BlockStorage, Image, Network, Cloud):
@@ -31,6 +34,23 @@ class FakeCloud(Identity, Compute, BlockStorage, Image, Network, Cloud):
     endpoints = catalog(
         'identity', 'compute', 'network', 'block-storage', 'image'
     )
+
+
+class FakeHeatCloud(
+    CallerKeypairs, Orchestration, ContainerInfra, DataProcessing, FakeCloud
+):
+    """FakeCloud with Heat, and Magnum and Sahara, whose clusters are Heat
+    stacks."""
+
+    endpoints = catalog(
+        *FakeCloud.endpoints,
+        'orchestration',
+        'container-infra',
+        'data-processing',
+    )
+
+
+ENDPOINTS_WITH_HEAT = FakeHeatCloud.endpoints
 
 
 def ignoring_filters(cloud_cls):

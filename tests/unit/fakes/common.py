@@ -21,6 +21,7 @@ import uuid
 ADMIN_PROJECT = 'a0000000000000000000000000000000'
 ADMIN_USER = 'u0000000000000000000000000000000'
 AUTH_URL = 'http://keystone.test/v3'
+HEAT = 'http://heat.test'
 #: the endpoint of every service there is a fake of
 ENDPOINTS = {
     'identity': AUTH_URL,
@@ -28,6 +29,9 @@ ENDPOINTS = {
     'network': 'http://neutron.test',
     'block-storage': 'http://cinder.test/v3',
     'image': 'http://glance.test',
+    'orchestration': f'{HEAT}/v1/{ADMIN_PROJECT}',
+    'container-infra': 'http://magnum.test/v1',
+    'data-processing': 'http://sahara.test/v2',
 }
 _ids = itertools.count(1)
 
@@ -40,6 +44,11 @@ class Conflict(Exception):
     def __init__(self, status: int, body):
         self.status = status
         self.body = body
+
+
+class Redirect(Exception):
+    def __init__(self, location):
+        self.location = location
 
 
 def matches(obj, query, keys, aliases=None):

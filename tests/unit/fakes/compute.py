@@ -109,6 +109,22 @@ class Compute:
         super()._finish_delete(collection, id_)
 
 
+class CallerKeypairs:
+    """The caller's keypairs, which Heat deletes by name: a keypair's id
+    is its name."""
+
+    def _compute(self, method, path, query, body):
+        m = re.fullmatch(r'/os-keypairs/([^/]+)', path)
+        if m is None:
+            return super()._compute(method, path, query, body)
+        keypair = self.get('keypairs', m.group(1))
+        if keypair is None:
+            return 404, {
+                'itemNotFound': {'code': 404, 'message': 'Keypair not found'}
+            }
+        return 200, {'keypair': keypair}
+
+
 def server_view(server):
     view = copy.deepcopy(server)
     view.setdefault('status', 'ACTIVE')

@@ -10,9 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Heat, Magnum and Sahara for the fake cloud (see fakecloud.FakeCloud).
-
-Heat answers the way the minicloud's real Heat did (shared notes,
+"""Heat, answering the way the minicloud's real Heat did (shared notes,
 minicloud-heat-octavia-swift.md sections 3 and 11): a lookup by name or id
 redirects (302) to ``/stacks/{name}/{id}`` in the stack's own project, the
 plain list shows the admin every project's stacks while ``global_tenant``
@@ -25,15 +23,7 @@ shows the rows of a stack that is being deleted.
 
 A stack's ``on_delete`` says what its delete does: ``complete`` (gone after
 ``delete_polls`` GETs, physical resources included), ``hang`` (stays
-DELETE_IN_PROGRESS) or ``fail`` (DELETE_FAILED at the next GET).
-
-Magnum's conductor and Sahara's engine are simulated on the next GET of a
-cluster: a cluster whose stack is gone while it is being deleted is
-destroyed (Magnum's poller; Sahara's delete loop), a stack that failed to
-delete fails the cluster, and a delete of a cluster whose stack answers 404
-destroys the record at once (Magnum's conductor). A cluster with
-``conductor_down`` set takes the delete request and then never changes.
-"""
+DELETE_IN_PROGRESS) or ``fail`` (DELETE_FAILED at the next GET)."""
 
 from __future__ import annotations
 
@@ -42,16 +32,7 @@ import re
 
 import requests_mock
 
-from tests.unit.fakes.clouds import FakeCloud
-from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, new_id
-
-HEAT = 'http://heat.test'
-ENDPOINTS_WITH_HEAT = {
-    **ENDPOINTS,
-    'orchestration': f'{HEAT}/v1/{ADMIN_PROJECT}',
-    'container-infra': 'http://magnum.test/v1',
-    'data-processing': 'http://sahara.test/v2',
-}
+from tests.unit.fakes.common import ADMIN_PROJECT, HEAT, Redirect, new_id
 
 #: Heat types whose physical resource the fake can find and delete
 PHYSICAL = {
@@ -92,25 +73,10 @@ def heat_not_found(name):
     }
 
 
-class FakeHeatCloud(FakeCloud):
-    endpoints = ENDPOINTS_WITH_HEAT
-
+class Orchestration:
     def __init__(self, services=None, *, abandon_enabled=True, **kwargs):
         super().__init__(services, **kwargs)
         self.abandon_enabled = abandon_enabled
-
-    def _dispatch(self, service, base):
-        respond = super()._dispatch(service, base)
-
-        def with_redirects(request, context):
-            try:
-                return respond(request, context)
-            except Redirect as redirect:
-                context.status_code = 302
-                context.headers['Location'] = redirect.location
-                return b''
-
-        return with_redirects
 
     def __enter__(self):
         super().__enter__()
@@ -121,8 +87,6 @@ class FakeHeatCloud(FakeCloud):
             content=self._dispatch('orchestration', HEAT),
         )
         return self
-
-    # -- state helpers -----------------------------------------------------
 
     def stack(
         self,
@@ -186,8 +150,6 @@ class FakeHeatCloud(FakeCloud):
             if s['stack_name'] == name and s['project'] == project_id:
                 return s
         return None
-
-    # -- orchestration -----------------------------------------------------
 
     def _orchestration(self, method, path, query, body):
         path = re.sub(r'^/v1/[^/]+', '', path)
@@ -418,241 +380,3 @@ class FakeHeatCloud(FakeCloud):
 
     def stack_gone(self, stack_id):
         return self._poll_stack(stack_id) is None
-
-    # -- compute: the caller's keypairs, which Heat deletes by name --------
-
-    def _compute(self, method, path, query, body):
-        m = re.fullmatch(r'/os-keypairs/([^/]+)', path)
-        if m is None:
-            return super()._compute(method, path, query, body)
-        keypair = self.get('keypairs', m.group(1))
-        if keypair is None:
-            return 404, {
-                'itemNotFound': {'code': 404, 'message': 'Keypair not found'}
-            }
-        return 200, {'keypair': keypair}
-
-    # -- container-infra (Magnum) ------------------------------------------
-
-    def magnum_cluster(
-        self,
-        name,
-        project_id,
-        stack,
-        *,
-        status='CREATE_COMPLETE',
-        updated=STAMP,
-    ):
-        uuid = new_id('c')
-        return self.add(
-            'clusters',
-            id=uuid,
-            uuid=uuid,
-            name=name,
-            project_id=project_id,
-            user_id='u-' + project_id,
-            status=status,
-            status_reason=None,
-            stack_id=stack['id'] if stack else None,
-            cluster_template_id=new_id('t'),
-            keypair='key',
-            node_count=1,
-            master_count=1,
-            create_timeout=60,
-            health_status=None,
-            labels={},
-            created_at='2026-11-01T09:00:00+00:00',
-            updated_at=updated,
-        )
-
-    def _container_infra(self, method, path, query, body):
-        if path in ('', '/'):
-            return 200, {
-                'id': 'v1',
-                'status': 'CURRENT',
-                'max_version': '1.11',
-                'min_version': '1.1',
-                'links': [
-                    {
-                        'rel': 'self',
-                        'href': ENDPOINTS_WITH_HEAT['container-infra'] + '/',
-                    }
-                ],
-            }
-        if path == '/clusters' and method == 'GET':
-            summary = (
-                'uuid',
-                'name',
-                'status',
-                'stack_id',
-                'keypair',
-                'node_count',
-                'master_count',
-                'cluster_template_id',
-                'create_timeout',
-                'health_status',
-                'labels',
-            )
-            return 200, {
-                'clusters': [
-                    {k: c[k] for k in summary}
-                    for c in map(self._poll_cluster, self.all('clusters'))
-                    if c is not None
-                ]
-            }
-        m = re.fullmatch(r'/clusters/([^/]+)', path)
-        if not m:
-            return 404, {'errors': [{'status': 404, 'title': 'no route'}]}
-        matches = [
-            c
-            for c in self.all('clusters')
-            if m.group(1) in (c['uuid'], c['name'])
-        ]
-        if len(matches) > 1:
-            return 409, {
-                'errors': [
-                    {
-                        'status': 409,
-                        'code': 'client',
-                        'title': 'Multiple clusters exist with '
-                        'same name. Please use the '
-                        'cluster uuid instead.',
-                    }
-                ]
-            }
-        cluster = self._poll_cluster(matches[0]) if matches else None
-        if cluster is None:
-            return 404, {
-                'errors': [
-                    {
-                        'status': 404,
-                        'code': 'client',
-                        'title': f'Cluster {m.group(1)} could not be found.',
-                    }
-                ]
-            }
-        if method == 'GET':
-            view = dict(cluster)
-            view.pop('id')
-            return 200, view
-        if method == 'DELETE':
-            cluster['status'] = 'DELETE_IN_PROGRESS'
-            stack = self.get('stacks', cluster['stack_id'] or '')
-            if cluster.get('conductor_down'):
-                pass
-            elif stack is None:
-                # the conductor: Heat says 404, so the cluster is destroyed
-                self._remove('clusters', cluster['uuid'])
-            else:
-                self.delete_stack(stack)
-            return 204, None
-        return 405, None
-
-    def _poll_cluster(self, cluster):
-        """Magnum's poller and periodic job, on the next GET."""
-        if cluster['status'] != 'DELETE_IN_PROGRESS' or cluster.get(
-            'conductor_down'
-        ):
-            return cluster
-        if cluster['stack_id'] and not self.stack_gone(cluster['stack_id']):
-            if (
-                self.get('stacks', cluster['stack_id'])['stack_status']
-                == 'DELETE_FAILED'
-            ):
-                cluster['status'] = 'DELETE_FAILED'
-            return cluster
-        self._remove('clusters', cluster['uuid'])
-        return None
-
-    # -- data-processing (Sahara API v2) ------------------------------------
-
-    def sahara_cluster(
-        self,
-        name,
-        project_id,
-        *,
-        status='Active',
-        updated='2026-11-01T10:00:00',
-    ):
-        return self.add(
-            'sahara_clusters',
-            id=new_id('h'),
-            name=name,
-            project_id=project_id,
-            status=status,
-            status_description='',
-            plugin_name='vanilla',
-            plugin_version='2.7.1',
-            is_protected=False,
-            is_public=False,
-            created_at='2026-11-01T09:00:00',
-            updated_at=updated,
-            node_groups=[],
-        )
-
-    def _data_processing(self, method, path, query, body):
-        if path in ('', '/'):
-            return 200, {
-                'versions': [
-                    {
-                        'id': 'v2',
-                        'status': 'CURRENT',
-                        'links': [
-                            {'rel': 'self', 'href': 'http://sahara.test/v2/'}
-                        ],
-                    }
-                ]
-            }
-        if path == '/clusters' and method == 'GET':
-            items = [
-                c
-                for c in map(self._poll_sahara, self.all('sahara_clusters'))
-                if c
-            ]
-            if 'name' in query:
-                items = [c for c in items if c['name'] == query['name']]
-            return 200, {
-                'clusters': items,
-                'markers': {'prev': None, 'next': None},
-            }
-        m = re.fullmatch(r'/clusters/([^/]+)', path)
-        cluster = (
-            self._poll_sahara(self.get('sahara_clusters', m.group(1)))
-            if m
-            else None
-        )
-        if cluster is None:
-            return 404, {
-                'error_code': 404,
-                'error_name': 'NOT_FOUND',
-                'error_message': f'Object with {{\'id\': '
-                f'\'{m and m.group(1)}\'}} not '
-                f'found',
-            }
-        if method == 'GET':
-            return 200, {'cluster': cluster}
-        if method == 'DELETE':
-            cluster['status'] = 'Deleting'
-            stack = self.stack_by_name(cluster['name'], cluster['project_id'])
-            if stack is not None:
-                self.delete_stack(stack)
-            return 204, None
-        return 405, None
-
-    def _poll_sahara(self, cluster):
-        """Sahara's delete thread: waits for the stack to go, fails the
-        cluster if the stack delete failed."""
-        if cluster is None or cluster['status'] != 'Deleting':
-            return cluster
-        stack = self.stack_by_name(cluster['name'], cluster['project_id'])
-        if stack is not None and not self.stack_gone(stack['id']):
-            if stack['stack_status'] == 'DELETE_FAILED':
-                cluster['status'] = 'Error'
-            return cluster
-        self._remove('sahara_clusters', cluster['id'])
-        return None
-
-
-class Redirect(Exception):
-    def __init__(self, location):
-        self.location = location

@@ -1,0 +1,157 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Magnum's clusters, each on a Heat stack (orchestration.py). Its
+conductor is simulated on the next GET of a cluster: a cluster whose stack
+is gone while it is being deleted is destroyed (Magnum's poller), a stack
+that failed to delete fails the cluster, and a delete of a cluster whose
+stack answers 404 destroys the record at once. A cluster with
+``conductor_down`` set takes the delete request and then never changes."""
+
+from __future__ import annotations
+
+import re
+
+from tests.unit.fakes.common import ENDPOINTS, new_id
+from tests.unit.fakes.orchestration import STAMP
+
+
+class ContainerInfra:
+    def magnum_cluster(
+        self,
+        name,
+        project_id,
+        stack,
+        *,
+        status='CREATE_COMPLETE',
+        updated=STAMP,
+    ):
+        uuid = new_id('c')
+        return self.add(
+            'clusters',
+            id=uuid,
+            uuid=uuid,
+            name=name,
+            project_id=project_id,
+            user_id='u-' + project_id,
+            status=status,
+            status_reason=None,
+            stack_id=stack['id'] if stack else None,
+            cluster_template_id=new_id('t'),
+            keypair='key',
+            node_count=1,
+            master_count=1,
+            create_timeout=60,
+            health_status=None,
+            labels={},
+            created_at='2026-11-01T09:00:00+00:00',
+            updated_at=updated,
+        )
+
+    def _container_infra(self, method, path, query, body):
+        if path in ('', '/'):
+            return 200, {
+                'id': 'v1',
+                'status': 'CURRENT',
+                'max_version': '1.11',
+                'min_version': '1.1',
+                'links': [
+                    {
+                        'rel': 'self',
+                        'href': ENDPOINTS['container-infra'] + '/',
+                    }
+                ],
+            }
+        if path == '/clusters' and method == 'GET':
+            summary = (
+                'uuid',
+                'name',
+                'status',
+                'stack_id',
+                'keypair',
+                'node_count',
+                'master_count',
+                'cluster_template_id',
+                'create_timeout',
+                'health_status',
+                'labels',
+            )
+            return 200, {
+                'clusters': [
+                    {k: c[k] for k in summary}
+                    for c in map(self._poll_cluster, self.all('clusters'))
+                    if c is not None
+                ]
+            }
+        m = re.fullmatch(r'/clusters/([^/]+)', path)
+        if not m:
+            return 404, {'errors': [{'status': 404, 'title': 'no route'}]}
+        matches = [
+            c
+            for c in self.all('clusters')
+            if m.group(1) in (c['uuid'], c['name'])
+        ]
+        if len(matches) > 1:
+            return 409, {
+                'errors': [
+                    {
+                        'status': 409,
+                        'code': 'client',
+                        'title': 'Multiple clusters exist with '
+                        'same name. Please use the '
+                        'cluster uuid instead.',
+                    }
+                ]
+            }
+        cluster = self._poll_cluster(matches[0]) if matches else None
+        if cluster is None:
+            return 404, {
+                'errors': [
+                    {
+                        'status': 404,
+                        'code': 'client',
+                        'title': f'Cluster {m.group(1)} could not be found.',
+                    }
+                ]
+            }
+        if method == 'GET':
+            view = dict(cluster)
+            view.pop('id')
+            return 200, view
+        if method == 'DELETE':
+            cluster['status'] = 'DELETE_IN_PROGRESS'
+            stack = self.get('stacks', cluster['stack_id'] or '')
+            if cluster.get('conductor_down'):
+                pass
+            elif stack is None:
+                # the conductor: Heat says 404, so the cluster is destroyed
+                self._remove('clusters', cluster['uuid'])
+            else:
+                self.delete_stack(stack)
+            return 204, None
+        return 405, None
+
+    def _poll_cluster(self, cluster):
+        """Magnum's poller and periodic job, on the next GET."""
+        if cluster['status'] != 'DELETE_IN_PROGRESS' or cluster.get(
+            'conductor_down'
+        ):
+            return cluster
+        if cluster['stack_id'] and not self.stack_gone(cluster['stack_id']):
+            if (
+                self.get('stacks', cluster['stack_id'])['stack_status']
+                == 'DELETE_FAILED'
+            ):
+                cluster['status'] = 'DELETE_FAILED'
+            return cluster
+        self._remove('clusters', cluster['uuid'])
+        return None
