@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import ADMIN_PROJECT, new_id
 
@@ -320,3 +322,17 @@ def full_project(cloud, name, external):
         'web_sg': web_sg,
         'default_sg': default_sg,
     }
+
+
+def evacuation(cloud):
+    """Scenario A of the notes: vm1 evacuated from compute-a (stopped and
+    forced down) to compute-b, its allocation on compute-a left behind."""
+    a = cloud.compute('compute-a')
+    b = cloud.compute('compute-b', state='up', forced_down=False)
+    vm = cloud.server('vm1', 'compute-b')
+    rp_a, rp_b = cloud.node_of('compute-a'), cloud.node_of('compute-b')
+    cloud.allocate(vm['id'], {rp_a: {'VCPU': 1, 'MEMORY_MB': 512}})
+    moved = cloud.migration(vm, 'compute-a', 'compute-b')
+    return SimpleNamespace(
+        a=a, b=b, vm=vm, rp_a=rp_a, rp_b=rp_b, evacuation=moved
+    )

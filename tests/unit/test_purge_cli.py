@@ -19,12 +19,9 @@ import pytest
 import requests
 
 from osc_cascade.engine import executor
-from tests.unit.fake_placement import (
-    PLACEMENT,
-    FakePlacementCloud,
-    evacuation,
-    new_uuid,
-)
+from tests.unit.fakes.clouds import FakePlacementCloud
+from tests.unit.fakes.common import PLACEMENT, new_uuid
+from tests.unit.scenarios import evacuation
 
 
 @pytest.fixture

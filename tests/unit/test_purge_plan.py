@@ -29,8 +29,10 @@ from osc_cascade.workflows.consumers import (
     UNKNOWN,
 )
 from osc_cascade.workflows.service_purge import ServicePurge
-from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakePlacementCloud
+from tests.unit.fakes.common import new_uuid
+from tests.unit.scenarios import evacuation
 
 NO_WAIT = RetryPolicy(base_delay=0, max_delay=0)
 

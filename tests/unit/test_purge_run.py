@@ -20,8 +20,10 @@ from osc_cascade.engine.executor import DONE, FAILED, SKIPPED
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.v1.compute_service import failure_message
 from osc_cascade.workflows.service_purge import ServicePurge
-from tests.unit.fake_placement import FakePlacementCloud, evacuation, new_uuid
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakePlacementCloud
+from tests.unit.fakes.common import new_uuid
+from tests.unit.scenarios import evacuation
 
 
 @pytest.fixture

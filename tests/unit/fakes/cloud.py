@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from urllib import parse
 
 import requests_mock
@@ -47,6 +48,7 @@ class Cloud:
         self.faults: list[tuple[str, str, int]] = []
         self.forbidden: set[str] = set()
         self.mocker = requests_mock.Mocker()
+        self._request = threading.local()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -113,6 +115,7 @@ class Cloud:
         handler = getattr(self, '_' + service.replace('-', '_'))
 
         def respond(request, context):
+            self._request.headers = request.headers
             path = request.path_url.split('?')[0]
             base_path = parse.urlparse(base).path
             path = (
@@ -168,6 +171,16 @@ class Cloud:
             return json.dumps(payload).encode()
 
         return respond
+
+    def header(self, name):
+        """A header of the request being answered."""
+        return self._request.headers.get(name)
+
+    def _microversion(self, service) -> tuple[int, int] | None:
+        """The microversion of ``service`` the request asks for."""
+        value = self.header('OpenStack-API-Version') or ''
+        m = re.fullmatch(rf'{service} (\d+)\.(\d+)', value.strip())
+        return (int(m.group(1)), int(m.group(2))) if m else None
 
     def _async_get(self, collection, id_, status_while_deleting):
         """GET of a resource whose delete is asynchronous."""

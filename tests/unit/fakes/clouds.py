@@ -19,12 +19,14 @@ from tests.unit.fakes.block_storage import BlockStorage
 from tests.unit.fakes.cloud import Cloud
 from tests.unit.fakes.common import catalog
 from tests.unit.fakes.compute import CallerKeypairs, Compute
+from tests.unit.fakes.compute_hosts import ComputeHosts
 from tests.unit.fakes.container_infra import ContainerInfra
 from tests.unit.fakes.data_processing import DataProcessing
 from tests.unit.fakes.identity import Identity
 from tests.unit.fakes.image import Image
 from tests.unit.fakes.network import Network
 from tests.unit.fakes.orchestration import Orchestration
+from tests.unit.fakes.placement import Placement
 
 
 class FakeCloud(Identity, Compute, BlockStorage, Image, Network, Cloud):
@@ -51,6 +53,13 @@ class FakeHeatCloud(
 
 
 ENDPOINTS_WITH_HEAT = FakeHeatCloud.endpoints
+
+
+class FakePlacementCloud(ComputeHosts, Placement, FakeCloud):
+    """FakeCloud with Placement and Nova's compute hosts, for the purge of
+    compute services."""
+
+    endpoints = catalog(*FakeCloud.endpoints, 'placement')
 
 
 def ignoring_filters(cloud_cls):

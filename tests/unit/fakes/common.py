@@ -22,6 +22,7 @@ ADMIN_PROJECT = 'a0000000000000000000000000000000'
 ADMIN_USER = 'u0000000000000000000000000000000'
 AUTH_URL = 'http://keystone.test/v3'
 HEAT = 'http://heat.test'
+PLACEMENT = 'http://placement.test'
 #: the endpoint of every service there is a fake of
 ENDPOINTS = {
     'identity': AUTH_URL,
@@ -32,12 +33,17 @@ ENDPOINTS = {
     'orchestration': f'{HEAT}/v1/{ADMIN_PROJECT}',
     'container-infra': 'http://magnum.test/v1',
     'data-processing': 'http://sahara.test/v2',
+    'placement': PLACEMENT,
 }
 _ids = itertools.count(1)
 
 
 def new_id(prefix: str = '') -> str:
     return (prefix + uuid.UUID(int=next(_ids)).hex)[-32:]
+
+
+def new_uuid() -> str:
+    return str(uuid.uuid4())
 
 
 class Conflict(Exception):

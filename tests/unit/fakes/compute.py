@@ -22,13 +22,17 @@ from tests.unit.fakes.common import ENDPOINTS, matches
 
 
 class Compute:
+    def __init__(self, services=None, *, nova_max_version='2.96', **kwargs):
+        super().__init__(services, **kwargs)
+        self.nova_max_version = nova_max_version
+
     def _compute(self, method, path, query, body):
         if path in ('', '/'):
             return 200, {
                 'version': {
                     'id': 'v2.1',
                     'status': 'CURRENT',
-                    'version': '2.96',
+                    'version': self.nova_max_version,
                     'min_version': '2.1',
                     'links': [
                         {'rel': 'self', 'href': ENDPOINTS['compute'] + '/'}
