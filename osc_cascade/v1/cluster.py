@@ -12,45 +12,55 @@
 
 """``openstack cluster force-delete`` and ``openstack cluster stuck list``.
 
-The work is in ``osc_cascade.clusters``; these classes parse, confirm and
-print. The names stay clear of python-senlinclient's ``cluster`` commands
-(``cluster list``, ``cluster delete``...) and of Magnum's ``coe cluster``.
+The work is in ``osc_cascade.workflows.force_delete`` (and ``.clusters``
+for finding them); these classes parse, confirm and render. The names stay
+clear of python-senlinclient's ``cluster`` commands (``cluster list``,
+``cluster delete``...) and of Magnum's ``coe cluster``.
+
+The workflows are imported inside the functions: ``openstack --help``
+imports every command module to list the commands, and the plugin's
+machinery (kinds, planner, executor) would add a tenth of a second to it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from osc_lib import exceptions
 from osc_lib.command import command
 
-from osc_cascade.engine.errors import CascadeError
-from osc_cascade.v1.common import add_execution_options, confirm
+from osc_cascade.v1.common import (
+    add_execution_options,
+    confirm,
+    engine_errors,
+)
+from osc_cascade.v1.constants import (
+    FORCE_DELETE_COLUMNS,
+    FORCE_DELETE_PLAN_COLUMNS,
+    STUCK_CLUSTER_COLUMNS,
+)
 
-
-class _Lazy:
-    """A module imported on first use: ``openstack --help`` imports every
-    command module to list the commands, and the plugin's machinery (kinds,
-    planner, executor) would add a tenth of a second to it."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(importlib.import_module(self._name), attr)
-
-
-clusters = _Lazy('osc_cascade.clusters')
-_cascade = _Lazy('osc_cascade.workflows.cascade')
-_progress = _Lazy('osc_cascade.v1.progress')
+if TYPE_CHECKING:
+    from osc_cascade.engine.retry import Clock, RetryPolicy
+    from osc_cascade.workflows.clusters import (
+        ClusterService,
+        StackResource,
+        StuckCluster,
+    )
+    from osc_cascade.workflows.force_delete import ForceDeleteOutcome, Preview
 
 DEFAULT_AGE = '24h'
 
+Rows = tuple[Sequence[str], list[tuple[Any, ...]]]
+
 
 def age(text: str) -> float:
+    from osc_cascade.workflows.clusters import parse_age
+
     try:
-        return clusters.parse_age(text)
+        return parse_age(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
@@ -96,15 +106,19 @@ class ListStuckCluster(command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from osc_cascade.engine.retry import Clock, RetryPolicy
+        from osc_cascade.workflows import clusters
+
         conn = self.app.client_manager.sdk_connection
-        stuck = clusters.find_stuck(
-            conn,
-            clusters.services_for(conn, stacks=parsed_args.stack),
-            parsed_args.older_than,
-            clusters.utcnow(),
-            _project_id(conn, parsed_args.project),
-        )
-        return clusters.stuck_rows(stuck)
+        with engine_errors():
+            stuck = _find_stuck(
+                conn,
+                clusters.services_for(conn, stacks=parsed_args.stack),
+                parsed_args,
+                retry=RetryPolicy(),
+                clock=Clock(),
+            )
+        return stuck_rows(stuck)
 
 
 class ForceDeleteCluster(command.Lister):
@@ -171,91 +185,262 @@ class ForceDeleteCluster(command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from osc_cascade.engine.retry import Clock, RetryPolicy
+        from osc_cascade.v1.progress import Progress
+        from osc_cascade.workflows import clusters, force_delete
+
         _check_arguments(parsed_args)
         conn = self.app.client_manager.sdk_connection
-        services = clusters.services_for(conn, stacks=parsed_args.stack)
-        progress = _progress.Progress()
-        force = clusters.ForceDelete(
-            conn,
-            services,
-            clusters.Options(
-                grace=parsed_args.grace,
-                wait=parsed_args.wait,
-                timeout=parsed_args.timeout,
-                delete_leftovers=parsed_args.delete_leftovers,
-                parallel=parsed_args.parallel,
-                manifest=parsed_args.manifest,
-            ),
-            notify=progress.note,
-            on_event=progress,
-            on_plan=progress.add_total,
-        )
-
+        retry, clock = RetryPolicy(), Clock()
+        progress = Progress()
         dry_run = parsed_args.dry_run
-        if parsed_args.stuck:
-            targets = [
-                s.cluster
-                for s in clusters.find_stuck(
-                    conn,
-                    services,
-                    parsed_args.older_than,
-                    clusters.utcnow(),
-                    _project_id(conn, parsed_args.project),
-                )
-            ]
-            if not (parsed_args.yes or dry_run):
-                progress.note(
-                    'Showing what would be force-deleted; pass '
-                    '--yes to force-delete.'
-                )
-                dry_run = True
-        else:
-            targets = [
-                clusters.find_cluster(conn, services, name)
-                for name in parsed_args.clusters
-            ]
-        previews = [force.preview(t) for t in targets]
-        if dry_run:
-            return clusters.preview_rows(
-                previews, parsed_args.delete_leftovers
+        with engine_errors():
+            services = clusters.services_for(conn, stacks=parsed_args.stack)
+            force = force_delete.ForceDelete(
+                conn,
+                services,
+                force_delete.Options(
+                    grace=parsed_args.grace,
+                    wait=parsed_args.wait,
+                    timeout=parsed_args.timeout,
+                    delete_leftovers=parsed_args.delete_leftovers,
+                    parallel=parsed_args.parallel,
+                    manifest=parsed_args.manifest,
+                ),
+                notify=progress.note,
+                on_event=progress,
+                on_plan=progress.add_total,
+                retry=retry,
+                clock=clock,
             )
+            if parsed_args.stuck:
+                targets = [
+                    s.cluster
+                    for s in _find_stuck(
+                        conn, services, parsed_args, retry=retry, clock=clock
+                    )
+                ]
+                if not (parsed_args.yes or dry_run):
+                    progress.note(
+                        'Showing what would be force-deleted; pass '
+                        '--yes to force-delete.'
+                    )
+                    dry_run = True
+            else:
+                targets = [
+                    clusters.find_cluster(
+                        conn, services, name, retry=retry, clock=clock
+                    )
+                    for name in parsed_args.clusters
+                ]
+            previews = [force.preview(t) for t in targets]
+        if dry_run:
+            return preview_rows(previews, parsed_args.delete_leftovers)
 
         if not parsed_args.stuck:
-            confirm(
-                clusters.question(previews, parsed_args.grace), parsed_args.yes
-            )
+            confirm(question(previews, parsed_args.grace), parsed_args.yes)
         try:
             outcomes = [force.run(p) for p in previews]
         finally:
             progress.close()
-        columns, rows = clusters.outcome_rows(outcomes)
+        columns, rows = outcome_rows(outcomes)
         failed = [o for o in outcomes if not o.ok]
         if failed:
             self.produce_output(parsed_args, columns, rows)
-            raise CascadeError(clusters.failure_message(failed, len(outcomes)))
+            raise exceptions.CommandError(
+                failure_message(failed, len(outcomes))
+            )
         return columns, rows
 
 
-def _project_id(conn: Any, name_or_id: str | None) -> str | None:
-    return name_or_id and _cascade.resolve_project(conn, name_or_id).id
+def _find_stuck(
+    conn: Any,
+    services: Sequence[ClusterService],
+    parsed_args: argparse.Namespace,
+    *,
+    retry: RetryPolicy,
+    clock: Clock,
+) -> list[StuckCluster]:
+    """The clusters ``--older-than`` and ``--project`` ask for."""
+    from osc_cascade.workflows import clusters
+    from osc_cascade.workflows.projects import Projects
+
+    project_id = parsed_args.project and (
+        Projects(conn, retry=retry, clock=clock)
+        .resolve(parsed_args.project)
+        .id
+    )
+    return clusters.find_stuck(
+        conn,
+        services,
+        parsed_args.older_than,
+        clusters.utcnow(),
+        project_id,
+        retry=retry,
+        clock=clock,
+    )
 
 
 def _check_arguments(parsed_args: argparse.Namespace) -> None:
+    from osc_cascade.workflows.clusters import parse_age
+
     if parsed_args.stuck == bool(parsed_args.clusters):
-        raise CascadeError(
+        raise exceptions.CommandError(
             'Name the cluster(s) to force-delete, or pass --stuck (not both).'
         )
     for option in ('older_than', 'project'):
         if getattr(parsed_args, option) is not None and not (
             parsed_args.stuck
         ):
-            raise CascadeError(f'--{option.replace("_", "-")} needs --stuck')
+            raise exceptions.CommandError(
+                f'--{option.replace("_", "-")} needs --stuck'
+            )
     if parsed_args.stuck and parsed_args.older_than is None:
-        parsed_args.older_than = clusters.parse_age(DEFAULT_AGE)
+        parsed_args.older_than = parse_age(DEFAULT_AGE)
     if parsed_args.manifest and (
         parsed_args.stuck or len(parsed_args.clusters) > 1
     ):
-        raise CascadeError(
+        raise exceptions.CommandError(
             '--manifest names the file of one cluster; '
             'with several, each gets its default name.'
         )
+
+
+# -- what the commands print -------------------------------------------------
+
+
+def stuck_rows(stuck: Sequence[StuckCluster]) -> Rows:
+    from osc_cascade.workflows.clusters import format_age
+
+    return STUCK_CLUSTER_COLUMNS, [
+        (
+            s.cluster.service,
+            s.cluster.id,
+            s.cluster.name,
+            s.cluster.project_id,
+            s.cluster.status,
+            s.cluster.stack_id,
+            s.cluster.updated_at,
+            format_age(s.age),
+        )
+        for s in stuck
+    ]
+
+
+def preview_rows(previews: Sequence[Preview], delete_leftovers: bool) -> Rows:
+    """What a force-delete would leave behind (or delete), one row per
+    resource; a cluster with nothing to leave gets one row that says so."""
+    rows = []
+    for p in previews:
+        c = p.cluster
+        if p.stack is None:
+            rows.append(
+                (
+                    c.name,
+                    c.service,
+                    c.status,
+                    '',
+                    '',
+                    '',
+                    c.project_id,
+                    'delete normally: no stack',
+                )
+            )
+            continue
+        left = p.left_behind()
+        if not left:
+            rows.append(
+                (
+                    c.name,
+                    c.service,
+                    c.status,
+                    p.stack.name,
+                    '',
+                    '',
+                    c.project_id,
+                    'abandon: nothing left behind',
+                )
+            )
+        for r in left:
+            rows.append(
+                (
+                    c.name,
+                    c.service,
+                    c.status,
+                    r.stack,
+                    r.type,
+                    r.physical_id,
+                    r.project_id,
+                    _planned_action(r, delete_leftovers),
+                )
+            )
+    return FORCE_DELETE_PLAN_COLUMNS, rows
+
+
+def _planned_action(res: StackResource, delete_leftovers: bool) -> str:
+    if not delete_leftovers:
+        return 'leave behind'
+    if res.deletable:
+        return 'leave behind, then delete'
+    return f'leave behind (no cascade kind for {res.type})'
+
+
+def question(previews: Sequence[Preview], grace: float) -> str:
+    lines = [
+        f'Force-delete {len(previews)} cluster(s)? Each is deleted '
+        f'the normal way first; if that has not finished after '
+        f'{grace:g}s, its Heat stack is abandoned and what the stack '
+        f'made stays:'
+    ]
+    for p in previews:
+        where = (
+            f'stack {p.stack.name}, {len(p.left_behind())} '
+            f'resource(s) left behind'
+            if p.stack
+            else 'no stack'
+        )
+        lines.append(f'  {p.cluster.label()}: {where}')
+    return '\n'.join(lines) + '\nContinue?'
+
+
+def outcome_rows(outcomes: Sequence[ForceDeleteOutcome]) -> Rows:
+    from osc_cascade.workflows import leftovers
+
+    rows = []
+    for o in outcomes:
+        deleted = sum(
+            1 for v in o.leftovers.values() if v == leftovers.DELETED
+        )
+        rows.append(
+            (
+                o.cluster.service,
+                o.cluster.name,
+                o.cluster.id,
+                o.result,
+                o.record,
+                len(o.left_behind),
+                deleted,
+                len(o.not_deleted()),
+                o.manifest,
+            )
+        )
+    return FORCE_DELETE_COLUMNS, rows
+
+
+def failure_message(failed: Sequence[ForceDeleteOutcome], total: int) -> str:
+    parts = []
+    for o in failed:
+        if o.error:
+            parts.append(o.error)
+        if o.not_deleted():
+            parts.append(
+                f'{o.cluster.label()}: what its stack left behind '
+                f'was not all deleted ({o.manifest}): '
+                + '; '.join(o.not_deleted())
+            )
+    if total == 1:
+        return ' '.join(parts)
+    return (
+        f'{len(failed)} of {total} cluster(s) were not force-deleted '
+        f'cleanly: ' + ' '.join(parts)
+    )

@@ -44,3 +44,37 @@ SERVICE_PURGE_BLOCKER_COLUMNS = (
     'Providers',
     'Why, and what to do',
 )
+#: ``cluster stuck list``
+STUCK_CLUSTER_COLUMNS = (
+    'Service',
+    'ID',
+    'Name',
+    'Project',
+    'Status',
+    'Stack ID',
+    'Updated At',
+    'Age',
+)
+#: ``cluster force-delete --dry-run``: one row per resource left behind
+FORCE_DELETE_PLAN_COLUMNS = (
+    'Cluster',
+    'Service',
+    'Status',
+    'Stack',
+    'Type',
+    'Physical ID',
+    'Project',
+    'Action',
+)
+#: ``cluster force-delete``: one row per cluster
+FORCE_DELETE_COLUMNS = (
+    'Service',
+    'Cluster',
+    'ID',
+    'Result',
+    'Record',
+    'Left Behind',
+    'Leftovers Deleted',
+    'Leftovers Not Deleted',
+    'Manifest',
+)

@@ -21,10 +21,9 @@ import os
 import pytest
 import yaml
 
-from osc_cascade import clusters
 from osc_cascade.v1 import cluster
+from osc_cascade.workflows import clusters
 from tests.unit import scenarios
-from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.test_cluster_force_delete import k8s_stack
 
@@ -34,7 +33,6 @@ NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.timezone.utc)
 @pytest.fixture
 def cloud(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(clusters, 'Clock', FakeClock)
     monkeypatch.setattr(clusters, 'utcnow', lambda: NOW)
     with FakeHeatCloud() as c:
         yield c

@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""osc_cascade.clusters against the fake Heat, Magnum and Sahara."""
+"""The clusters and the force-delete workflows against the fake Heat,
+Magnum and Sahara."""
 
 import datetime
 import json
@@ -18,8 +19,10 @@ import os
 
 import pytest
 
-from osc_cascade import clusters
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.retry import RetryPolicy
+from osc_cascade.v1 import cluster as cli
+from osc_cascade.workflows import clusters, force_delete
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeHeatCloud
@@ -83,10 +86,10 @@ def force(cloud, clock, service=None, **options):
     )
     notes = []
     options.setdefault('grace', GRACE)
-    engine = clusters.ForceDelete(
+    engine = force_delete.ForceDelete(
         conn,
         services,
-        clusters.Options(**options),
+        force_delete.Options(**options),
         notify=notes.append,
         clock=clock,
     )
@@ -94,8 +97,14 @@ def force(cloud, clock, service=None, **options):
     return engine
 
 
-def find(cloud, name, service):
-    return clusters.find_cluster(cloud.connection(), [service], name)
+def find(cloud, name, service, clock=None):
+    return clusters.find_cluster(
+        cloud.connection(),
+        [service],
+        name,
+        retry=RetryPolicy(),
+        clock=clock or FakeClock(),
+    )
 
 
 def mutations(cloud):
@@ -185,7 +194,9 @@ def test_finds_sahara_cluster_by_name_and_its_stack_by_cluster_name(cloud):
     service = clusters.SaharaClusters()
     found = find(cloud, 'hadoop', service)
     assert (found.id, found.service) == (sahara['id'], 'sahara')
-    assert service.stack(cloud.connection(), found).id == stack['id']
+    assert [s.id for s in service.stacks(cloud.connection(), found)] == [
+        stack['id']
+    ]
 
 
 def test_finds_stack_of_another_project_by_name_and_by_id(cloud):
@@ -220,7 +231,11 @@ def test_unknown_cluster_error_says_where_it_looked(cloud):
         r"magnum, sahara",
     ):
         clusters.find_cluster(
-            conn, clusters.services_for(conn, stacks=False), 'nosuch'
+            conn,
+            clusters.services_for(conn, stacks=False),
+            'nosuch',
+            retry=RetryPolicy(),
+            clock=FakeClock(),
         )
 
 
@@ -235,7 +250,7 @@ def test_without_magnum_and_sahara_the_error_points_to_stack():
 
 def test_records_nested_resources_with_their_stack_and_owner(cloud):
     built = magnum_k8s(cloud)
-    stack = clusters.Stack.from_api(
+    stack = clusters.StackRecord.from_api(
         {
             'id': built['stack']['id'],
             'stack_name': 'k8s-abc',
@@ -277,7 +292,7 @@ def test_preview_changes_nothing(cloud, clock):
     magnum_k8s(cloud)
     engine = force(cloud, clock)
     preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
-    _columns, rows = clusters.preview_rows([preview], delete_leftovers=True)
+    _columns, rows = cli.preview_rows([preview], delete_leftovers=True)
     actions = {row[4]: row[7] for row in rows}
     assert actions['OS::Nova::Server'] == 'leave behind, then delete'
     assert actions['OS::Swift::Container'] == ('leave behind, then delete')
@@ -388,7 +403,7 @@ def test_stuck_magnum_delete_abandons_the_stack_and_the_cluster_goes(
 
 
 def test_lookups_and_the_normal_delete_are_retried_when_they_may_pass(
-    cloud, clock, virtual_time
+    cloud, clock
 ):
     built = magnum_k8s(cloud)
     uuid = built['cluster']['uuid']
@@ -399,7 +414,9 @@ def test_lookups_and_the_normal_delete_are_retried_when_they_may_pass(
     ]
     engine = force(cloud, clock, wait=True)
     outcome = engine.run(
-        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+        engine.preview(
+            find(cloud, 'k8s', clusters.MagnumClusters(), clock=clock)
+        )
     )
     assert (outcome.result, outcome.record, outcome.ok) == (
         'abandoned',
@@ -407,14 +424,15 @@ def test_lookups_and_the_normal_delete_are_retried_when_they_may_pass(
         True,
     )
     assert cloud.faults == []  # each fault was met, and retried
-    assert virtual_time.sleeps == [1.0, 1.0, 1.0]
+    # on the injected clock: the three retries, then the grace period's polls
+    assert clock.sleeps[:3] == [1.0, 1.0, 1.0]
 
 
 def test_a_service_that_keeps_failing_is_a_clear_error(cloud, virtual_time):
     magnum_k8s(cloud)
     cloud.faults += [('GET', r'/v1/clusters', 503)] * 8
     with pytest.raises(CascadeError, match=r'HTTP 503'):
-        find(cloud, 'k8s', clusters.MagnumClusters())
+        find(cloud, 'k8s', clusters.MagnumClusters(), clock=virtual_time)
     assert virtual_time.sleeps == [1, 2, 4, 8, 16, 30, 30]
 
 
@@ -760,6 +778,8 @@ def test_stuck_sweep_takes_old_unsettled_and_failed_deletes(cloud):
         [clusters.MagnumClusters()],
         clusters.parse_age('24h'),
         NOW,
+        retry=RetryPolicy(),
+        clock=FakeClock(),
     )
     assert [(s.cluster.name, clusters.format_age(s.age)) for s in stuck] == [
         ('old-delete-failed', '2d'),
@@ -786,7 +806,12 @@ def test_stuck_sweep_of_sahara_treats_error_as_final(cloud):
         on_delete='hang',
     )
     stuck = clusters.find_stuck(
-        cloud.connection(), [clusters.SaharaClusters()], 3600, NOW
+        cloud.connection(),
+        [clusters.SaharaClusters()],
+        3600,
+        NOW,
+        retry=RetryPolicy(),
+        clock=FakeClock(),
     )
     assert sorted(s.cluster.name for s in stuck) == ['deleting', 'spawning']
 
@@ -804,12 +829,17 @@ def test_stuck_sweep_of_stacks_covers_every_project(cloud):
     )
     cloud.nested(old, 'group')['stack_status'] = 'DELETE_IN_PROGRESS'
     stuck = clusters.find_stuck(
-        cloud.connection(), [clusters.HeatStacks()], 600, NOW
+        cloud.connection(),
+        [clusters.HeatStacks()],
+        600,
+        NOW,
+        retry=RetryPolicy(),
+        clock=FakeClock(),
     )
     assert [(s.cluster.name, s.cluster.project_id) for s in stuck] == [
         ('old', project['id'])
     ]
-    columns, rows = clusters.stuck_rows(stuck)
+    columns, rows = cli.stuck_rows(stuck)
     assert dict(zip(columns, rows[0]))['Updated At'] == (
         '2026-11-01T10:00:00Z'
     )

@@ -1,0 +1,455 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+
+"""``cluster force-delete``: the last resort for clusters stuck in deletion.
+
+A cluster built on a Heat stack (``workflows.clusters``) hangs in deletion
+when Heat cannot delete one of the stack's resources. Heat can *abandon* a
+stack: the stack's record goes, what it made stays. For one cluster,
+``ForceDelete``:
+
+1. records the stack's resources, nested ones included, and checks with an
+   export (which changes nothing) that the cloud allows abandon at all, and,
+   for a plain stack that it will delete itself, that Heat would not take
+   the caller's own containers or keypairs of the same name with it;
+2. unless the cluster is being deleted already, deletes it the normal way
+   and gives that ``grace`` seconds: a delete that finishes abandons
+   nothing, and the force path never replaces the normal delete;
+3. writes the manifest of what the stack holds, then abandons the stack;
+4. lets the service finish the cluster's record (Magnum and Sahara destroy
+   a cluster whose stack is gone) and, with ``wait``, waits for it to go;
+5. with ``delete_leftovers``, deletes what the manifest lists and still
+   exists, in dependency order (``workflows.leftovers``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+import dataclasses
+import datetime
+import json
+import os
+import re
+from typing import Any
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.api import heat
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import Event
+from osc_cascade.engine.retry import Clock, RetryPolicy, checked, wait_until
+from osc_cascade.kinds import orchestration
+from osc_cascade.workflows import leftovers
+from osc_cascade.workflows.clusters import (
+    HEAT,
+    NEEDS,
+    ClusterRecord,
+    ClusterService,
+    StackRecord,
+    StackResource,
+    record_resources,
+    utcnow,
+)
+
+MANIFEST_FORMAT = 1
+
+# How far the force-delete of a cluster went (ForceDeleteOutcome.result).
+DELETED_NORMALLY = 'deleted'  # by its normal delete: nothing abandoned
+ABANDONED = 'abandoned'  # its stack was abandoned
+FAILED = 'failed'  # before either
+
+
+@dataclasses.dataclass
+class Options:
+    #: seconds the normal delete gets before the stack is abandoned
+    grace: float = 300.0
+    #: wait for the cluster's record to go after the abandon
+    wait: bool = False
+    #: the longest wait for one thing (the stack, the record, a leftover)
+    timeout: float = 600.0
+    delete_leftovers: bool = False
+    parallel: int = 10
+    #: manifest path (one cluster only); default: default_manifest_name()
+    manifest: str | None = None
+
+
+@dataclasses.dataclass
+class Preview:
+    """What is known before anything changes."""
+
+    cluster: ClusterRecord
+    stack: StackRecord | None
+    resources: list[StackResource]
+    #: the stack's export: abandon's data before any delete attempt
+    export: dict[str, Any] | None = None
+
+    def left_behind(self) -> list[StackResource]:
+        return [r for r in self.resources if r.left_behind]
+
+
+@dataclasses.dataclass
+class ForceDeleteOutcome:
+    cluster: ClusterRecord
+    #: DELETED_NORMALLY, ABANDONED, or FAILED before either
+    result: str = FAILED
+    #: what remains of the cluster's record: gone, or its status
+    record: str = ''
+    left_behind: list[StackResource] = dataclasses.field(default_factory=list)
+    manifest: str = ''
+    #: with delete_leftovers: resource key -> what became of it
+    #: (``workflows.leftovers``)
+    leftovers: dict[str, str] = dataclasses.field(default_factory=dict)
+    error: str = ''
+
+    def not_deleted(self) -> list[str]:
+        return [
+            f'{key}: {outcome}'
+            for key, outcome in sorted(self.leftovers.items())
+            if outcome not in (leftovers.DELETED, leftovers.GONE)
+        ]
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and not self.not_deleted()
+
+
+def default_manifest_name(cluster: ClusterRecord, stack: StackRecord) -> str:
+    prefix = 'stack' if cluster.service == HEAT else 'cluster'
+    name = re.sub(r'[^A-Za-z0-9_.-]', '_', cluster.name) or cluster.id
+    return f'{prefix}-{name}-{stack.id}-abandoned.json'
+
+
+def write_manifest(path: str, manifest: dict[str, Any]) -> None:
+    """Replace the file whole: a reader, or a run that died meanwhile,
+    finds the previous manifest or this one, never half of one."""
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write('\n')
+    os.replace(tmp, path)
+
+
+class ForceDelete:
+    def __init__(
+        self,
+        conn: Any,
+        services: Iterable[ClusterService],
+        options: Options | None = None,
+        *,
+        notify: Callable[[str], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        on_plan: Callable[[int], None] | None = None,
+        clock: Clock | None = None,
+        retry: RetryPolicy | None = None,
+        now: Callable[[], datetime.datetime] = utcnow,
+    ):
+        self.conn = conn
+        self.services = {s.service: s for s in services}
+        self.options = options or Options()
+        self.notify = notify or (lambda text: None)
+        self.on_event = on_event
+        #: told the number of steps of each leftover plan before it runs
+        self.on_plan = on_plan or (lambda steps: None)
+        self.clock = clock or Clock()
+        self.retry = retry or RetryPolicy()
+        self.now = now
+
+    def _checked(self, what: str, call: Callable[[], Any]) -> Any:
+        """Lookups and the cluster's normal delete, which a second try
+        cannot harm, retried while they may pass (the abandon is not made
+        through here)."""
+        return checked(
+            what, call, retry=self.retry, clock=self.clock, needs=NEEDS
+        )
+
+    def _wait(self, check: Callable[[], bool], seconds: float) -> bool:
+        return wait_until(check, seconds, retry=self.retry, clock=self.clock)
+
+    # -- 1. look, change nothing ---------------------------------------------
+
+    def preview(self, cluster: ClusterRecord) -> Preview:
+        service = self.services[cluster.service]
+        stack = self._stack(service, cluster)
+        if stack is None:
+            return Preview(cluster, None, [])
+        resources = self._resources(stack)
+        if service.service == HEAT and cluster.status != service.deleting:
+            self._check_namesakes(cluster, resources)
+        return Preview(
+            cluster,
+            stack,
+            resources,
+            self._stack_data(cluster, stack, 'export'),
+        )
+
+    def _stack(
+        self, service: ClusterService, cluster: ClusterRecord
+    ) -> StackRecord | None:
+        found = self._checked(
+            f'finding the stack of {cluster.label()}',
+            lambda: service.stacks(self.conn, cluster),
+        )
+        if len(found) > 1:
+            raise CascadeError(
+                f'{cluster.label()}: more than one stack of project '
+                f'{cluster.project_id} is named {cluster.name!r}; '
+                f'force-delete the right one with --stack.'
+            )
+        return found[0] if found else None
+
+    def _resources(self, stack: StackRecord) -> list[StackResource]:
+        return self._checked(
+            f'listing the resources of stack {stack.name}',
+            lambda: record_resources(self.conn, stack),
+        )
+
+    def _check_namesakes(
+        self, cluster: ClusterRecord, resources: Sequence[StackResource]
+    ) -> None:
+        """A stack's normal delete, which force-delete starts itself for a
+        plain stack, makes Heat delete some resources by name in the
+        caller's scope (Magnum and Sahara delete with the owner's trust)."""
+        endangered = orchestration.namesakes(
+            self.conn,
+            [
+                {
+                    'resource_type': r.type,
+                    'physical_resource_id': r.physical_id,
+                }
+                for r in resources
+            ],
+        )
+        if endangered:
+            raise CascadeError(
+                f'Refusing to delete {cluster.label()}: Heat would delete '
+                f'your own {", ".join(endangered)} with it (it deletes '
+                f'these by name in the scope of whoever deletes the '
+                f'stack). Rename yours, or run as another user.'
+            )
+
+    # -- 2-5. force-delete ---------------------------------------------------
+
+    def run(self, preview: Preview) -> ForceDeleteOutcome:
+        outcome = ForceDeleteOutcome(preview.cluster)
+        try:
+            self._force_delete(preview, outcome)
+        except CascadeError as exc:
+            outcome.error = str(exc)
+        return outcome
+
+    def _force_delete(
+        self, preview: Preview, outcome: ForceDeleteOutcome
+    ) -> None:
+        cluster = preview.cluster
+        service = self.services[cluster.service]
+        if self._deleted_within_grace(service, cluster):
+            self.notify(
+                f'{cluster.label()}: deleted by the normal '
+                f'delete; nothing was abandoned'
+            )
+            outcome.result, outcome.record = DELETED_NORMALLY, 'gone'
+            return
+        stack = self._stack(service, cluster)
+        if stack is None:
+            self.notify(
+                f'{cluster.label()}: its stack is gone; nothing to abandon'
+            )
+            outcome.result = DELETED_NORMALLY
+            outcome.record = self._finish_record(service, cluster)
+            return
+        # what Heat still holds now: the normal delete may have removed
+        # some of what the preview showed
+        left = [r for r in self._resources(stack) if r.left_behind]
+        path = self.options.manifest or default_manifest_name(cluster, stack)
+        manifest = self._abandon(preview, stack, left, path)
+        outcome.result = ABANDONED
+        outcome.left_behind, outcome.manifest = left, path
+        outcome.record = self._finish_record(service, cluster)
+        if self.options.delete_leftovers and left:
+            outcome.leftovers = leftovers.delete(
+                self.conn,
+                left,
+                parallel=self.options.parallel,
+                timeout=self.options.timeout,
+                retry=self.retry,
+                clock=self.clock,
+                on_event=self.on_event,
+                on_plan=self.on_plan,
+            )
+            write_manifest(path, {**manifest, 'leftovers': outcome.leftovers})
+
+    def _deleted_within_grace(
+        self, service: ClusterService, cluster: ClusterRecord
+    ) -> bool:
+        if cluster.status == service.deleting:
+            self.notify(
+                f'{cluster.label()}: already being deleted; '
+                f'abandoning its stack'
+            )
+            return False
+        self.notify(
+            f'{cluster.label()}: deleting it the normal way first; '
+            f'waiting up to {self.options.grace:g}s'
+        )
+        self._checked(
+            f'deleting {cluster.label()}',
+            lambda: service.delete(self.conn, cluster),
+        )
+        last: list[ClusterRecord | None] = [cluster]
+
+        def settled() -> bool:
+            last[0] = self._checked(
+                f'checking {cluster.label()}',
+                lambda: service.get(self.conn, cluster),
+            )
+            return last[0] is None or (last[0].status == service.delete_failed)
+
+        self._wait(settled, self.options.grace)
+        return last[0] is None
+
+    def _abandon(
+        self,
+        preview: Preview,
+        stack: StackRecord,
+        left: Sequence[StackResource],
+        path: str,
+    ) -> dict[str, Any]:
+        """Abandon the stack, with the manifest of what it leaves at
+        ``path``; the manifest written."""
+        cluster = preview.cluster
+        manifest = {
+            'format': MANIFEST_FORMAT,
+            'state': 'abandoning',
+            'written_at': self.now().isoformat(),
+            'cluster': dataclasses.asdict(cluster),
+            'stack': dataclasses.asdict(stack),
+            'resources': [r.to_dict() for r in left],
+            'export': preview.export,
+            'abandon': None,
+        }
+        # written before the abandon: if this run dies right after it, the
+        # record of what was left behind is already on disk
+        write_manifest(path, manifest)
+        try:
+            abandoned = self._stack_data(cluster, stack, 'abandon')
+        except CascadeError:
+            os.remove(path)  # nothing was left behind
+            raise
+        manifest.update(state='abandoned', abandon=abandoned)
+        write_manifest(path, manifest)
+        self.notify(
+            f'{cluster.label()}: abandoned stack {stack.name} '
+            f'({stack.id}); {len(left)} resource(s) left behind, '
+            f'listed in {path}'
+        )
+        if not self._wait(
+            lambda: (
+                self._checked(
+                    f'checking stack {stack.name}',
+                    lambda: heat.get_stack(self.conn, stack.name, stack.id),
+                )
+                is None
+            ),
+            self.options.timeout,
+        ):
+            raise CascadeError(
+                f'{cluster.label()}: stack {stack.name} was '
+                f'abandoned but still exists after '
+                f'{self.options.timeout:g}s.'
+            )
+        return manifest
+
+    def _stack_data(
+        self, cluster: ClusterRecord, stack: StackRecord, action: str
+    ) -> dict[str, Any] | None:
+        """Export (changes nothing) or abandon the stack, once. What Heat's
+        refusal means for a force-delete is said here: a cloud without
+        abandon answers 400 NotSupported."""
+        call = heat.export_stack if action == 'export' else heat.abandon_stack
+        try:
+            return call(self.conn, stack.name, stack.id)
+        except sdk_exc.HttpException as exc:
+            code, error = exc.status_code, heat.error_of(exc)
+            if code == 404 and action == 'export':
+                return None  # a Heat without export: the abandon will tell
+            detail = error.get('message') or exc.response.text.strip()
+            what = f'Cannot force-delete {cluster.label()}'
+            if code == 400 and error.get('type') == 'NotSupported':
+                message = (
+                    f'the cloud has stack abandon disabled '
+                    f'(enable_stack_abandon = false in heat.conf, Heat\'s '
+                    f'default; heat-engine needs it set to true). Heat '
+                    f'said: {error.get("message", "")} Stack {stack.name} '
+                    f'was not abandoned.'
+                )
+            elif code == 403:
+                message = (
+                    f'Heat refused to {action} stack {stack.name} (HTTP '
+                    f'403): {NEEDS}. {detail}'
+                )
+            elif code == 404:
+                message = (
+                    f'Heat no longer knows stack {stack.name} ({stack.id}) '
+                    f'(HTTP 404): it was deleted meanwhile or is not '
+                    f'visible to you. Nothing was abandoned.'
+                )
+            elif code == 409:
+                message = (
+                    f'stack {stack.name} is locked by another operation '
+                    f'(HTTP 409); run again later. {detail}'
+                )
+            else:
+                message = (
+                    f'Heat answered HTTP {code} to the {action} of stack '
+                    f'{stack.name}. {detail}'
+                )
+            raise CascadeError(f'{what}: {message}') from exc
+
+    def _finish_record(
+        self, service: ClusterService, cluster: ClusterRecord
+    ) -> str:
+        """Magnum and Sahara destroy a cluster whose stack is gone, but a
+        cluster whose delete failed stays failed: it needs its normal
+        delete again, which now finds no stack and finishes."""
+        if service.service == HEAT:
+            return 'gone'
+        now = self._checked(
+            f'checking {cluster.label()}',
+            lambda: service.get(self.conn, cluster),
+        )
+        if now is None:
+            return 'gone'
+        if now.status != service.deleting:
+            self._checked(
+                f'deleting {cluster.label()}',
+                lambda: service.delete(self.conn, now),
+            )
+        if not self.options.wait:
+            return now.status
+        last = [now]
+
+        def gone() -> bool:
+            last[0] = self._checked(
+                f'checking {cluster.label()}',
+                lambda: service.get(self.conn, cluster),
+            )
+            return last[0] is None
+
+        if not self._wait(gone, self.options.timeout):
+            raise CascadeError(
+                f'{cluster.label()}: its stack was abandoned '
+                f'but the cluster still exists after '
+                f'{self.options.timeout:g}s (status '
+                f'{last[0].status}).'
+            )
+        return 'gone'
