@@ -336,3 +336,244 @@ def evacuation(cloud):
     return SimpleNamespace(
         a=a, b=b, vm=vm, rp_a=rp_a, rp_b=rp_b, evacuation=moved
     )
+
+
+def all_services_project(cloud, name, external):
+    """A project that owns something of every kind the cascade knows, on
+    top of the topology of full_project. Returns the ids."""
+    p = full_project(cloud, name, external)
+    pid = p['project']['id']
+    user = 'user-' + name
+    ids = {
+        'project': pid,
+        'user': user,
+        **{k: v['id'] for k, v in p.items() if isinstance(v, dict)},
+    }
+    cloud.keypair(user, 'laptop')
+    # what full_project lacks of the base services' kinds
+    ids['server_group'] = cloud.add(
+        'server_groups', name='group', project_id=pid, members=[]
+    )['id']
+    trunk_port = port(cloud, pid, p['network'], p['subnet'], 'trunk-parent')
+    ids['trunk'] = cloud.add(
+        'trunks',
+        name='trunk',
+        project_id=pid,
+        tenant_id=pid,
+        port_id=trunk_port['id'],
+        sub_ports=[],
+    )['id']
+    ids['rbac'] = cloud.add(
+        'rbac_policies',
+        project_id=pid,
+        tenant_id=pid,
+        object_type='network',
+        object_id=p['network']['id'],
+        action='access_as_shared',
+        target_tenant=ADMIN_PROJECT,
+    )['id']
+
+    # Heat: a stack that made a network and a container, a nested stack
+    stack = cloud.stack('app', pid)
+    stack_net = cloud.add(
+        'networks',
+        name='stack-net',
+        project_id=pid,
+        tenant_id=pid,
+        shared=False,
+    )
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', stack_net['id'])
+    cloud.container(pid, 'stack-cont')
+    cloud.resource(stack, 'cont', 'OS::Swift::Container', 'stack-cont')
+    nested = cloud.nested(stack, 'group')
+    ids.update(
+        stack=stack['id'], nested_stack=nested['id'], stack_net=stack_net['id']
+    )
+
+    # Octavia: on the project's subnet, a floating IP on its VIP
+    fip = floating_ip(cloud, pid, external, p['router'])
+    lb = cloud.load_balancer(
+        pid, p['subnet'], members=[p['subnet']], vip_fip=fip
+    )
+    ids.update(lb=lb['id'], vip_port=lb['vip_port_id'], vip_fip=fip['id'])
+
+    # Swift: plenty of objects, legacy versions, object versioning
+    data = cloud.container(pid, 'data', objects=250)
+    cloud.container(pid, 'docs-versions')
+    docs = cloud.container(pid, 'docs', versions='docs-versions')
+    cloud.put_object(docs, 'readme', versions=2)
+    notes = cloud.container(pid, 'notes', versioned=True)
+    cloud.put_object(notes, 'todo', versions=3)
+    ids.update(data=data['id'], docs=docs['id'], notes=notes['id'])
+
+    # Designate: a zone, and the PTR of a floating IP
+    ids['zone'] = cloud.zone(pid, f'{name.lower()}.example.')['id']
+    ptr_fip = floating_ip(cloud, pid, external)
+    cloud.ptr(ptr_fip, f'www.{name.lower()}.example.')
+    ids['ptr_fip'] = ptr_fip['id']
+
+    # Manila: network, group, a share with a snapshot and a share made from
+    # it, a replicated share
+    share_net = cloud.manila('share_networks', pid)
+    group = cloud.manila('share_groups', pid, share_network_id=share_net['id'])
+    share = cloud.share(
+        pid,
+        'files',
+        share_network_id=share_net['id'],
+        share_group_id=group['id'],
+    )
+    snap = cloud.manila('share_snapshots', pid, share_id=share['id'])
+    clone = cloud.share(
+        pid, 'clone', snapshot_id=snap['id'], share_network_id=share_net['id']
+    )
+    replicated = cloud.share(
+        pid,
+        'replicated',
+        replication_type='dr',
+        share_network_id=share_net['id'],
+    )
+    cloud.manila(
+        'share_replicas',
+        None,
+        share_id=replicated['id'],
+        replica_state='active',
+        id=replicated['id'],
+    )
+    replica = cloud.manila(
+        'share_replicas',
+        None,
+        share_id=replicated['id'],
+        replica_state='in_sync',
+    )
+    ids.update(
+        share_network=share_net['id'],
+        share_group=group['id'],
+        share=share['id'],
+        share_snapshot=snap['id'],
+        clone=clone['id'],
+        replica=replica['id'],
+    )
+
+    # Magnum: a template and a cluster with its own stack
+    template = cloud.cluster_template(pid)
+    cluster_stack = cloud.stack('k8s-stack', pid)
+    cluster = cloud.magnum_cluster('k8s', pid, cluster_stack)
+    cluster['cluster_template_id'] = template['id']
+    ids.update(
+        template=template['id'],
+        cluster=cluster['id'],
+        cluster_stack=cluster_stack['id'],
+    )
+
+    # Neutron's extensions
+    net, subnet = p['network'], p['subnet']
+    qos = cloud.neutron('qos/policies', pid, name='gold')
+    qos_port = port(
+        cloud, pid, net, subnet, 'qos-port', qos_policy_id=qos['id']
+    )
+    scope = cloud.neutron('address-scopes', pid, ip_version=4)
+    pool = cloud.neutron(
+        'subnetpools',
+        pid,
+        address_scope_id=scope['id'],
+        prefixes=['10.8.0.0/16'],
+    )
+    pool_net, pool_subnet = network(cloud, pid, 'pool-net', '10.8.1.0/24')
+    pool_subnet['subnetpool_id'] = pool['id']
+    ike = cloud.neutron('vpn/ikepolicies', pid)
+    ipsec = cloud.neutron('vpn/ipsecpolicies', pid)
+    vpn = cloud.neutron(
+        'vpn/vpnservices', pid, router_id=p['router']['id'], subnet_id=None
+    )
+    local_group = cloud.neutron(
+        'vpn/endpoint-groups', pid, type='subnet', endpoints=[subnet['id']]
+    )
+    peer_group = cloud.neutron(
+        'vpn/endpoint-groups', pid, type='cidr', endpoints=['192.168.0.0/24']
+    )
+    site = cloud.neutron(
+        'vpn/ipsec-site-connections',
+        pid,
+        vpnservice_id=vpn['id'],
+        ikepolicy_id=ike['id'],
+        ipsecpolicy_id=ipsec['id'],
+        local_ep_group_id=local_group['id'],
+        peer_ep_group_id=peer_group['id'],
+    )
+    pf_fip = floating_ip(cloud, pid, external, p['router'])
+    pf_port = port(cloud, pid, net, subnet, 'pf-port')
+    pf = cloud.add(
+        'port_forwardings',
+        floatingip_id=pf_fip['id'],
+        internal_port_id=pf_port['id'],
+        internal_port=22,
+        external_port=2222,
+        protocol='tcp',
+        internal_ip_address='10.0.0.10',
+    )
+    seg = cloud.neutron(
+        'network_segment_ranges',
+        pid,
+        network_type='vxlan',
+        minimum=100,
+        maximum=200,
+        shared=False,
+    )
+    net['segment_range_id'] = seg['id']
+    local_port = port(
+        cloud, pid, net, subnet, '', device_owner='network:local_ip'
+    )
+    local_ip = cloud.neutron(
+        'local_ips', pid, local_port_id=local_port['id'], network_id=net['id']
+    )
+    ids.update(
+        qos=qos['id'],
+        qos_port=qos_port['id'],
+        scope=scope['id'],
+        pool=pool['id'],
+        pool_subnet=pool_subnet['id'],
+        pool_net=pool_net['id'],
+        ike=ike['id'],
+        ipsec=ipsec['id'],
+        vpn=vpn['id'],
+        local_group=local_group['id'],
+        peer_group=peer_group['id'],
+        site=site['id'],
+        pf_fip=pf_fip['id'],
+        pf=pf['id'],
+        pf_port=pf_port['id'],
+        segment_range=seg['id'],
+        local_ip=local_ip['id'],
+    )
+
+    # quotas of its own in every service that has them
+    for service in (
+        'nova',
+        'cinder',
+        'neutron',
+        'octavia',
+        'manila',
+        'barbican',
+        'magnum',
+    ):
+        cloud.set_quota(
+            service,
+            pid,
+            **{
+                'nova': {'instances': 50},
+                'cinder': {'volumes': 50},
+                'neutron': {'network': 50},
+                'octavia': {'load_balancer': 5},
+                'manila': {'shares': 5},
+                'barbican': {'secrets': 5},
+                'magnum': {'Cluster': 3},
+            }[service],
+        )
+    return ids
+
+
+def share_image_with(cloud, owner_id, member_id, name='golden'):
+    """An image of ``owner_id`` shared with ``member_id``."""
+    return image(
+        cloud, owner_id, name, visibility='shared', members=[member_id]
+    )

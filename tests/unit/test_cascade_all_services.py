@@ -19,11 +19,8 @@ import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import key_manager
-from tests.unit.fake_services import (
-    ServicesCloud,
-    all_services_project,
-    share_image_with,
-)
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.scenarios import all_services_project, share_image_with
 
 #: every kind but Barbican's, which the cascade cannot reach (a note says)
 REACHABLE = sorted(

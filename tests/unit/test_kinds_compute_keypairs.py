@@ -19,7 +19,8 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.kinds import compute
 from tests.unit import scenarios
-from tests.unit.fake_services import ServicesCloud, cascade_for
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.run import cascade_for
 
 KEYPAIR = compute.Keypair.name
 

@@ -21,8 +21,9 @@ from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import container_infra as magnum
 from osc_cascade.kinds import orchestration
 from tests.unit import scenarios
-from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
+from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.kinds import sdk_error
+from tests.unit.fakes.run import cascade_for, run_kind
 
 CLUSTER = magnum.Cluster.name
 TEMPLATE = magnum.ClusterTemplate.name

@@ -18,11 +18,9 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import image
 from tests.unit import scenarios
-from tests.unit.fake_services import (
-    ServicesCloud,
-    cascade_for,
-    share_image_with,
-)
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.run import cascade_for
+from tests.unit.scenarios import share_image_with
 
 MEMBER = image.ImageMember.name
 

@@ -18,9 +18,9 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
 from tests.unit import scenarios
-from tests.unit.fake_services import ServicesCloud, cascade_for
 from tests.unit.fakes.clock import FakeClock
-from tests.unit.fakes.clouds import ENDPOINTS_WITH_HEAT
+from tests.unit.fakes.clouds import ENDPOINTS_WITH_HEAT, ServicesCloud
+from tests.unit.fakes.run import cascade_for
 
 BARBICAN = 'key_manager.container, key_manager.order, key_manager.secret'
 

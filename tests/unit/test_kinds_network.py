@@ -502,7 +502,7 @@ def test_security_groups_are_listed_without_a_project_filter(cloud, conn, pid):
 
 def test_neutron_extensions_are_asked_once_per_connection():
     # every extension kind needs them, in every discovery round: one GET
-    from tests.unit.fake_services import ServicesCloud
+    from tests.unit.fakes.clouds import ServicesCloud
 
     with ServicesCloud() as services:
         conn = services.connection()

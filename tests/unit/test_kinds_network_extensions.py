@@ -18,12 +18,10 @@ import pytest
 
 from osc_cascade.kinds import network
 from tests.unit import scenarios
-from tests.unit.fake_services import (
-    NEUTRON_EXTRA,
-    ServicesCloud,
-    all_services_project,
-    cascade_for,
-)
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.network_extensions import NEUTRON_EXTRA
+from tests.unit.fakes.run import cascade_for
+from tests.unit.scenarios import all_services_project
 
 EXTENSION_KINDS = [
     network.VPNSiteConnection,
@@ -94,7 +92,7 @@ def test_each_lists_the_projects_own_with_the_project_filter(
 def test_without_the_extension_nothing_is_asked(cloud, monkeypatch):
     a = scenarios.project(cloud, 'A')['id']
     cloud.neutron('qos/policies', a)
-    monkeypatch.setattr('tests.unit.fake_services.EXTENSIONS', [])
+    monkeypatch.setattr('tests.unit.fakes.network_extensions.EXTENSIONS', [])
     assert network.QoSPolicy().list(cloud.connection(), a) == []
     assert not [p for _, p in cloud.requests if '/qos/' in p]
 

@@ -22,8 +22,9 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import object_store
 from tests.unit import scenarios
-from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
 from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.run import cascade_for, run_kind
 
 CONTAINER = object_store.Container.name
 

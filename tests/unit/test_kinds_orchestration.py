@@ -22,8 +22,9 @@ from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import orchestration
 from osc_cascade.kinds.base import delete_of
 from tests.unit import scenarios
-from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
+from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER
+from tests.unit.fakes.run import cascade_for, run_kind
 
 STACK = orchestration.Stack.name
 

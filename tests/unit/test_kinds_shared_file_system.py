@@ -20,8 +20,9 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.executor import FAILED
 from osc_cascade.kinds import shared_file_system as manila
 from tests.unit import scenarios
-from tests.unit.fake_services import ServicesCloud, cascade_for, run_kind
+from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.kinds import sdk_error
+from tests.unit.fakes.run import cascade_for, run_kind
 
 
 @pytest.fixture

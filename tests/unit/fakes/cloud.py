@@ -116,6 +116,11 @@ class Cloud:
 
         def respond(request, context):
             self._request.headers = request.headers
+            self._request.body = request.body
+            self._request.query = parse.parse_qs(
+                parse.urlparse(request.url).query, keep_blank_values=True
+            )
+            self._request.reply_headers = {}
             path = request.path_url.split('?')[0]
             base_path = parse.urlparse(base).path
             path = (
@@ -155,7 +160,9 @@ class Cloud:
                             }
                         }
                     ).encode()
-            body = request.json() if request.body else None
+            # Swift's bulk delete sends a list of paths, not JSON
+            text = request.headers.get('Content-Type') == 'text/plain'
+            body = request.json() if request.body and not text else None
             try:
                 status, payload = handler(request.method, path, query, body)
             except Conflict as exc:
@@ -165,6 +172,7 @@ class Cloud:
                 context.headers['Location'] = redirect.location
                 return b''
             context.status_code = status
+            context.headers.update(self._request.reply_headers)
             if payload is None:
                 return b''
             context.headers['Content-Type'] = 'application/json'
@@ -175,6 +183,11 @@ class Cloud:
     def header(self, name):
         """A header of the request being answered."""
         return self._request.headers.get(name)
+
+    def flag(self, name):
+        """Whether the request's query has ``name``, even with no value
+        (``?bulk-delete``), which the handlers' ``query`` drops."""
+        return name in self._request.query
 
     def _microversion(self, service) -> tuple[int, int] | None:
         """The microversion of ``service`` the request asks for."""

@@ -18,15 +18,22 @@ from __future__ import annotations
 from tests.unit.fakes.block_storage import BlockStorage
 from tests.unit.fakes.cloud import Cloud
 from tests.unit.fakes.common import catalog
-from tests.unit.fakes.compute import CallerKeypairs, Compute
+from tests.unit.fakes.compute import CallerKeypairs, Compute, Keypairs
 from tests.unit.fakes.compute_hosts import ComputeHosts
-from tests.unit.fakes.container_infra import ContainerInfra
+from tests.unit.fakes.container_infra import ClusterTemplates, ContainerInfra
 from tests.unit.fakes.data_processing import DataProcessing
+from tests.unit.fakes.dns import Dns
 from tests.unit.fakes.identity import Identity
-from tests.unit.fakes.image import Image
+from tests.unit.fakes.image import Image, ImageMembers
+from tests.unit.fakes.key_manager import KeyManager
+from tests.unit.fakes.load_balancer import LoadBalancer
 from tests.unit.fakes.network import Network
+from tests.unit.fakes.network_extensions import NetworkExtensions
+from tests.unit.fakes.object_store import ObjectStore
 from tests.unit.fakes.orchestration import Orchestration
 from tests.unit.fakes.placement import Placement
+from tests.unit.fakes.quota import Quotas
+from tests.unit.fakes.shared_file_system import SharedFileSystem
 
 
 class FakeCloud(Identity, Compute, BlockStorage, Image, Network, Cloud):
@@ -53,6 +60,37 @@ class FakeHeatCloud(
 
 
 ENDPOINTS_WITH_HEAT = FakeHeatCloud.endpoints
+
+
+class ServicesCloud(
+    Keypairs,
+    Quotas,
+    ImageMembers,
+    NetworkExtensions,
+    ClusterTemplates,
+    LoadBalancer,
+    ObjectStore,
+    Dns,
+    KeyManager,
+    SharedFileSystem,
+    Orchestration,
+    ContainerInfra,
+    DataProcessing,
+    FakeCloud,
+):
+    """Every service a project can own things in: FakeHeatCloud's with
+    Octavia, Swift, Designate, Barbican (its quotas) and Manila, and the
+    base services with what the cascade's other kinds list: the users'
+    keypairs, quota sets, Neutron's extensions, Glance's memberships."""
+
+    endpoints = catalog(
+        *ENDPOINTS_WITH_HEAT,
+        'load-balancer',
+        'object-store',
+        'dns',
+        'key-manager',
+        'shared-file-system',
+    )
 
 
 class FakePlacementCloud(ComputeHosts, Placement, FakeCloud):

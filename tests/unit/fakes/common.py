@@ -23,6 +23,7 @@ ADMIN_USER = 'u0000000000000000000000000000000'
 AUTH_URL = 'http://keystone.test/v3'
 HEAT = 'http://heat.test'
 PLACEMENT = 'http://placement.test'
+SWIFT = 'http://swift.test'
 #: the endpoint of every service there is a fake of
 ENDPOINTS = {
     'identity': AUTH_URL,
@@ -33,6 +34,11 @@ ENDPOINTS = {
     'orchestration': f'{HEAT}/v1/{ADMIN_PROJECT}',
     'container-infra': 'http://magnum.test/v1',
     'data-processing': 'http://sahara.test/v2',
+    'load-balancer': 'http://octavia.test',
+    'object-store': f'{SWIFT}/v1/AUTH_{ADMIN_PROJECT}',
+    'dns': 'http://designate.test',
+    'key-manager': 'http://barbican.test',
+    'shared-file-system': 'http://manila.test/v2',
     'placement': PLACEMENT,
 }
 _ids = itertools.count(1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, matches
+from tests.unit.fakes.common import ADMIN_USER, ENDPOINTS, matches
 
 
 class Compute:
@@ -127,6 +127,46 @@ class CallerKeypairs:
                 'itemNotFound': {'code': 404, 'message': 'Keypair not found'}
             }
         return 200, {'keypair': keypair}
+
+
+class Keypairs:
+    """The keypairs of the project's users (a keypair belongs to a user,
+    not to a project): a keypair's id is ``<user>/<name>``."""
+
+    def keypair(self, user_id, name):
+        return self.add(
+            'keypairs',
+            id=f'{user_id}/{name}',
+            name=name,
+            user_id=user_id,
+            type='ssh',
+            fingerprint='aa:bb',
+            public_key='ssh-ed25519 AAAA',
+        )
+
+    def _compute(self, method, path, query, body):
+        if path == '/os-keypairs':
+            return 200, {
+                'keypairs': [
+                    {'keypair': {k: v for k, v in kp.items() if k != 'id'}}
+                    for kp in self.all('keypairs')
+                    if kp['user_id'] == query.get('user_id', ADMIN_USER)
+                ]
+            }
+        m = re.fullmatch(r'/os-keypairs/([^/]+)', path)
+        if m:
+            kp = self.get(
+                'keypairs', f'{query.get("user_id", ADMIN_USER)}/{m.group(1)}'
+            )
+            if kp is None:
+                return 404, {
+                    'itemNotFound': {
+                        'code': 404,
+                        'message': 'Keypair not found',
+                    }
+                }
+            return 200, {'keypair': {k: v for k, v in kp.items() if k != 'id'}}
+        return super()._compute(method, path, query, body)
 
 
 def server_view(server):

@@ -155,3 +155,82 @@ class ContainerInfra:
             return cluster
         self._remove('clusters', cluster['uuid'])
         return None
+
+
+class ClusterTemplates:
+    """What the cascade's kinds of Magnum use: the detailed cluster list
+    (it says whose a cluster is), cluster templates, and quotas."""
+
+    def cluster_template(self, project_id, name='k8s', public=False):
+        uuid = new_id('ct')
+        return self.add(
+            'cluster_templates',
+            id=uuid,
+            uuid=uuid,
+            name=name,
+            project_id=project_id,
+            public=public,
+            coe='kubernetes',
+        )
+
+    def _container_infra(self, method, path, query, body):
+        if path == '/clusters/detail':
+            return 200, {
+                'clusters': [
+                    {k: v for k, v in c.items() if k != 'id'}
+                    for c in map(self._poll_cluster, self.all('clusters'))
+                    if c is not None
+                ]
+            }
+        if path == '/clustertemplates/detail':
+            return 200, {
+                'clustertemplates': [
+                    {k: v for k, v in t.items() if k != 'id'}
+                    for t in self.all('cluster_templates')
+                ]
+            }
+        m = re.fullmatch(r'/clustertemplates/([^/]+)', path)
+        if m and method == 'DELETE':
+            if not self.exists('cluster_templates', m.group(1)):
+                return 404, {'errors': [{'status': 404, 'title': 'none'}]}
+            if any(
+                c['cluster_template_id'] == m.group(1)
+                for c in self.all('clusters')
+            ):
+                return 400, {
+                    'errors': [
+                        {
+                            'status': 400,
+                            'code': 'client',
+                            'title': (
+                                f'ClusterTemplate {m.group(1)} is referenced by '
+                                f'one or multiple clusters.'
+                            ),
+                        }
+                    ]
+                }
+            self._remove('cluster_templates', m.group(1))
+            return 204, None
+        if path == '/quotas':
+            return 200, {
+                'quotas': [
+                    {
+                        'project_id': q['project'],
+                        'resource': name,
+                        'hard_limit': limit,
+                    }
+                    for q in self.all('quota_sets')
+                    if q['service'] == 'magnum'
+                    for name, limit in q['values'].items()
+                ]
+            }
+        m = re.fullmatch(r'/quotas/([^/]+)/([^/]+)', path)
+        if m and method == 'DELETE':
+            quota = self.get('quota_sets', f'magnum/{m.group(1)}')
+            if quota is None or m.group(2) not in quota['values']:
+                return 404, {'errors': [{'status': 404, 'title': 'none'}]}
+            del quota['values'][m.group(2)]
+            if not quota['values']:
+                self._remove('quota_sets', quota['id'])
+            return 204, None
+        return super()._container_infra(method, path, query, body)

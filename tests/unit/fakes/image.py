@@ -69,3 +69,17 @@ class Image:
                 self._remove('images', image['id'])
                 return 204, None
         return 404, {'message': 'no route'}
+
+
+class ImageMembers:
+    """The delete of an image's member."""
+
+    def _image(self, method, path, query, body):
+        m = re.fullmatch(r'/v2/images/([^/]+)/members/([^/]+)', path)
+        if m and method == 'DELETE':
+            image = self.get('images', m.group(1))
+            if image is None or m.group(2) not in image.get('members', []):
+                return 404, {'message': 'no such member'}
+            image['members'].remove(m.group(2))
+            return 204, None
+        return super()._image(method, path, query, body)

@@ -1,0 +1,54 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Barbican: its project quotas only."""
+
+from __future__ import annotations
+
+import re
+
+from tests.unit.fakes.common import ENDPOINTS
+
+
+class KeyManager:
+    def _key_manager(self, method, path, query, body):
+        if path in ('', '/'):
+            return 300, {
+                'versions': {
+                    'values': [
+                        {
+                            'id': 'v1',
+                            'status': 'stable',
+                            'links': [
+                                {
+                                    'rel': 'self',
+                                    'href': ENDPOINTS['key-manager'] + '/v1/',
+                                }
+                            ],
+                        }
+                    ]
+                }
+            }
+        if path == '/v1/project-quotas':
+            return 200, {
+                'project_quotas': [
+                    {'project_id': q['project'], 'project_quotas': q['values']}
+                    for q in self.all('quota_sets')
+                    if q['service'] == 'barbican'
+                ],
+                'total': 0,
+            }
+        m = re.fullmatch(r'/v1/project-quotas/([^/]+)', path)
+        if m and method == 'DELETE':
+            self._remove('quota_sets', f'barbican/{m.group(1)}')
+            return 204, None
+        return 404, {'code': 404, 'title': 'Not Found'}

@@ -1,0 +1,161 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Manila: shares, share snapshots, networks, groups and replicas, whose
+deletes are asynchronous, and quota sets (quota.py). A share with
+snapshots or replicas is refused with Manila's 400, a share network or
+group with shares with 409."""
+
+from __future__ import annotations
+
+import re
+
+from tests.unit.fakes.common import ENDPOINTS, Conflict
+
+# Manila's URL collections and the fake's (Cinder has snapshots too)
+MANILA = {
+    'shares': 'shares',
+    'snapshots': 'share_snapshots',
+    'share-networks': 'share_networks',
+    'share-groups': 'share_groups',
+    'share-replicas': 'share_replicas',
+}
+MANILA_DEFAULT_QUOTAS = {
+    'shares': 50,
+    'snapshots': 50,
+    'gigabytes': 1000,
+    'share_networks': 10,
+}
+
+
+def manila_error(status, message):
+    kind = {400: 'badRequest', 403: 'forbidden', 409: 'conflict'}[status]
+    return Conflict(status, {kind: {'code': status, 'message': message}})
+
+
+class SharedFileSystem:
+    def share(self, project_id, name='share', **extra):
+        extra.setdefault('status', 'available')
+        for key in (
+            'share_network_id',
+            'share_group_id',
+            'snapshot_id',
+            'replication_type',
+        ):
+            extra.setdefault(key, None)
+        return self.add(
+            'shares',
+            name=name,
+            project_id=project_id,
+            share_proto='NFS',
+            size=1,
+            **extra,
+        )
+
+    def manila(self, collection, project_id, **obj):
+        obj.setdefault('status', 'available')
+        return self.add(
+            collection,
+            project_id=project_id,
+            name=obj.pop('name', collection[:-1]),
+            **obj,
+        )
+
+    def _shared_file_system(self, method, path, query, body):
+        if path in ('', '/'):
+            return 300, {
+                'versions': [
+                    {
+                        'id': 'v2.0',
+                        'status': 'CURRENT',
+                        'version': '2.84',
+                        'min_version': '2.0',
+                        'links': [
+                            {
+                                'rel': 'self',
+                                'href': ENDPOINTS['shared-file-system'] + '/',
+                            }
+                        ],
+                    }
+                ]
+            }
+        m = re.fullmatch(r'/quota-sets/([^/]+)(/defaults)?', path)
+        if m:
+            return self._quota_set('manila', m, method, MANILA_DEFAULT_QUOTAS)
+        m = re.fullmatch(r'/([a-z-]+)/detail', path)
+        if m and m.group(1) in MANILA:
+            key, coll = m.group(1).replace('-', '_'), MANILA[m.group(1)]
+            if query.get('all_tenants') != '1' and 'share_id' not in query:
+                return 200, {key: []}  # the caller's project only
+            return 200, {
+                key: [
+                    o
+                    for o in self.all(coll)
+                    if query.get('project_id') in (None, o.get('project_id'))
+                    and query.get('share_id') in (None, o.get('share_id'))
+                ]
+            }
+        m = re.fullmatch(r'/([a-z-]+)/([^/]+)', path)
+        if m and m.group(1) in MANILA:
+            coll = MANILA[m.group(1)]
+            obj = self._async_get(coll, m.group(2), 'deleting')
+            if obj is None:
+                return 404, {
+                    'itemNotFound': {'code': 404, 'message': 'not found'}
+                }
+            if method == 'GET':
+                return 200, {m.group(1).replace('-', '_')[:-1]: obj}
+            if method == 'DELETE':
+                self._check_manila_delete(coll, obj)
+                if coll == 'share_networks':
+                    self._remove(coll, obj['id'])
+                    return 202, None
+                if obj.get('fail_delete'):
+                    obj['status'] = 'error_deleting'
+                else:
+                    obj['status'] = 'deleting'
+                    self._start_delete(coll, obj['id'])
+                return 202, None
+        return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
+
+    def _check_manila_delete(self, coll, obj):
+        def used_by(other, key):
+            return [
+                o['id'] for o in self.all(other) if o.get(key) == obj['id']
+            ]
+
+        if coll == 'shares':
+            if used_by('share_snapshots', 'share_id'):
+                raise manila_error(
+                    400,
+                    'Invalid share: Share still has 1 dependent snapshots.',
+                )
+            if [
+                r
+                for r in used_by('share_replicas', 'share_id')
+                if self.get('share_replicas', r)['replica_state'] != 'active'
+            ]:
+                raise manila_error(400, 'Invalid share: Share has replicas.')
+        if coll == 'share_snapshots' and used_by('shares', 'snapshot_id'):
+            raise manila_error(
+                400, 'Invalid snapshot: it has dependent shares.'
+            )
+        if coll == 'share_groups' and used_by('shares', 'share_group_id'):
+            raise manila_error(409, 'Share group has shares.')
+        if coll == 'share_networks' and (
+            used_by('shares', 'share_network_id')
+            or used_by('share_groups', 'share_network_id')
+        ):
+            raise manila_error(
+                409,
+                'Can not delete share network: it has shares or share groups.',
+            )
