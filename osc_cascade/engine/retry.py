@@ -118,6 +118,8 @@ def checked(
     CascadeError with one line saying what failed (see ``describe``)."""
     try:
         return retrying(call, retry=retry, clock=clock, attempts=attempts)
+    except CascadeError:
+        raise  # already one line, and about something else than the call
     except Exception as exc:
         raise CascadeError(
             describe(what, exc, needs=needs, outcome=outcome)
