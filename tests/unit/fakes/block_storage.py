@@ -17,28 +17,18 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, Conflict
+from tests.unit.fakes.common import ENDPOINTS, Conflict, versions
 
 
 class BlockStorage:
     def _block_storage(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {
-                'versions': [
-                    {
-                        'id': 'v3.0',
-                        'status': 'CURRENT',
-                        'version': '3.70',
-                        'min_version': '3.0',
-                        'links': [
-                            {
-                                'rel': 'self',
-                                'href': ENDPOINTS['block-storage'] + '/',
-                            }
-                        ],
-                    }
-                ]
-            }
+            return 200, versions(
+                'v3.0',
+                ENDPOINTS['block-storage'] + '/',
+                version='3.70',
+                min_version='3.0',
+            )
         for coll, owner_key in (
             ('volumes', 'os-vol-tenant-attr:tenant_id'),
             ('snapshots', 'os-extended-snapshot-attributes:project_id'),

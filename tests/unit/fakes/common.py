@@ -78,3 +78,18 @@ def matches(obj, query, keys, aliases=None):
 def catalog(*services: str) -> dict[str, str]:
     """The catalog's endpoints of ``services``."""
     return {service: ENDPOINTS[service] for service in services}
+
+
+def versions(id_: str, href: str, **fields) -> dict:
+    """A service's version document that lists one version, the current
+    one (``fields`` are its microversions)."""
+    return {
+        'versions': [
+            {
+                'id': id_,
+                'status': 'CURRENT',
+                **fields,
+                'links': [{'rel': 'self', 'href': href}],
+            }
+        ]
+    }

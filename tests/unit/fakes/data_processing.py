@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import new_id
+from tests.unit.fakes.common import ENDPOINTS, new_id, versions
 
 
 class DataProcessing:
@@ -50,17 +50,7 @@ class DataProcessing:
 
     def _data_processing(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {
-                'versions': [
-                    {
-                        'id': 'v2',
-                        'status': 'CURRENT',
-                        'links': [
-                            {'rel': 'self', 'href': 'http://sahara.test/v2/'}
-                        ],
-                    }
-                ]
-            }
+            return 200, versions('v2', ENDPOINTS['data-processing'] + '/')
         if path == '/clusters' and method == 'GET':
             items = [
                 c

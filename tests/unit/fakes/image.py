@@ -16,26 +16,13 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, matches
+from tests.unit.fakes.common import ENDPOINTS, matches, versions
 
 
 class Image:
     def _image(self, method, path, query, body):
         if path in ('', '/'):
-            return 300, {
-                'versions': [
-                    {
-                        'id': 'v2.16',
-                        'status': 'CURRENT',
-                        'links': [
-                            {
-                                'rel': 'self',
-                                'href': ENDPOINTS['image'] + '/v2/',
-                            }
-                        ],
-                    }
-                ]
-            }
+            return 300, versions('v2.16', ENDPOINTS['image'] + '/v2/')
         if path == '/v2/images':
             items = [
                 i for i in self.all('images') if matches(i, query, {'owner'})

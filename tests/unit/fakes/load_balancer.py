@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, Conflict, new_id
+from tests.unit.fakes.common import ENDPOINTS, Conflict, new_id, versions
 
 
 def octavia_error(status, message):
@@ -108,20 +108,7 @@ class LoadBalancer:
 
     def _load_balancer(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {
-                'versions': [
-                    {
-                        'id': 'v2.0',
-                        'status': 'CURRENT',
-                        'links': [
-                            {
-                                'rel': 'self',
-                                'href': ENDPOINTS['load-balancer'] + '/v2/',
-                            }
-                        ],
-                    }
-                ]
-            }
+            return 200, versions('v2.0', ENDPOINTS['load-balancer'] + '/v2/')
         path = re.sub(r'^/v2(\.0)?', '', path)
         if path == '/lbaas/loadbalancers':
             return 200, {

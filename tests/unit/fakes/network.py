@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, Conflict, matches
+from tests.unit.fakes.common import ENDPOINTS, Conflict, matches, versions
 
 # Neutron collections: URL name -> JSON key
 NEUTRON = {
@@ -45,20 +45,7 @@ def neutron_error(kind: str, message: str, status: int = 409) -> Conflict:
 class Network:
     def _network(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {
-                'versions': [
-                    {
-                        'id': 'v2.0',
-                        'status': 'CURRENT',
-                        'links': [
-                            {
-                                'rel': 'self',
-                                'href': ENDPOINTS['network'] + '/v2.0/',
-                            }
-                        ],
-                    }
-                ]
-            }
+            return 200, versions('v2.0', ENDPOINTS['network'] + '/v2.0/')
         m = re.fullmatch(r'/v2\.0/([a-z-]+)(?:/([^/]+))?(?:/([a-z_]+))?', path)
         if not m or m.group(1) not in NEUTRON:
             return 404, {

@@ -32,7 +32,13 @@ import re
 
 import requests_mock
 
-from tests.unit.fakes.common import ADMIN_PROJECT, HEAT, Redirect, new_id
+from tests.unit.fakes.common import (
+    ADMIN_PROJECT,
+    HEAT,
+    Redirect,
+    new_id,
+    versions,
+)
 
 #: Heat types whose physical resource the fake can find and delete
 PHYSICAL = {
@@ -154,15 +160,7 @@ class Orchestration:
     def _orchestration(self, method, path, query, body):
         path = re.sub(r'^/v1/[^/]+', '', path)
         if path in ('', '/'):
-            return 300, {
-                'versions': [
-                    {
-                        'id': 'v1.0',
-                        'status': 'CURRENT',
-                        'links': [{'rel': 'self', 'href': HEAT + '/v1/'}],
-                    }
-                ]
-            }
+            return 300, versions('v1.0', HEAT + '/v1/')
         if path == '/stacks' and method == 'GET':
             if query.get('global_tenant') == 'True':
                 return 403, {

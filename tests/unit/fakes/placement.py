@@ -29,6 +29,7 @@ from tests.unit.fakes.common import (
     PLACEMENT,
     Conflict,
     new_uuid,
+    versions,
 )
 
 
@@ -111,17 +112,9 @@ class Placement:
 
     def _placement(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, {
-                'versions': [
-                    {
-                        'id': 'v1.0',
-                        'max_version': '1.39',
-                        'min_version': '1.0',
-                        'status': 'CURRENT',
-                        'links': [{'rel': 'self', 'href': ''}],
-                    }
-                ]
-            }
+            return 200, versions(
+                'v1.0', '', max_version='1.39', min_version='1.0'
+            )
         version = self._microversion('placement')
         if version is None or version < (1, 28):
             raise placement_error(

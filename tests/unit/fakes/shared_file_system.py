@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, Conflict
+from tests.unit.fakes.common import ENDPOINTS, Conflict, versions
 
 # Manila's URL collections and the fake's (Cinder has snapshots too)
 MANILA = {
@@ -72,22 +72,12 @@ class SharedFileSystem:
 
     def _shared_file_system(self, method, path, query, body):
         if path in ('', '/'):
-            return 300, {
-                'versions': [
-                    {
-                        'id': 'v2.0',
-                        'status': 'CURRENT',
-                        'version': '2.84',
-                        'min_version': '2.0',
-                        'links': [
-                            {
-                                'rel': 'self',
-                                'href': ENDPOINTS['shared-file-system'] + '/',
-                            }
-                        ],
-                    }
-                ]
-            }
+            return 300, versions(
+                'v2.0',
+                ENDPOINTS['shared-file-system'] + '/',
+                version='2.84',
+                min_version='2.0',
+            )
         m = re.fullmatch(r'/quota-sets/([^/]+)(/defaults)?', path)
         if m:
             return self._quota_set('manila', m, method, MANILA_DEFAULT_QUOTAS)
