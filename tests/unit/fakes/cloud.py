@@ -61,13 +61,17 @@ class Cloud:
             text='unexpected request',
         )
         for service in self.services:
-            base = self.endpoints[service]
-            self.mocker.register_uri(
-                requests_mock.ANY,
-                re.compile(re.escape(base) + r'(/.*)?$'),
-                content=self._dispatch(service, base),
-            )
+            self._route(service, self.endpoints[service])
         return self
+
+    def _route(self, service, base, rest=r'(/.*)?$'):
+        """Answer the requests to ``base`` and then ``rest`` (a regex) with
+        the handler of ``service``."""
+        self.mocker.register_uri(
+            requests_mock.ANY,
+            re.compile(re.escape(base) + rest),
+            content=self._dispatch(service, base),
+        )
 
     def __exit__(self, *exc):
         return self.mocker.__exit__(*exc)

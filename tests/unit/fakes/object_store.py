@@ -25,8 +25,6 @@ from __future__ import annotations
 import re
 from urllib import parse
 
-import requests_mock
-
 from tests.unit.fakes.common import ADMIN_PROJECT, SWIFT, Conflict
 
 
@@ -49,11 +47,7 @@ class ObjectStore:
     def __enter__(self):
         super().__enter__()
         # every account, not only the caller's (the catalog's)
-        self.mocker.register_uri(
-            requests_mock.ANY,
-            re.compile(re.escape(SWIFT) + r'/.*$'),
-            content=self._dispatch('object-store', SWIFT),
-        )
+        self._route('object-store', SWIFT, r'/.*$')
         return self
 
     def container(

@@ -30,8 +30,6 @@ from __future__ import annotations
 import copy
 import re
 
-import requests_mock
-
 from tests.unit.fakes.common import (
     ADMIN_PROJECT,
     HEAT,
@@ -87,11 +85,7 @@ class Orchestration:
     def __enter__(self):
         super().__enter__()
         # Heat redirects to the stack's own project, not the caller's.
-        self.mocker.register_uri(
-            requests_mock.ANY,
-            re.compile(re.escape(HEAT) + r'/v1/.*$'),
-            content=self._dispatch('orchestration', HEAT),
-        )
+        self._route('orchestration', HEAT, r'/v1/.*$')
         return self
 
     def stack(
