@@ -55,7 +55,15 @@ class Network:
                 }
             }
         coll, id_, action = m.groups()
-        key = NEUTRON[coll]
+        return self._neutron_collection(
+            NEUTRON[coll], method, id_, query, action, body
+        )
+
+    def _neutron_collection(
+        self, key, method, id_, query, action=None, body=None
+    ):
+        """A collection's list, or a GET, DELETE or (of a router) PUT of
+        one of its objects."""
         if id_ is None:
             items = [
                 o
@@ -75,15 +83,19 @@ class Network:
             }
         if method == 'GET':
             return 200, {key[:-1]: obj}
-        if method == 'PUT' and action == 'remove_router_interface':
-            return self._remove_interface(obj, body)
-        if method == 'PUT':
+        if method == 'PUT' and key == 'routers':
+            if action == 'remove_router_interface':
+                return self._remove_interface(obj, body)
             return self._update_router(obj, body['router'])
         if method == 'DELETE':
-            getattr(self, f'_neutron_delete_{key}', lambda o: None)(obj)
+            self._neutron_delete(key, obj)
             self._remove(key, id_)
             return 204, None
         return 405, None
+
+    def _neutron_delete(self, key, obj):
+        """What Neutron checks, and deletes along, when ``obj`` goes."""
+        getattr(self, f'_neutron_delete_{key}', lambda o: None)(obj)
 
     def _ports_where(self, **attrs):
         return [

@@ -37,6 +37,7 @@ NEUTRON_EXTRA = {
     ),
     'local_ips': ('local_ips', 'local_ip'),
 }
+EXTRA_KEYS = {key for key, _ext in NEUTRON_EXTRA.values()}
 EXTENSIONS = sorted(
     {ext for _, ext in NEUTRON_EXTRA.values()}
     | {'floating-ip-port-forwarding'}
@@ -78,37 +79,13 @@ class NetworkExtensions:
         for coll, (key, _ext) in NEUTRON_EXTRA.items():
             m = re.fullmatch(rf'/v2\.0/{re.escape(coll)}(?:/([^/]+))?', path)
             if m:
-                return self._neutron_extra(key, method, m.group(1), query)
+                return self._neutron_collection(key, method, m.group(1), query)
         return super()._network(method, path, query, body)
 
-    def _neutron_extra(self, key, method, id_, query):
-        if id_ is None:
-            return 200, {
-                key: [
-                    o
-                    for o in self.all(key)
-                    if all(
-                        str(o.get(k)) == v
-                        for k, v in query.items()
-                        if k not in ('fields', 'limit', 'marker')
-                    )
-                ]
-            }
-        obj = self.get(key, id_)
-        if obj is None:
-            return 404, {
-                'NeutronError': {
-                    'type': 'NotFound',
-                    'message': f'{id_} not found',
-                }
-            }
-        if method == 'GET':
-            return 200, {key[:-1]: obj}
-        if method == 'DELETE':
+    def _neutron_delete(self, key, obj):
+        if key in EXTRA_KEYS:
             self._check_extra_unused(key, obj)
-            self._remove(key, id_)
-            return 204, None
-        return 405, None
+        super()._neutron_delete(key, obj)
 
     def _check_extra_unused(self, key, obj):
         """The ...InUse answers of the extensions' plugins."""
