@@ -10,5 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Fakes for the unit tests: an OpenStack cloud behind requests-mock, a
-clock that never sleeps, and resource kinds a test scripts."""
+"""Fakes for the unit tests: an OpenStack cloud behind requests-mock
+(clouds.py; its core in cloud.py, one module a service, what they share
+in common.py), a clock that never sleeps (clock.py), resource kinds a
+test scripts (kinds.py), and the product run against the fakes
+(run.py)."""

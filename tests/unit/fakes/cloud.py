@@ -16,9 +16,9 @@ changed.
 
 A fake service is a mixin, in a module of its own, with a method
 ``_<service_type>(method, path, query, body)`` that returns ``(status,
-payload)`` or raises Conflict or Redirect, and the state helpers a test builds with;
-clouds.py puts the mixins and this core together. What only a real
-service can decide is proved on the minicloud (tests/functional).
+payload)`` or raises Conflict or Redirect, and the state helpers a test
+builds with; clouds.py puts the mixins and this core together. What only
+a real service can decide is proved on the minicloud (tests/functional).
 Every mutating request is logged in ``changes`` as ``(METHOD, path)``."""
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from tests.unit.fakes.common import Conflict, Redirect, new_id
 
 
 class Cloud:
-    endpoints: dict[str, str] = {}
+    #: service type -> URL, of every service the cloud can have
+    endpoints: dict[str, str]
 
     def __init__(self, services=None, *, delete_polls: int = 1):
         self.services = tuple(services or self.endpoints)

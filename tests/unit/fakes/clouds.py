@@ -10,8 +10,12 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The fake clouds of the tests: the core (cloud.py) with the fake services
-each needs, one mixin a service."""
+"""The fake clouds of the tests: the core (cloud.py) with the fake
+services each needs, a mixin a service, and the services in its catalog.
+
+A mixin that adds to a service another has (Keypairs to Compute,
+NetworkExtensions to Network, ...) comes before it: it answers what it
+knows and passes the rest on with ``super()``."""
 
 from __future__ import annotations
 

@@ -11,7 +11,9 @@
 #    under the License.
 
 """Nova: servers, whose delete goes on for ``delete_polls`` GETs and then
-takes their ports and volume attachments with it, and server groups."""
+takes their ports and volume attachments with it, server groups, and
+keypairs: the users' (Keypairs, what the cascade's kind lists) or the
+caller's by name (CallerKeypairs, what Heat's tests look up)."""
 
 from __future__ import annotations
 
