@@ -199,7 +199,7 @@ class ForceDeleteCluster(command.Lister):
             force = force_delete.ForceDelete(
                 conn,
                 services,
-                force_delete.Options(
+                force_delete.ForceDeleteOptions(
                     grace=parsed_args.grace,
                     wait=parsed_args.wait,
                     timeout=parsed_args.timeout,

@@ -70,7 +70,7 @@ FAILED = 'failed'  # before either
 
 
 @dataclasses.dataclass
-class Options:
+class ForceDeleteOptions:
     #: seconds the normal delete gets before the stack is abandoned
     grace: float = 300.0
     #: wait for the cluster's record to go after the abandon
@@ -144,7 +144,7 @@ class ForceDelete:
         self,
         conn: Any,
         services: Iterable[ClusterService],
-        options: Options | None = None,
+        options: ForceDeleteOptions | None = None,
         *,
         notify: Callable[[str], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
@@ -155,7 +155,7 @@ class ForceDelete:
     ):
         self.conn = conn
         self.services = {s.service: s for s in services}
-        self.options = options or Options()
+        self.options = options or ForceDeleteOptions()
         self.notify = notify or (lambda text: None)
         self.on_event = on_event
         #: told the number of steps of each leftover plan before it runs

@@ -29,10 +29,11 @@ def _no_os_environment(monkeypatch, tmp_path):
     monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(tmp_path / 'none.yaml'))
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def virtual_time(monkeypatch):
-    """The executor's and discovery's default clock never really sleeps
-    (tests that check delays pass their own FakeClock)."""
+    """The wall clock that a command builds for its workflow, made a fake
+    one: the shell's retries and polls never really sleep. Workflows
+    tested directly are given a FakeClock instead."""
     from tests.unit.fakes.clock import patch_wall_clock
 
     return patch_wall_clock(monkeypatch)
@@ -74,7 +75,7 @@ class _TerminalInput(io.StringIO):
 
 
 @pytest.fixture
-def osc(monkeypatch):
+def osc(monkeypatch, virtual_time):
     """Run the real `openstack` shell in-process, as a user would."""
     from openstackclient import shell
 

@@ -89,7 +89,7 @@ def force(cloud, clock, service=None, **options):
     engine = force_delete.ForceDelete(
         conn,
         services,
-        force_delete.Options(**options),
+        force_delete.ForceDeleteOptions(**options),
         notify=notes.append,
         clock=clock,
     )
@@ -428,7 +428,8 @@ def test_lookups_and_the_normal_delete_are_retried_when_they_may_pass(
     assert clock.sleeps[:3] == [1.0, 1.0, 1.0]
 
 
-def test_a_service_that_keeps_failing_is_a_clear_error(cloud, virtual_time):
+def test_a_service_that_keeps_failing_is_a_clear_error(cloud):
+    virtual_time = FakeClock()
     magnum_k8s(cloud)
     cloud.faults += [('GET', r'/v1/clusters', 503)] * 8
     with pytest.raises(CascadeError, match=r'HTTP 503'):

@@ -22,16 +22,16 @@ import pytest
 import yaml
 
 from tests.unit import scenarios
-from tests.unit.fakes.clock import patch_wall_clock
 from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import ADMIN_PROJECT
 
 MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 
 
-@pytest.fixture(autouse=True)
-def clock(monkeypatch):
-    return patch_wall_clock(monkeypatch)
+@pytest.fixture
+def clock(virtual_time):
+    """The fake wall clock of the shell's runs (see conftest)."""
+    return virtual_time
 
 
 def cascade(osc, *argv, **kw):
