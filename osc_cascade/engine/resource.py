@@ -36,6 +36,9 @@ class ResourceRef:
     name: str = ''
     project_id: str = ''
     attrs: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+    #: when the service says it was created (ISO 8601), if it says: what
+    #: tells a resource created after the drain from one the preview missed
+    created_at: str = dataclasses.field(default='', compare=False)
 
     @property
     def key(self) -> str:

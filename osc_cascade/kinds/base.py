@@ -77,6 +77,9 @@ class ResourceKind:
     scope: ClassVar[str] = PROJECT
     #: the Heat resource types whose physical resource is of this kind
     heat_types: ClassVar[tuple[str, ...]] = ()
+    #: the SDK call that shows one resource (``block_storage.get_volume``),
+    #: to say who owns a resource that left the project
+    sdk_get: ClassVar[str] = ''
     #: what a 403 on listing means the caller lacks
     forbidden_hint: ClassVar[str] = (
         'the cascade needs the admin role in the {service_type} service'
@@ -129,6 +132,18 @@ class ResourceKind:
         deletes of the same kind and project share that list."""
         return None
 
+    def owner(self, conn: Any, ref: ResourceRef) -> str | None:
+        """The project that owns the resource now: None if it is gone,
+        '' if the kind cannot tell."""
+        if not self.sdk_get:
+            return ''
+        proxy, call = self.sdk_get.split('.')
+        try:
+            found = getattr(getattr(conn, proxy), call)(ref.id)
+        except sdk_exc.NotFoundException:
+            return None
+        return getattr(found, 'project_id', '') or ''
+
     def apply(self, conn: Any, step: Step) -> None:
         raise NotImplementedError(f'{self.name} has no action {step.action}')
 
@@ -150,6 +165,7 @@ class ResourceKind:
             if project_id is not None
             else (getattr(obj, 'project_id', '') or ''),
             attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
+            created_at=getattr(obj, 'created_at', None) or '',
         )
 
 

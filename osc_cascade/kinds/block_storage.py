@@ -40,6 +40,7 @@ class _CinderKind(ResourceKind):
 @register
 class Volume(_CinderKind):
     name = 'block_storage.volume'
+    sdk_get = 'block_storage.get_volume'
     heat_types = ('OS::Cinder::Volume',)
 
     def list(self, conn, project_id):
@@ -105,6 +106,7 @@ class Volume(_CinderKind):
 @register
 class Snapshot(_CinderKind):
     name = 'block_storage.snapshot'
+    sdk_get = 'block_storage.get_snapshot'
 
     def list(self, conn, project_id):
         return owned(
@@ -141,6 +143,7 @@ class Snapshot(_CinderKind):
 @register
 class Backup(_CinderKind):
     name = 'block_storage.backup'
+    sdk_get = 'block_storage.get_backup'
     error_statuses = frozenset({'error_deleting', 'error'})
 
     def list(self, conn, project_id):

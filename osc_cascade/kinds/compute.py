@@ -32,6 +32,7 @@ from osc_cascade.kinds.registry import register
 @register
 class Server(ResourceKind):
     name = 'compute.server'
+    sdk_get = 'compute.get_server'
     heat_types = ('OS::Nova::Server',)
     service_type = 'compute'
     # ERROR before the delete is common and fine; status() reports a

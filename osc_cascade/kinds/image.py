@@ -25,6 +25,7 @@ from osc_cascade.kinds.registry import register
 @register
 class Image(ResourceKind):
     name = 'image.image'
+    sdk_get = 'image.get_image'
     service_type = 'image'
     synchronous_delete = True
 

@@ -87,6 +87,7 @@ def clear_gateway_step(router):
 @register
 class FloatingIP(_NeutronKind):
     name = 'network.floating_ip'
+    sdk_get = 'network.get_ip'
     heat_types = ('OS::Neutron::FloatingIP',)
     sdk_delete = 'delete_ip'
 
@@ -121,6 +122,7 @@ class FloatingIP(_NeutronKind):
 @register
 class Router(_NeutronKind):
     name = 'network.router'
+    sdk_get = 'network.get_router'
     heat_types = ('OS::Neutron::Router',)
     sdk_delete = 'delete_router'
 
@@ -178,6 +180,7 @@ class Router(_NeutronKind):
 @register
 class Port(_NeutronKind):
     name = 'network.port'
+    sdk_get = 'network.get_port'
     heat_types = ('OS::Neutron::Port',)
     sdk_delete = 'delete_port'
 
@@ -253,6 +256,7 @@ class Trunk(_NeutronKind):
 @register
 class Subnet(_NeutronKind):
     name = 'network.subnet'
+    sdk_get = 'network.get_subnet'
     heat_types = ('OS::Neutron::Subnet',)
     sdk_delete = 'delete_subnet'
 
@@ -275,6 +279,7 @@ class Subnet(_NeutronKind):
 @register
 class Network(_NeutronKind):
     name = 'network.network'
+    sdk_get = 'network.get_network'
     heat_types = ('OS::Neutron::Net',)
     sdk_delete = 'delete_network'
 
@@ -295,6 +300,7 @@ class Network(_NeutronKind):
 @register
 class SecurityGroup(_NeutronKind):
     name = 'network.security_group'
+    sdk_get = 'network.get_security_group'
     heat_types = ('OS::Neutron::SecurityGroup',)
     sdk_delete = 'delete_security_group'
 

@@ -37,9 +37,10 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine import planfile, report
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError, PlanError
-from osc_cascade.engine.executor import Event, Executor, RunResult
+from osc_cascade.engine.executor import KEPT, Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
-from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.reconcile import created_after, reconcile, unplanned
+from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.workflows.projects import Projects, project_ref
 
@@ -178,25 +179,37 @@ class ProjectCascade:
     def _execute(
         self, plan: Plan, targets: Sequence[ResourceRef]
     ) -> CascadeOutcome:
-        kept = plan.kept()
-        if kept:
-            raise CascadeError(
-                'Nothing was changed: the projects own resources that the '
-                'cascade keeps, and a project is never deleted while it '
-                'still owns something: '
-                + '; '.join(s.describe() for s in kept)
-                + '. Pass --delete-shared-images to delete them too.'
-            )
+        if plan.kept():
+            raise CascadeError(_kept_message(plan.kept(), drained=False))
+        since = self.projects.cloud_time()
         self.drain(targets)
+        # what the projects own now, after the drain: a step runs only if
+        # its resource is still theirs
+        checked = reconcile(plan, self.plan(targets), since)
+        self._report_dropped(checked.dropped)
+        self._refuse_unpreviewed(checked.unpreviewed)
+        if checked.plan.kept():
+            raise CascadeError(
+                _kept_message(checked.plan.kept(), drained=True)
+            )
         # kept on the cascade, so that a report has them when the
         # verification raises
         self.runs = runs = []
-        runs.append(self._run(without_projects(plan)))
+        runs.append(self._run(without_projects(checked.plan)))
+        ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
             leftover = still_to_do(self.plan(targets))
+            self._refuse_unpreviewed(
+                [
+                    s
+                    for s in unplanned(leftover.steps.values(), ran)
+                    if not created_after(s.target, since)
+                ]
+            )
             if not leftover.steps:
                 break
             runs.append(self._run(leftover))
+            ran |= set(runs[-1].results)
         else:
             leftover = still_to_do(self.plan(targets))
             if leftover.steps:
@@ -207,6 +220,34 @@ class ProjectCascade:
         return CascadeOutcome(
             runs, [t for t in targets if t not in children], children
         )
+
+    def _report_dropped(self, dropped: Sequence[Step]) -> None:
+        """A planned resource that is no longer the project's is not
+        touched; say where it went."""
+        for step in dropped:
+            owner = self.kinds[step.target.kind].owner(self.conn, step.target)
+            if owner is None:
+                why = 'it is gone'
+            elif owner:
+                why = f'owner is now {owner}'
+            else:
+                why = 'it is no longer listed in its project'
+            self._emit(Event(KEPT, step, f'{why}: kept, not in the run'))
+
+    def _refuse_unpreviewed(self, steps: Sequence[Step]) -> None:
+        if steps:
+            raise CascadeError(
+                'The projects were not deleted: they own '
+                f'{len(steps)} resource(s) that the plan did not show and '
+                'that were created before the drain (the preview missed '
+                'them, so they are kept): '
+                + '; '.join(sorted(s.target.label() for s in steps))
+                + '. Run the cascade again to see them in its plan.'
+            )
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
 
     def drain(self, targets: Sequence[ResourceRef]) -> None:
         """Stage 1: disable the projects, so that nobody can get a token
@@ -267,6 +308,20 @@ def _planning() -> Iterator[None]:
 
 def _projects(targets: Sequence[ResourceRef]) -> list[dict[str, str]]:
     return [{'id': t.id, 'name': t.name} for t in targets]
+
+
+def _kept_message(kept: Sequence[Step], *, drained: bool) -> str:
+    done = (
+        'The projects stay drained (disabled)'
+        if drained
+        else 'Nothing was changed'
+    )
+    return (
+        f'{done}: they own resources that the cascade keeps, and a project '
+        'is never deleted while it still owns something: '
+        + '; '.join(s.describe() for s in kept)
+        + '. Pass --delete-shared-images to delete shared images too.'
+    )
 
 
 def _leftover_message(leftover: Plan, runs: Sequence[RunResult]) -> str:

@@ -20,11 +20,14 @@ pass, and a failure that stays is one line (``engine.retry.checked``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+import datetime
+import email.utils
 from typing import Any
 
 from openstack import exceptions as sdk_exc
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
@@ -104,6 +107,19 @@ class Projects:
             out.extend(children)
             todo.extend(c.id for c in children)
         return out
+
+    def cloud_time(self) -> datetime.datetime:
+        """Now, by Keystone's clock (its answer's Date header): what the
+        services' creation times are compared with, whatever the skew of
+        this machine's clock."""
+        response = self._call(
+            'reading the time of the cloud',
+            lambda: request(self.conn.identity, 'GET', '/'),
+        )
+        date = response.headers.get('Date')
+        if date:
+            return email.utils.parsedate_to_datetime(date)
+        return datetime.datetime.now(datetime.UTC)
 
     def disable(self, targets: Iterable[ResourceRef]) -> None:
         """Leaves first: Keystone refuses to disable a project whose

@@ -178,6 +178,69 @@ def test_execute_empties_the_project_and_leaves_its_deletion_to_osc(
     assert cloud.changes[0] == ('PATCH', f'/v3/projects/{pid}')
 
 
+# -- ownership at the moment of deletion (the plan was made earlier) ------
+
+
+def test_a_volume_given_to_another_project_after_the_plan_is_kept(cloud, conn):
+    pid = scenarios.project(cloud, 'A')['id']
+    other = scenarios.project(cloud, 'B')['id']
+    mine = scenarios.volume(cloud, pid, 'mine')
+    given = scenarios.volume(cloud, pid, 'given')
+    events = []
+    pc, targets = prepare(conn, 'A')
+    pc.on_event = events.append
+    plan = pc.plan(targets)
+    assert f'delete:block_storage.volume:{given["id"]}' in plan.steps
+    # a transfer accepted between the plan and the run
+    given['os-vol-tenant-attr:tenant_id'] = other
+
+    outcome = pc.execute(plan, targets)
+
+    assert cloud.exists('volumes', given['id'])
+    assert not cloud.exists('volumes', mine['id'])
+    assert [t.id for t in outcome.empty_projects] == [pid]
+    [kept] = [e for e in events if e.kind == 'kept']
+    assert kept.step.target.id == given['id']
+    assert kept.message == f'owner is now {other}: kept, not in the run'
+
+
+def test_a_planned_resource_gone_before_the_run_is_reported_gone(cloud, conn):
+    pid = scenarios.project(cloud, 'A')['id']
+    vol = scenarios.volume(cloud, pid)
+    events = []
+    pc, targets = prepare(conn, 'A')
+    pc.on_event = events.append
+    plan = pc.plan(targets)
+    cloud._remove('volumes', vol['id'])
+    pc.execute(plan, targets)
+    assert [e.message for e in events if e.kind == 'kept'] == [
+        'it is gone: kept, not in the run'
+    ]
+    assert not [p for m, p in cloud.changes if vol['id'] in p]
+
+
+def test_a_resource_the_preview_missed_stops_the_run_and_keeps_the_project(
+    cloud, conn
+):
+    pid = scenarios.project(cloud, 'A')['id']
+    shown = scenarios.volume(cloud, pid, 'shown')
+    pc, targets = prepare(conn, 'A')
+    plan = pc.plan(targets)
+    # made before the drain, but not in the plan that was shown (the
+    # preview missed it, or it came while the prompt waited)
+    missed = scenarios.volume(cloud, pid, 'missed')
+
+    with pytest.raises(CascadeError) as err:
+        pc.execute(plan, targets)
+
+    assert 'the plan did not show' in str(err.value)
+    assert f'block_storage.volume missed ({missed["id"]})' in str(err.value)
+    # drained, nothing deleted
+    assert [m for m, _ in cloud.changes] == ['PATCH']
+    assert cloud.exists('volumes', shown['id'])
+    assert cloud.exists('volumes', missed['id'])
+
+
 def test_execute_refuses_kept_resources_before_any_change(cloud, conn):
     p = scenarios.project(cloud, 'A')
     scenarios.image(cloud, p['id'], 'golden', visibility='public')

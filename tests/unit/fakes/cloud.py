@@ -23,6 +23,8 @@ Every mutating request is logged in ``changes`` as ``(METHOD, path)``."""
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import re
 import threading
@@ -50,6 +52,10 @@ class Cloud:
         self.forbidden: set[str] = set()
         self.mocker = requests_mock.Mocker()
         self._request = threading.local()
+        #: the cloud's clock: one second on at every request, so that what
+        #: a request creates is younger than any answer before it
+        self.now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+        self._clock_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -81,6 +87,7 @@ class Cloud:
 
     def add(self, collection: str, **obj) -> dict:
         obj.setdefault('id', new_id())
+        obj.setdefault('created_at', self.now.strftime('%Y-%m-%dT%H:%M:%S'))
         self.db.setdefault(collection, {})[obj['id']] = obj
         return obj
 
@@ -120,6 +127,11 @@ class Cloud:
         handler = getattr(self, '_' + service.replace('-', '_'))
 
         def respond(request, context):
+            with self._clock_lock:
+                self.now += datetime.timedelta(seconds=1)
+                context.headers['Date'] = email.utils.format_datetime(
+                    self.now, usegmt=True
+                )
             self._request.headers = request.headers
             self._request.body = request.body
             self._request.query = parse.parse_qs(
