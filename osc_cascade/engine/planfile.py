@@ -13,12 +13,16 @@
 """A plan saved by ``--dry-run --plan-file`` and executed later as shown.
 
 The file holds the steps and edges as JSON; loading it checks it again as
-the planner would (owners, edges, cycles), because a file can be edited.
+the planner would (owners, edges, cycles), because a file can be edited,
+and refuses a plan made for another cloud, other regions or other
+projects, or longer ago than the caller allows. What the plan's resources
+are by then is the workflow's to check again (``engine.reconcile``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+import datetime
 import json
 import os
 from typing import Any
@@ -28,7 +32,7 @@ from osc_cascade.engine.graph import find_cycle
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import Step
 
-PLAN_FORMAT_VERSION = 1
+PLAN_FORMAT_VERSION = 2
 
 
 def to_dict(plan: Plan) -> dict[str, Any]:
@@ -39,6 +43,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         'edges': sorted([list(e) for e in plan.edges]),
         'soft_edges': sorted([list(e) for e in plan.soft_edges]),
         'notes': plan.notes,
+        'made_for': plan.made_for,
     }
 
 
@@ -64,6 +69,10 @@ def from_dict(data: Mapping[str, Any]) -> Plan:
             for p in data['projects']
         ]
         notes = list(data.get('notes', []))
+        made_for = {
+            k: data['made_for'][k] for k in ('cloud', 'regions', 'made_at')
+        }
+        datetime.datetime.fromisoformat(made_for['made_at'])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         # a clear refusal, not a bare KeyError from deep inside
         raise PlanError(
@@ -86,6 +95,7 @@ def from_dict(data: Mapping[str, Any]) -> Plan:
             'another project: ' + ', '.join(s.target.label() for s in foreign)
         )
     plan = Plan(
+        made_for=made_for,
         projects=projects,
         steps=steps,
         edges=edges,
@@ -109,8 +119,26 @@ def save(path: str, plan: Plan) -> None:
         f.write(to_json(plan))
 
 
-def load(path: str, project_ids: Collection[str]) -> Plan:
-    """The plan in ``path``, refused unless it is for these projects."""
+def made_for(cloud: str, regions: list[str]) -> dict[str, Any]:
+    """What a plan made now, for this cloud and these regions, is for."""
+    return {
+        'cloud': cloud.rstrip('/'),
+        'regions': sorted(regions),
+        'made_at': datetime.datetime.now(datetime.UTC).isoformat(
+            timespec='seconds'
+        ),
+    }
+
+
+def load(
+    path: str,
+    project_ids: Collection[str],
+    here: Mapping[str, Any],
+    max_age: float,
+) -> Plan:
+    """The plan in ``path``, refused unless it was made for these projects,
+    for the cloud and regions of ``here`` (``made_for``), at most
+    ``max_age`` seconds ago."""
     if not os.path.exists(path):
         raise CascadeError(
             f'Plan file {path} does not exist; make one with '
@@ -126,5 +154,20 @@ def load(path: str, project_ids: Collection[str]) -> Plan:
         raise CascadeError(
             f'Plan file {path} is for project(s) '
             f'{", ".join(sorted(planned))}, not for the project(s) given.'
+        )
+    for what in ('cloud', 'regions'):
+        if plan.made_for.get(what) != here[what]:
+            raise CascadeError(
+                f'Plan file {path} was made for {what} '
+                f'{plan.made_for.get(what)}, not for {here[what]}.'
+            )
+    made = datetime.datetime.fromisoformat(plan.made_for['made_at'])
+    now = datetime.datetime.fromisoformat(here['made_at'])
+    age = (now - made).total_seconds()
+    if not 0 <= age <= max_age:
+        raise CascadeError(
+            f'Plan file {path} was made {made.isoformat()}, '
+            f'{age / 3600:.1f} hours ago: more than --plan-max-age allows. '
+            f'Make a new plan with --dry-run --plan-file {path}.'
         )
     return plan

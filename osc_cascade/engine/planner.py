@@ -105,6 +105,10 @@ class Plan:
     #: the edges (a subset of ``edges``) whose second step runs even if the
     #: first one failed
     soft_edges: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    #: what the plan was made for: the cloud (its Keystone URL), the
+    #: regions and when, so that a saved plan runs nowhere else and not
+    #: too late (``engine.planfile``)
+    made_for: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     # -- graph queries -----------------------------------------------------
 
@@ -118,6 +122,7 @@ class Plan:
             edges=edges,
             notes=self.notes,
             soft_edges=self.soft_edges & edges,
+            made_for=self.made_for,
         )
 
     def predecessors(self) -> dict[str, set[str]]:

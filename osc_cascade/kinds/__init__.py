@@ -42,7 +42,7 @@ PROJECT_KIND = identity.Project.name
 
 def build(scope: str = PROJECT, **options: Any) -> dict[str, ResourceKind]:
     """An instance of every kind of ``scope``; options such as
-    ``delete_shared_images`` go to the kinds that take them."""
+    ``delete_shared`` go to the kinds that take them."""
     facts = Facts()
     return {
         name: cls(facts=facts, **options)

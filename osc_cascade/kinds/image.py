@@ -51,7 +51,7 @@ class Image(ResourceKind):
 
     def reason_to_keep(self, ref):
         """Images others may depend on are deleted only when asked."""
-        if self.options.get('delete_shared_images'):
+        if self.options.get('delete_shared'):
             return None
         visibility = ref.attrs.get('visibility')
         if visibility in ('public', 'community'):

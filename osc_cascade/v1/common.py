@@ -46,6 +46,16 @@ def positive_float(text: str) -> float:
     return value
 
 
+def age(text: str) -> float:
+    """An age such as ``90s``, ``30m``, ``24h`` or ``7d``, in seconds."""
+    from osc_cascade.workflows.clusters import parse_age
+
+    try:
+        return parse_age(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def add_execution_options(group: Any) -> None:
     """Options of every command that runs a plan."""
     group.add_argument(

@@ -29,6 +29,7 @@ from osc_lib import exceptions
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
     add_execution_options,
+    age,
     confirm,
     counts_text,
     engine_errors,
@@ -42,8 +43,9 @@ _CASCADE_ONLY = (
     'dry_run',
     'yes',
     'recursive',
-    'delete_shared_images',
+    'delete_shared',
     'plan_file',
+    'plan_max_age',
     'report_file',
     'column',
 )
@@ -74,17 +76,29 @@ class ProjectDeleteCascade(hooks.CommandHook):
             '(without it, a project with children is refused)',
         )
         group.add_argument(
+            '--delete-shared',
             '--delete-shared-images',
+            dest='delete_shared',
             action='store_true',
             help="With --cascade, also delete the project's public, "
-            'community, shared and protected images (kept by '
-            'default, which keeps the project too)',
+            'community, shared and protected images and its zones shared '
+            'with other projects (kept by default, which keeps the project '
+            'too)',
         )
         group.add_argument(
             '--plan-file',
             metavar='<file>',
             help='With --dry-run, save the plan to <file>; without, '
-            'execute the plan saved in <file> instead of a new one',
+            'execute the plan saved in <file> instead of a new one (only '
+            'for the cloud, regions and projects it was made for, and only '
+            'what the projects still own)',
+        )
+        group.add_argument(
+            '--plan-max-age',
+            metavar='<age>',
+            type=age,
+            help='With --plan-file, refuse a plan made longer ago than '
+            '<age> (90s, 30m, 24h, 7d; default: 24h)',
         )
         group.add_argument(
             '--report-file',
@@ -129,10 +143,15 @@ class ProjectDeleteCascade(hooks.CommandHook):
             self.cmd.app.client_manager.sdk_connection,
             cascade.CascadeOptions(
                 recursive=parsed_args.recursive,
-                delete_shared_images=parsed_args.delete_shared_images,
+                delete_shared=parsed_args.delete_shared,
                 parallel=parsed_args.parallel,
                 timeout=parsed_args.timeout,
                 report_file=parsed_args.report_file,
+                **(
+                    {'plan_max_age': parsed_args.plan_max_age}
+                    if parsed_args.plan_max_age is not None
+                    else {}
+                ),
             ),
             on_event=progress,
         )
@@ -149,6 +168,12 @@ class ProjectDeleteCascade(hooks.CommandHook):
             if saved:
                 planfile.save(saved, plan)
             self._emit_plan(plan, parsed_args)
+            if plan.kept():
+                raise exceptions.CommandError(
+                    f'The real run would refuse: {len(plan.kept())} '
+                    'resource(s) are kept (see the plan), so the projects '
+                    'would not be deleted.'
+                )
             return []
 
         output.chosen_columns(parsed_args, SUMMARY_COLUMNS)

@@ -48,13 +48,16 @@ from osc_cascade.workflows.projects import Projects, project_ref
 @dataclasses.dataclass
 class CascadeOptions:
     recursive: bool = False
-    delete_shared_images: bool = False
+    #: delete shared and public images and shared zones too
+    delete_shared: bool = False
     parallel: int = 10
     timeout: float = 600.0
     #: discovery rounds after the plan has run, to catch what appeared
     verify_rounds: int = 3
     #: where to write what was done, as JSON (``engine.report``)
     report_file: str | None = None
+    #: the oldest saved plan that may be run, in seconds
+    plan_max_age: float = 24 * 3600
 
 
 @dataclasses.dataclass
@@ -79,9 +82,7 @@ class ProjectCascade:
     ):
         self.conn = conn
         self.options = options or CascadeOptions()
-        self.kinds = kinds_mod.build(
-            delete_shared_images=self.options.delete_shared_images
-        )
+        self.kinds = kinds_mod.build(delete_shared=self.options.delete_shared)
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self.on_event = on_event
@@ -152,13 +153,26 @@ class ProjectCascade:
         with _planning():
             plan = build_plan(inventory, self.kinds, _projects(targets))
         plan.notes.extend(notes)
+        plan.made_for = self._here()
         self.phases.setdefault('plan', self.clock.now() - started)
         return plan
 
     def load_plan(self, path: str, targets: Sequence[ResourceRef]) -> Plan:
         """The plan saved by a dry run, for exactly these projects."""
         with _planning():
-            return planfile.load(path, {t.id for t in targets})
+            return planfile.load(
+                path,
+                {t.id for t in targets},
+                self._here(),
+                self.options.plan_max_age,
+            )
+
+    def _here(self) -> dict[str, Any]:
+        config = self.conn.config
+        region = config.get_region_name()
+        return planfile.made_for(
+            config.auth.get('auth_url', ''), [region] if region else []
+        )
 
     # -- execution ---------------------------------------------------------
 
@@ -320,7 +334,7 @@ def _kept_message(kept: Sequence[Step], *, drained: bool) -> str:
         f'{done}: they own resources that the cascade keeps, and a project '
         'is never deleted while it still owns something: '
         + '; '.join(s.describe() for s in kept)
-        + '. Pass --delete-shared-images to delete shared images too.'
+        + '. Pass --delete-shared to delete shared images and zones too.'
     )
 
 

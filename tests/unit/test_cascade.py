@@ -251,7 +251,7 @@ def test_execute_refuses_kept_resources_before_any_change(cloud, conn):
         pc.execute(plan, targets)
     assert 'Nothing was changed' in str(err.value)
     assert 'public image' in str(err.value)
-    assert '--delete-shared-images' in str(err.value)
+    assert '--delete-shared ' in str(err.value)
     assert cloud.changes == []
 
 

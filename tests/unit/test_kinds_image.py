@@ -117,18 +117,18 @@ def test_protected_image_is_kept(cloud, conn, pid):
 )
 def test_delete_shared_images_deletes_them(cloud, conn, pid, extra):
     scenarios.image(cloud, pid, **extra)
-    plan = plan_for(conn, pid, delete_shared_images=True)
+    plan = plan_for(conn, pid, delete_shared=True)
     assert only_step(plan).is_delete
     assert plan.kept() == []
 
 
 def test_protected_image_is_unprotected_first_when_asked(cloud, conn, pid):
     img = scenarios.image(cloud, pid, visibility='public', protected=True)
-    plan = plan_for(conn, pid, delete_shared_images=True)
+    plan = plan_for(conn, pid, delete_shared=True)
     unprotect = f'unprotect_image:{IMAGE}:{img["id"]}'
     assert set(plan.steps) == {unprotect, f'delete:{IMAGE}:{img["id"]}'}
     assert plan.edges == {(unprotect, f'delete:{IMAGE}:{img["id"]}')}
-    kinds = kinds_mod.build(delete_shared_images=True)
+    kinds = kinds_mod.build(delete_shared=True)
     result = Executor(conn, kinds, clock=FakeClock()).run(plan)
     assert result.ok
     assert not cloud.exists('images', img['id'])

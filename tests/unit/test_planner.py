@@ -29,7 +29,10 @@ RULES = {KIND: FakeKind(), 'test.other': FakeKind('test.other')}
 
 
 def plan_of(*refs, projects=PROJECTS):
-    return build_plan(Inventory(refs), RULES, projects)
+    plan = build_plan(Inventory(refs), RULES, projects)
+    # the workflow says what a plan is for; a saved plan must say it
+    plan.made_for = planfile.made_for('http://keystone.test/v3', ['R1'])
+    return plan
 
 
 def d(id_, kind=KIND):
@@ -347,6 +350,7 @@ def test_soft_edges_are_kept_apart_and_a_required_twin_wins():
     assert plan.edges == {(d('a'), d('b')), (d('a'), d('c'))}
     # a -> c is also required by another relation: it is hard
     assert plan.soft_edges == {(d('a'), d('b'))}
+    plan.made_for = planfile.made_for('http://keystone.test/v3', ['R1'])
     again = planfile.from_dict(json.loads(planfile.to_json(plan)))
     assert again.soft_edges == plan.soft_edges
 
@@ -426,7 +430,7 @@ def test_plan_file_lists_steps_in_order_and_edges_sorted():
     assert data['edges'] == sorted(data['edges'])
 
 
-@pytest.mark.parametrize('version', [None, 0, 2, '1'])
+@pytest.mark.parametrize('version', [None, 0, 1, '2'])
 def test_plan_file_of_another_format_is_refused(version):
     data = planfile.to_dict(sample_plan())
     data['format'] = version
@@ -518,3 +522,10 @@ def test_dot_output_shape():
     assert 'style=dashed' in styles[f'keep:{KIND}:i']
     assert 'shape=ellipse' in styles[f'clear_routes:{KIND}:a']
     assert 'style' not in styles[d('b')]
+
+
+def test_a_plan_file_without_what_it_was_made_for_is_refused():
+    data = planfile.to_dict(sample_plan())
+    del data['made_for']['cloud']
+    with pytest.raises(PlanError, match='malformed plan file'):
+        planfile.from_dict(data)

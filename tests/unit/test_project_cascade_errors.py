@@ -331,6 +331,80 @@ def test_plan_file_for_another_project_is_refused(cloud, osc, tmp_path):
     assert cloud.exists('projects', b['id'])
 
 
+@pytest.mark.parametrize(
+    ('what', 'edit'),
+    [
+        ('cloud', {'cloud': 'http://other-keystone.test/v3'}),
+        ('regions', {'regions': ['RegionTwo']}),
+    ],
+)
+def test_plan_file_for_another_cloud_or_region_is_refused(
+    cloud, osc, tmp_path, what, edit
+):
+    a = scenarios.project(cloud, 'A')
+    scenarios.volume(cloud, a['id'])
+    path = tmp_path / 'plan.json'
+    assert cascade(osc, '--dry-run', '--plan-file', str(path), 'A').code == 0
+    saved = json.loads(path.read_text())
+    saved['made_for'].update(edit)
+    path.write_text(json.dumps(saved))
+    refused(
+        cascade(osc, '--yes', '--plan-file', str(path), 'A'),
+        f'Plan file {path} was made for {what}',
+    )
+    assert cloud.changes == []
+    assert cloud.exists('projects', a['id'])
+
+
+def test_plan_file_older_than_allowed_is_refused(cloud, osc, tmp_path):
+    a = scenarios.project(cloud, 'A')
+    vol = scenarios.volume(cloud, a['id'])
+    path = tmp_path / 'plan.json'
+    assert cascade(osc, '--dry-run', '--plan-file', str(path), 'A').code == 0
+    saved = json.loads(path.read_text())
+    saved['made_for']['made_at'] = '2020-01-01T00:00:00+00:00'
+    path.write_text(json.dumps(saved))
+    refused(
+        cascade(osc, '--yes', '--plan-file', str(path), 'A'),
+        'more than --plan-max-age allows',
+    )
+    assert cloud.changes == []
+    # the user may allow an older plan; its owners are read again anyway
+    result = cascade(
+        osc, '--yes', '--plan-file', str(path), '--plan-max-age', '3650d', 'A'
+    )
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('volumes', vol['id'])
+
+
+def test_a_saved_plans_volume_given_away_before_the_run_is_kept(
+    cloud, osc, tmp_path
+):
+    a = scenarios.project(cloud, 'A')
+    b = scenarios.project(cloud, 'B')
+    given = scenarios.volume(cloud, a['id'], 'given')
+    path = tmp_path / 'plan.json'
+    assert cascade(osc, '--dry-run', '--plan-file', str(path), 'A').code == 0
+    # `volume transfer request create/accept` between the plan and the run
+    given['os-vol-tenant-attr:tenant_id'] = b['id']
+
+    result = cascade(osc, '--yes', '--plan-file', str(path), 'A')
+
+    assert result.code == 0, result.stderr
+    assert cloud.exists('volumes', given['id'])
+    assert f'owner is now {b["id"]}: kept' in result.stderr
+    assert not cloud.exists('projects', a['id'])
+
+
+def test_a_dry_run_whose_real_run_would_refuse_says_so_and_fails(cloud, osc):
+    p = scenarios.project(cloud, 'A')
+    scenarios.image(cloud, p['id'], 'golden', visibility='public')
+    result = cascade(osc, '--dry-run', 'A')
+    refused(result, 'The real run would refuse: 1 resource(s) are kept')
+    assert 'golden' in result.stdout  # the plan is shown first
+    assert cloud.changes == []
+
+
 def test_missing_plan_file_is_refused(cloud, osc, tmp_path):
     scenarios.project(cloud, 'A')
     path = tmp_path / 'nowhere.json'
@@ -347,7 +421,7 @@ def test_missing_plan_file_is_refused(cloud, osc, tmp_path):
     [
         ('{not json', 'Cannot plan the cascade'),
         ('{"format": 99}', 'unsupported plan file format 99'),
-        ('{"format": 1}', 'malformed plan file'),
+        ('{"format": 2}', 'malformed plan file'),
     ],
 )
 def test_broken_plan_file_is_refused(cloud, osc, tmp_path, content, phrase):
@@ -435,7 +509,7 @@ def test_a_public_image_is_kept_and_so_is_the_project(cloud, osc):
         'Nothing was changed',
         'golden',
         'public image',
-        '--delete-shared-images',
+        '--delete-shared ',
     )
     assert cloud.changes == []
     assert cloud.exists('images', img['id'])
@@ -465,7 +539,8 @@ def test_delete_shared_images_deletes_them_and_the_project(cloud, osc):
         ['--dry-run'],
         ['--yes'],
         ['--recursive'],
-        ['--delete-shared-images'],
+        ['--delete-shared'],
+        ['--plan-max-age', '1h'],
         ['--plan-file', 'plan.json'],
     ],
 )
