@@ -19,12 +19,21 @@ before the router interfaces and gateways they need, router interfaces are
 removed through the router (the port API refuses them), trunks go before
 their ports, ports before their subnets, networks and security groups, and
 the project's ``default`` security group goes last.
+
+What another project uses is kept, which keeps the project: a security
+group that another project's rule names as its remote group (Neutron
+deletes such rules with the group: ``remote_group_id`` is ON DELETE
+CASCADE), and a floating IP on another project's port (its delete would
+take that port's address away).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import (
@@ -84,6 +93,36 @@ def clear_gateway_step(router):
     return Step('clear_router_gateway', router)
 
 
+def others(uses: list[list[str]]) -> str:
+    """`` (and N more)`` when a keep names one user of several."""
+    return f' (and {len(uses) - 1} more)' if len(uses) > 1 else ''
+
+
+def foreign(owner, obj):
+    """``owner`` if it is another project than ``obj``'s, else None (the
+    same project, or nothing: gone)."""
+    return owner if owner and owner != obj.project_id else None
+
+
+def port_owners(conn, project_id, port_ids):
+    """The owner of each port, '' for one that no longer exists: one list
+    of the project's ports (every project's for the orphan search), and a
+    GET of each port that is not among them (another project's: rare)."""
+    if not port_ids:
+        return {}
+    owners = {
+        p.id: p.project_id
+        for p in conn.network.ports(project_id=project_id)
+        if p.id in port_ids
+    }
+    for port_id in sorted(set(port_ids) - set(owners)):
+        try:
+            owners[port_id] = conn.network.get_port(port_id).project_id
+        except sdk_exc.NotFoundException:
+            owners[port_id] = ''
+    return owners
+
+
 @register
 class FloatingIP(_NeutronKind):
     name = 'network.floating_ip'
@@ -92,6 +131,14 @@ class FloatingIP(_NeutronKind):
     sdk_delete = 'delete_ip'
 
     def list(self, conn, project_id):
+        # Whose port each associated address is on. Cost: none when no
+        # address is associated, else one list of the project's ports and
+        # a GET of each port that is not the project's (at N=300: 1 call,
+        # plus one per address on another project's port).
+        ips = list(conn.network.ips(project_id=project_id))
+        owners = port_owners(
+            conn, project_id, {f.port_id for f in ips if f.port_id}
+        )
         return owned(
             (
                 self.ref(
@@ -99,11 +146,22 @@ class FloatingIP(_NeutronKind):
                     router_id=f.router_id,
                     port_id=f.port_id,
                     address=f.floating_ip_address,
+                    port_project=foreign(owners.get(f.port_id), f),
                 )
-                for f in conn.network.ips(project_id=project_id)
+                for f in ips
             ),
             project_id,
         )
+
+    def primary_step(self, ref):
+        other = ref.attrs.get('port_project')
+        if other:
+            return resource.keep(
+                ref,
+                f'associated with port {ref.attrs["port_id"]} of project '
+                f'{other}, whose address it is',
+            )
+        return super().primary_step(ref)
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -309,6 +367,8 @@ class SecurityGroup(_NeutronKind):
         # by first creating that project's ``default`` group when it has
         # none, so every verification round would find a new one and the
         # project could never be deleted. The owner is checked here.
+        groups = list(conn.network.security_groups())
+        named_by = foreign_remote_rules(groups)
         return owned(
             (
                 self.ref(
@@ -319,11 +379,24 @@ class SecurityGroup(_NeutronKind):
                         if r.get('remote_group_id')
                         and r['remote_group_id'] != g.id
                     ),
+                    named_by=named_by.get(g.id),
                 )
-                for g in conn.network.security_groups()
+                for g in groups
             ),
             project_id,
         )
+
+    def primary_step(self, ref):
+        named_by = ref.attrs.get('named_by')
+        if named_by:
+            rule_id, other = named_by[0]
+            return resource.keep(
+                ref,
+                f'rule {rule_id} of project {other} names it as remote '
+                f'group{others(named_by)} (Neutron would delete that rule '
+                f'with it)',
+            )
+        return super().primary_step(ref)
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
@@ -351,6 +424,21 @@ class SecurityGroup(_NeutronKind):
         conn.network.delete_security_group_rule(
             step.params['rule_id'], ignore_missing=True
         )
+
+
+def foreign_remote_rules(groups) -> dict[str, list[list[str]]]:
+    """For each group, the rules of other projects' groups that name it as
+    their remote group: ``[rule id, project]``. The unfiltered group list
+    carries every group's rules, so this costs no call of its own (0 at
+    any N)."""
+    owner = {g.id: g.project_id for g in groups}
+    found: dict[str, list[list[str]]] = {}
+    for g in groups:
+        for rule in g.security_group_rules or []:
+            remote = rule.get('remote_group_id')
+            if remote in owner and g.project_id != owner[remote]:
+                found.setdefault(remote, []).append([rule['id'], g.project_id])
+    return {k: sorted(v) for k, v in found.items()}
 
 
 @register

@@ -22,6 +22,7 @@ from osc_cascade.engine.resource import Step
 from osc_cascade.kinds import compute, network
 from osc_cascade.kinds.base import Facts
 from tests.unit import scenarios
+from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 
@@ -534,3 +535,103 @@ def test_neutron_extensions_are_asked_once_per_connection():
             )
             == 2
         )
+
+
+# -- what another project uses is kept ---------------------------------------
+
+
+def test_a_group_another_projects_rule_names_is_kept_and_the_rule_stays(
+    cloud, pid
+):
+    # the reproduction: deleting the group made Neutron delete the other
+    # project's rule that names it (remote_group_id is ON DELETE CASCADE)
+    mine = scenarios.security_group(cloud, pid, 'web')
+    other = scenarios.project(cloud, 'B')['id']
+    theirs = scenarios.security_group(cloud, other, 'db', rules_to=[mine])
+    rule = theirs['security_group_rules'][0]
+    kept = kept_and_refused(cloud, pid)
+    assert kept.target.id == mine['id']
+    assert kept.params['reason'] == (
+        f'rule {rule["id"]} of project {other} names it as remote group '
+        f'(Neutron would delete that rule with it)'
+    )
+    assert cloud.exists('security_group_rules', rule['id'])
+    assert cloud.exists('security_groups', mine['id'])
+
+
+def test_the_fake_neutron_deletes_the_rules_naming_a_group(cloud, conn, pid):
+    # what the keep prevents, as Neutron does it
+    mine = scenarios.security_group(cloud, pid, 'web')
+    theirs = scenarios.security_group(cloud, 'p-b', 'db', rules_to=[mine])
+    conn.network.delete_security_group(mine['id'])
+    assert theirs['security_group_rules'] == []
+
+
+def test_rules_naming_a_group_cost_no_call_and_own_ones_keep_nothing(
+    cloud, conn, pid
+):
+    web = scenarios.security_group(cloud, pid, 'web')
+    scenarios.security_group(cloud, pid, 'db', rules_to=[web])
+    scenarios.security_group(cloud, 'p-b', 'b1', rules_to=[web])
+    scenarios.security_group(cloud, 'p-c', 'c1', rules_to=[web])
+    refs = {r.name: r for r in network.SecurityGroup().list(conn, pid)}
+    assert [p for _m, p in cloud.requests if p.startswith('/v2.0/')] == [
+        '/v2.0/security-groups'
+    ]
+    assert [o for _r, o in refs['web'].attrs['named_by']] == ['p-b', 'p-c']
+    assert 'named_by' not in refs['db'].attrs
+    step = network.SecurityGroup().primary_step(refs['web'])
+    assert step.action == 'keep' and '(and 1 more)' in step.params['reason']
+    assert network.SecurityGroup().primary_step(refs['db']).is_delete
+
+
+def test_the_orphan_search_keeps_a_group_a_live_project_names(cloud, conn):
+    gone = scenarios.security_group(cloud, 'p-gone', 'web')
+    scenarios.security_group(cloud, 'p-live', 'db', rules_to=[gone])
+    refs = {r.id: r for r in network.SecurityGroup().list(conn, None)}
+    step = network.SecurityGroup().primary_step(refs[gone['id']])
+    reason = step.params['reason']
+    assert step.action == 'keep'
+    assert 'of project p-live names it as remote group' in reason
+
+
+def test_a_floating_ip_on_another_projects_port_is_kept(cloud, pid, external):
+    other = scenarios.project(cloud, 'B')['id']
+    net, subnet = scenarios.network(cloud, other)
+    their_port = scenarios.port(cloud, other, net, subnet)
+    fip = scenarios.floating_ip(cloud, pid, external, port_=their_port)
+    kept = kept_and_refused(cloud, pid)
+    assert kept.target.id == fip['id']
+    assert kept.params['reason'] == (
+        f'associated with port {their_port["id"]} of project {other}, '
+        f'whose address it is'
+    )
+    assert cloud.get('floatingips', fip['id'])['port_id'] == their_port['id']
+
+
+def test_floating_ips_cost_one_port_list_and_a_get_per_foreign_port(
+    cloud, conn, pid, external
+):
+    net, subnet = scenarios.network(cloud, pid)
+    for i in range(3):
+        port = scenarios.port(cloud, pid, net, subnet, name=f'p{i}')
+        scenarios.floating_ip(cloud, pid, external, port_=port)
+    b_net, b_subnet = scenarios.network(cloud, 'p-b')
+    their_port = scenarios.port(cloud, 'p-b', b_net, b_subnet)
+    scenarios.floating_ip(cloud, pid, external, port_=their_port)
+    refs = network.FloatingIP().list(conn, pid)
+    steps = [network.FloatingIP().primary_step(r) for r in refs]
+    assert [s.action for s in steps].count('keep') == 1
+    ports = [p for _m, p in cloud.requests if p.startswith('/v2.0/ports')]
+    assert ports == [
+        f'/v2.0/ports?project_id={pid}',
+        f'/v2.0/ports/{their_port["id"]}',
+    ]
+    # none associated: no port call at all
+    cloud.requests.clear()
+    for fip in cloud.all('floatingips'):
+        fip['port_id'] = None
+    list(network.FloatingIP().list(conn, pid))
+    assert [p for _m, p in cloud.requests if p.startswith('/v2.0/')] == [
+        f'/v2.0/floatingips?project_id={pid}'
+    ]
