@@ -10,15 +10,22 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Cinder: volumes, snapshots and backups."""
+"""Cinder: volumes, snapshots and backups.
+
+A volume attached to another project's server is kept, which keeps the
+project (its delete would force-detach the disk from that guest behind
+Nova's back); only an attachment to a server that no longer exists at all
+is stale, and is force-detached before the delete.
+"""
 
 from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.compute import Server
 from osc_cascade.kinds.registry import register
 
@@ -44,37 +51,74 @@ class Volume(_CinderKind):
     heat_types = ('OS::Cinder::Volume',)
 
     def list(self, conn, project_id):
-        return owned(
-            (
-                self.ref(
-                    v,
-                    status=v.status,
-                    snapshot_id=v.snapshot_id,
-                    attachments=[
-                        {
-                            'server_id': a.get('server_id'),
-                            'attachment_id': a.get('attachment_id'),
-                        }
-                        for a in (v.attachments or [])
-                    ],
-                )
-                for v in conn.block_storage.volumes(
-                    details=True, all_projects=True, project_id=project_id
-                )
-            ),
-            project_id,
+        volumes = list(
+            conn.block_storage.volumes(
+                details=True, all_projects=True, project_id=project_id
+            )
         )
+        owners = server_owners(
+            conn,
+            project_id,
+            {
+                a.get('server_id')
+                for v in volumes
+                for a in v.attachments or []
+                if a.get('server_id')
+            },
+        )
+        return owned((self.volume_ref(v, owners) for v in volumes), project_id)
+
+    def volume_ref(self, v, owners):
+        attachments, used_by = [], []
+        for a in v.attachments or []:
+            server_id = a.get('server_id')
+            owner = owners.get(server_id, '') if server_id else ''
+            if server_id and owner is GONE:
+                # the server no longer exists: a stale attachment
+                attachments.append({**_attachment(a), 'gone': True})
+            elif owner and owner == v.project_id:
+                attachments.append(_attachment(a))
+            elif server_id:
+                used_by.append(
+                    f'server {server_id} of project {owner or "(unknown)"}'
+                )
+            else:  # not Nova's (no server): keep it, unsure of its user
+                used_by.append(
+                    f'attachment {a.get("attachment_id")}, which names no '
+                    f'server'
+                )
+        return self.ref(
+            v,
+            status=v.status,
+            snapshot_id=v.snapshot_id,
+            attachments=attachments,
+            used_by=sorted(used_by),
+        )
+
+    def primary_step(self, ref):
+        used_by = ref.attrs.get('used_by')
+        if used_by:
+            more = (
+                f' (and {len(used_by) - 1} more)' if len(used_by) > 1 else ''
+            )
+            return resource.keep(
+                ref,
+                f'attached to {used_by[0]}{more}: deleting it would '
+                f'force-detach it from that guest',
+            )
+        return super().primary_step(ref)
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
         for att in ref.attrs.get('attachments', []):
-            if inventory.get(Server.name, att['server_id']):
+            if att.get('gone'):
+                # the server no longer exists: a stale attachment
+                yield Edge(Step('detach_volume', ref, _attachment(att)), me)
+            elif inventory.get(Server.name, att['server_id']):
                 # deleting the server detaches (or deletes) the volume
                 yield Edge(delete_of(Server.name, att['server_id']), me)
-            else:
-                # attached to a server that is not the project's, or no
-                # longer exists: a stale attachment to force-detach
-                yield Edge(Step('detach_volume', ref, dict(att)), me)
+            # else: the project's server, not found by this discovery (a
+            # race): the delete waits as "in use" and the project stays
         if inventory.get(Snapshot.name, ref.attrs.get('snapshot_id')):
             # a volume created from a snapshot goes before the snapshot:
             # backends such as RBD refuse to delete a snapshot with clones
@@ -101,6 +145,39 @@ class Volume(_CinderKind):
         conn.block_storage.detach_volume(
             step.target.id, step.params.get('attachment_id'), force=True
         )
+
+
+def _attachment(att):
+    """What the detach step needs."""
+    return {
+        'server_id': att.get('server_id'),
+        'attachment_id': att.get('attachment_id'),
+    }
+
+
+def server_owners(conn, project_id, server_ids):
+    """The project of each server, GONE for one that no longer exists (an
+    admin GET answers 404). Cost: nothing without attachments; else one
+    list of the project's servers (every project's for the orphan search),
+    which at N=300 is one call, and a GET of each server that is not in it
+    (another project's or gone: rare)."""
+    if not server_ids:
+        return {}
+    owners = {
+        s.id: s.project_id
+        for s in conn.compute.servers(
+            details=True, all_projects=True, project_id=project_id
+        )
+        if s.id in server_ids
+    }
+    for server_id in sorted(set(server_ids) - set(owners)):
+        try:
+            server = conn.compute.get_server(server_id)
+        except sdk_exc.NotFoundException:
+            owners[server_id] = GONE
+        else:
+            owners[server_id] = server.project_id or ''
+    return owners
 
 
 @register

@@ -22,9 +22,11 @@ from osc_cascade.engine.resource import Step
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds import block_storage, compute
 from tests.unit import scenarios
+from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 from tests.unit.fakes.kinds import sdk_error
+from tests.unit.fakes.run import cascade_for
 
 VOL, SNAP, BACKUP = (
     block_storage.Volume.name,
@@ -111,27 +113,91 @@ def test_volume_attached_to_a_project_server_goes_after_it(cloud, conn, pid):
     assert not any(s.action == 'detach_volume' for s in plan.steps.values())
 
 
-def test_volume_attached_to_a_foreign_server_gets_a_force_detach(
-    cloud, conn, pid
-):
+def test_volume_attached_to_another_projects_server_is_kept(cloud, pid):
+    # the reproduction: an admin attached the project's volume to another
+    # project's server; the cascade force-detached it and deleted it
     other = scenarios.project(cloud, 'B')['id']
     their_vm = scenarios.server(cloud, other)
     vol = scenarios.volume(cloud, pid, attach_to=their_vm)
+    kept = kept_and_refused(cloud, pid)
+    assert kept.target.id == vol['id']
+    assert kept.params['reason'] == (
+        f'attached to server {their_vm["id"]} of project {other}: deleting '
+        f'it would force-detach it from that guest'
+    )
+    [still] = cloud.get('volumes', vol['id'])['attachments']
+    assert still['server_id'] == their_vm['id']
+
+
+def test_a_stale_attachment_to_a_server_that_is_gone_is_detached(
+    cloud, conn, pid
+):
+    vol = scenarios.volume(cloud, pid)
+    gone = {'id': 'server-gone', 'volumes': []}  # never in Nova
+    scenarios.attach(cloud, vol, gone)
     attachment = vol['attachments'][0]['attachment_id']
     plan = plan_for(conn, pid)
+    assert plan.kept() == []
     [detach] = [s for s in plan.steps.values() if s.action == 'detach_volume']
     assert detach.target.id == vol['id']
     assert detach.params == {
-        'server_id': their_vm['id'],
+        'server_id': 'server-gone',
         'attachment_id': attachment,
     }
     assert (detach.id, d(VOL, vol['id'])) in plan.edges
-    assert d(SERVER, their_vm['id']) not in plan.steps
+    # Nova was asked, as admin, whether the server exists
+    assert ('GET', '/v2.1/servers/server-gone') in cloud.requests
     # applying it detaches exactly that attachment, by force
     block_storage.Volume().apply(conn, detach)
     assert cloud.changes == [('POST', f'/v3/volumes/{vol["id"]}/action')]
     assert cloud.get('volumes', vol['id'])['attachments'] == []
     assert cloud.get('volumes', vol['id'])['status'] == 'available'
+
+
+def test_an_attachment_that_names_no_server_keeps_the_volume(cloud, conn, pid):
+    vol = scenarios.volume(cloud, pid)
+    vol['status'] = 'in-use'
+    vol['attachments'].append(
+        {'server_id': None, 'attachment_id': 'att-1', 'volume_id': vol['id']}
+    )
+    [kept] = plan_for(conn, pid).kept()
+    assert kept.target.id == vol['id']
+    assert 'attachment att-1, which names no server' in kept.params['reason']
+
+
+def test_servers_are_listed_once_and_only_foreign_ones_are_asked(
+    cloud, conn, pid
+):
+    # cost: one list of the project's servers for all its attachments, a
+    # GET only for a server that is not in it; none without attachments
+    mine = [scenarios.server(cloud, pid, f'vm{i}') for i in range(3)]
+    for i, vm in enumerate(mine):
+        scenarios.volume(cloud, pid, f'v{i}', attach_to=vm)
+    other = scenarios.project(cloud, 'B')['id']
+    theirs = scenarios.server(cloud, other)
+    scenarios.volume(cloud, pid, 'lent', attach_to=theirs)
+    scenarios.volume(cloud, pid, 'loose')
+    list(block_storage.Volume().list(conn, pid))
+    nova = [p for m, p in cloud.requests if p.startswith('/v2.1/servers')]
+    assert len([p for p in nova if p.startswith('/v2.1/servers/detail')]) == 1
+    assert [p for p in nova if not p.startswith('/v2.1/servers/detail')] == [
+        f'/v2.1/servers/{theirs["id"]}'
+    ]
+    cloud.requests.clear()
+    for vol in cloud.all('volumes'):
+        vol['attachments'] = []
+    list(block_storage.Volume().list(conn, pid))
+    assert not [p for m, p in cloud.requests if p.startswith('/v2.1/')]
+
+
+def test_a_failing_server_lookup_is_retried_by_discovery(cloud, pid):
+    other = scenarios.project(cloud, 'B')['id']
+    their_vm = scenarios.server(cloud, other)
+    vol = scenarios.volume(cloud, pid, attach_to=their_vm)
+    cloud.faults.append(('GET', f'/servers/{their_vm["id"]}$', 503))
+    _pc, _targets, plan = cascade_for(cloud, pid)
+    assert [k.target.id for k in plan.kept()] == [vol['id']]
+    assert not cloud.faults  # the fault was answered, then retried
 
 
 def test_clone_then_snapshot_then_volume(cloud, conn, pid):
@@ -289,7 +355,8 @@ def test_the_plan_runs_against_cinder_in_an_order_it_accepts(cloud, conn, pid):
     other = scenarios.project(cloud, 'B')['id']
     their_vm = scenarios.server(cloud, other)
     attached = scenarios.volume(cloud, pid, 'attached', attach_to=vm)
-    stale = scenarios.volume(cloud, pid, 'stale', attach_to=their_vm)
+    stale = scenarios.volume(cloud, pid, 'stale')
+    scenarios.attach(cloud, stale, {'id': 'server-gone', 'volumes': []})
     snap = scenarios.snapshot(cloud, pid, attached)
     scenarios.volume(cloud, pid, 'clone', snapshot_id=snap['id'])
     scenarios.backup(cloud, pid, attached, 'full')
@@ -302,7 +369,7 @@ def test_the_plan_runs_against_cinder_in_an_order_it_accepts(cloud, conn, pid):
     assert result.ok, [r.error for r in result.results.values()]
     assert {r.outcome for r in result.results.values()} == {DONE}
     assert cloud.owned_by(pid) == []
-    # the server of the other project keeps running
+    # the server of the other project keeps running, untouched
     assert cloud.exists('servers', their_vm['id'])
     assert cloud.get('volumes', stale['id']) is None
 
