@@ -11,7 +11,14 @@
 #    under the License.
 
 """Keystone: the admin's token and catalog, projects and their hierarchy,
-domains, role assignments and application credentials."""
+domains, role assignments and application credentials.
+
+Like Keystone, a list is cut at a ``list_limit`` (per collection, in
+``list_limits``: none by default) and then says ``"truncated": true``, also
+when it holds exactly the limit (Keystone's SQL driver cannot tell). A test
+can also keep projects out of every listing (``unlisted``: what a token
+scoped to another domain does not see) and run a hook right after a
+project listing is answered (``after_project_listing``)."""
 
 from __future__ import annotations
 
@@ -31,6 +38,12 @@ from tests.unit.fakes.common import (
 class Identity:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        #: collection -> Keystone's list_limit for it
+        self.list_limits: dict[str, int] = {}
+        #: projects that no listing shows (a GET by ID still does)
+        self.unlisted: set[str] = set()
+        #: called once each, right after a project listing is answered
+        self.after_project_listing: list = []
         self.add(
             'projects',
             id=ADMIN_PROJECT,
@@ -103,6 +116,23 @@ class Identity:
             '3',
         ]
 
+    def _listing(self, collection, items):
+        """A list as Keystone answers it, cut at the collection's limit."""
+        answer = {collection: items, 'links': {}}
+        limit = self.list_limits.get(collection)
+        if limit is not None and len(items) >= limit:
+            answer[collection] = items[:limit]
+            answer['truncated'] = True
+        return 200, answer
+
+    def _subtree_ids(self, project_id):
+        children = {
+            p['id']: self._subtree_ids(p['id'])
+            for p in self.all('projects')
+            if p.get('parent_id') == project_id
+        }
+        return children or None
+
     def _identity(self, method, path, query, body):
         if path in ('', '/'):
             return 200, {
@@ -123,6 +153,10 @@ class Identity:
                     }
                 }
             if method == 'GET':
+                if self.flag('subtree_as_ids'):
+                    project = dict(
+                        project, subtree=self._subtree_ids(project['id'])
+                    )
                 return 200, {'project': project}
             if method == 'PATCH':
                 project.update(body['project'])
@@ -145,15 +179,24 @@ class Identity:
                 p
                 for p in self.all('projects')
                 if matches(p, query, {'name', 'domain_id', 'parent_id'})
+                and p['id'] not in self.unlisted
             ]
-            return 200, {'projects': items, 'links': {}}
+            answer = self._listing('projects', items)
+            while self.after_project_listing:
+                self.after_project_listing.pop(0)()
+            return answer
         if path == '/users':
-            return 200, {'users': self.all('users'), 'links': {}}
+            items = [
+                u
+                for u in self.all('users')
+                if matches(u, query, {'domain_id'})
+            ]
+            return self._listing('users', items)
         if path == '/domains':
             items = [
                 d for d in self.all('domains') if matches(d, query, {'name'})
             ]
-            return 200, {'domains': items, 'links': {}}
+            return self._listing('domains', items)
         m = re.fullmatch(r'/domains/([^/]+)', path)
         if m:
             domain = self.get('domains', m.group(1))
@@ -162,12 +205,14 @@ class Identity:
             return 200, {'domain': domain}
         if path == '/role_assignments':
             scope = query.get('scope.project.id')
+            user = query.get('user.id')
             items = [
                 a
                 for a in self.all('role_assignments')
-                if not scope or a['scope']['project']['id'] == scope
+                if (not scope or a['scope']['project']['id'] == scope)
+                and (not user or (a.get('user') or {}).get('id') == user)
             ]
-            return 200, {'role_assignments': items, 'links': {}}
+            return self._listing('role_assignments', items)
         m = re.fullmatch(
             r'/users/([^/]+)/application_credentials(?:/(.+))?', path
         )
@@ -183,5 +228,5 @@ class Identity:
                 for c in self.all('application_credentials')
                 if c['user_id'] == user
             ]
-            return 200, {'application_credentials': items, 'links': {}}
+            return self._listing('application_credentials', items)
         return 404, {'error': {'code': 404, 'message': 'no route ' + path}}
