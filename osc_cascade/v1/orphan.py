@@ -22,8 +22,10 @@ from osc_lib import exceptions
 from osc_lib.command import command
 
 from osc_cascade.v1.common import (
+    add_api_timeout_option,
     add_execution_options,
     confirm,
+    connection,
     engine_errors,
 )
 from osc_cascade.v1.constants import ORPHAN_COLUMNS, SUMMARY_COLUMNS
@@ -56,6 +58,7 @@ def _add_search_options(parser: argparse.ArgumentParser) -> None:
         help='Only the orphans of this deleted project (its ID: a deleted '
         'project has no name to look up); repeat for more',
     )
+    add_api_timeout_option(parser)
     parser.add_argument(
         '--parallel-discovery',
         metavar='<n>',
@@ -66,21 +69,21 @@ def _add_search_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _search(app: Any, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+    """The search workflow and what it found; its notes are warnings."""
     from osc_cascade import kinds as kinds_mod
     from osc_cascade.workflows import orphans
 
-    kinds = orphans.select_kinds(
-        kinds_mod.build(), parsed_args.service, parsed_args.kind
-    )
-    findings = orphans.find(
-        app.client_manager.sdk_connection,
-        kinds,
-        owners_filter=parsed_args.project,
+    search = orphans.OrphanSearch(
+        connection(app, parsed_args),
+        orphans.select_kinds(
+            kinds_mod.build(), parsed_args.service, parsed_args.kind
+        ),
         parallel=parsed_args.parallel_discovery,
     )
+    findings = search.find(parsed_args.project)
     for note in findings.notes:
         LOG.warning('note: %s', note)
-    return findings, kinds
+    return search, findings
 
 
 class ListOrphan(command.Lister):
@@ -99,7 +102,7 @@ class ListOrphan(command.Lister):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         with engine_errors():
-            findings, _kinds = _search(self.app, parsed_args)
+            _workflow, findings = _search(self.app, parsed_args)
         self.found = len(findings.orphans)
         return ORPHAN_COLUMNS, [o.row() for o in findings.orphans]
 
@@ -126,8 +129,8 @@ class PurgeOrphan(command.Lister):
         from osc_cascade.workflows import orphans
 
         with engine_errors():
-            findings, kinds = _search(self.app, parsed_args)
-            plan = orphans.purge_plan(findings, kinds)
+            search, findings = _search(self.app, parsed_args)
+            plan = orphans.purge_plan(findings, search.kinds)
         if parsed_args.dry_run or not plan.steps:
             return output.plan_rows(plan)
         owners = ', '.join(p['id'] for p in plan.projects)
@@ -136,13 +139,18 @@ class PurgeOrphan(command.Lister):
             f'project(s) {owners}?',
             parsed_args.yes,
         )
+        with engine_errors():
+            # time has passed since the search (and the prompt): each owner
+            # is proven gone again right before anything is deleted
+            findings, notes = search.reconfirm(findings)
+            for note in notes:
+                LOG.warning('note: %s', note)
+            plan = orphans.purge_plan(findings, search.kinds)
         progress = Progress()
         progress.add_total(len(plan.steps))
         try:
-            result = orphans.purge(
-                self.app.client_manager.sdk_connection,
+            result = search.purge(
                 plan,
-                kinds,
                 parallel=parsed_args.parallel,
                 timeout=parsed_args.timeout,
                 on_event=progress,

@@ -9,36 +9,134 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-
 """Orphans: resources whose owner project no longer exists in Keystone.
 
 Every kind the cascade knows is listed across all projects (the kinds'
-``list`` with no project), and each resource's owner is looked up in the
-set of projects and domains Keystone has. Blind spots of earlier tools are
-handled on purpose: an RBAC policy's wildcard target ``*`` is not an owner
-(only the policy's own project is), a resource with an empty owner is
-reported as such rather than passed over, and resources that go with their
-owner (a router's gateway port, a DHCP port) are not reported on their own.
+``list`` with no project), and then each resource's owner is proven gone or
+not (``Owners``). Blind spots of earlier tools are handled on purpose: an
+RBAC policy's wildcard target ``*`` is not an owner (only the policy's own
+project is), a resource with an empty owner is reported as such rather than
+passed over, and resources that go with their owner (a router's gateway
+port, a DHCP port) are not reported on their own.
+
+An owner is gone only when Keystone answers 404 to it, asked after the
+resources were listed (a project created during the search is seen), and
+asked again right before a purge runs. Whatever cannot be proven (a 403, a
+5xx that stays) keeps its resources: they are not orphans.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+import concurrent.futures
 import dataclasses
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import keystone
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.errors import CascadeError, PlanError
+from osc_cascade.engine.errors import CascadeError, PlanError, describe
 from osc_cascade.engine.executor import Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.engine.retry import Clock, RetryPolicy
+from osc_cascade.engine.retry import Clock, RetryPolicy, checked, retrying
 from osc_cascade.kinds.base import ResourceKind
 
 GONE_OWNER = 'owner project does not exist'
 NO_OWNER = 'no owner project'
 GONE_TARGET = 'shared with a project that does not exist'
+
+#: what a 403 from Keystone means the caller lacks
+NEEDS = 'the orphan search needs an admin token that sees every domain'
+
+EXISTS = 'exists'
+GONE = 'gone'
+UNKNOWN = 'unknown'
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    state: str
+    #: why an UNKNOWN owner could not be confirmed
+    error: Exception | None = None
+
+
+class Owners:
+    """Whether owners exist, as Keystone says it one owner at a time.
+
+    A listing of the projects and domains proves that the owners it shows
+    exist, and nothing else: Keystone cuts it at ``list_limit`` (and says so
+    only in a flag the SDK drops), a domain-scoped token sees one domain,
+    and a project created after the listing is not in it. So every owner a
+    listing does not show is asked for: gone only when ``GET
+    /v3/projects/{id}`` and ``GET /v3/domains/{id}`` both answer Keystone's
+    404; a 403, a 5xx that stays after the retries, or any other answer
+    leaves it UNKNOWN, and the resources of an UNKNOWN owner are kept.
+
+    Verdicts are cached for the life of the object: one question per
+    distinct owner in a search, however many resources it owns.
+    """
+
+    def __init__(
+        self,
+        conn: Any,
+        *,
+        retry: RetryPolicy,
+        clock: Clock,
+        parallel: int,
+    ):
+        self.conn = conn
+        self.retry = retry
+        self.clock = clock
+        self.parallel = max(1, parallel)
+        self._verdicts: dict[str, Verdict] = {}
+
+    def confirm(
+        self, owner_ids: Iterable[str], shown: Iterable[str] = ()
+    ) -> dict[str, Verdict]:
+        """The verdict on each owner; ``shown`` are the owners a listing
+        showed as existing (they are not asked for)."""
+        wanted = {o for o in owner_ids if o}
+        listed = set(shown)
+        for owner in wanted & listed:
+            self._verdicts.setdefault(owner, Verdict(EXISTS))
+        ask = sorted(o for o in wanted if o not in self._verdicts)
+        if ask:
+            # One GET per owner (two for a gone one): a cloud has as many
+            # owners as projects that own something, thousands on a large
+            # one, so they are asked in parallel; the pool is bounded, as
+            # discovery's lists are, because the same Keystone validates
+            # every token of the cloud while we ask.
+            with concurrent.futures.ThreadPoolExecutor(
+                max_workers=min(self.parallel, len(ask)),
+                thread_name_prefix='owners',
+            ) as pool:
+                for owner, verdict in zip(
+                    ask, pool.map(self._ask, ask), strict=True
+                ):
+                    self._verdicts[owner] = verdict
+        return {o: self._verdicts[o] for o in wanted}
+
+    def _ask(self, owner: str) -> Verdict:
+        try:
+            exists = retrying(
+                lambda: keystone.owner_exists(self.conn, owner),
+                retry=self.retry,
+                clock=self.clock,
+            )
+        except Exception as exc:
+            return Verdict(UNKNOWN, exc)
+        return Verdict(EXISTS if exists else GONE)
+
+
+def unconfirmed(owner: str, error: Exception | None, outcome: str) -> str:
+    """One line: the owner that could not be proven gone, and why."""
+    return describe(
+        f'confirming that owner {owner} is gone',
+        error or CascadeError('no answer'),
+        needs=NEEDS,
+        outcome=outcome,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,30 +178,26 @@ def select_kinds(
     }
 
 
-def existing_owners(conn: Any) -> set[str]:
-    """Every project and domain Keystone has (resources can be owned by a
-    domain, and Heat's stack-user projects are projects like any other)."""
-    try:
-        return {p.id for p in conn.identity.projects()} | {
-            d.id for d in conn.identity.domains()
-        }
-    except Exception as exc:
-        raise CascadeError(
-            f'listing the projects of the cloud failed: {exc}'
-        ) from exc
+def _target(ref: ResourceRef) -> str:
+    """The project an RBAC policy shares with; '' for none or ``*``."""
+    target = ref.attrs.get('target') or ''
+    return '' if target == '*' else target
 
 
 def classify(
-    ref: ResourceRef, kind: ResourceKind, owners: set[str]
+    ref: ResourceRef, kind: ResourceKind, verdicts: Mapping[str, Verdict]
 ) -> str | None:
+    """Why the resource is an orphan; None if it is not one (or goes with
+    its owner resource). An owner not proven gone is not gone."""
     if kind.primary_step(ref) is None:
-        return None  # goes with its owner resource
+        return None
     if not ref.project_id:
         return NO_OWNER
-    if ref.project_id not in owners:
+    owner = verdicts.get(ref.project_id, Verdict(UNKNOWN)).state
+    if owner == GONE:
         return GONE_OWNER
-    target = ref.attrs.get('target')
-    if target and target != '*' and target not in owners:
+    target = _target(ref)
+    if owner == EXISTS and target and verdicts[target].state == GONE:
         return GONE_TARGET
     return None
 
@@ -111,40 +205,181 @@ def classify(
 @dataclasses.dataclass
 class Findings:
     orphans: list[Orphan]
-    #: services skipped because they are not in the catalog
+    #: services skipped because they are not in the catalog, owners that
+    #: could not be confirmed
     notes: list[str]
     #: everything the orphans' owners still hold, including what goes with
     #: its owner (a router's interface ports): the purge plan needs it
     owned_by_gone: list[ResourceRef]
-
-
-def find(
-    conn: Any,
-    kinds: Mapping[str, ResourceKind],
-    *,
-    owners_filter: Iterable[str] = (),
-    parallel: int = 8,
-) -> Findings:
-    """Every orphan of the given kinds."""
-    owners = existing_owners(conn)
-    refs, notes = Discovery(conn, kinds, parallel=parallel).run([None])
-    wanted = set(owners_filter)
-    found = []
-    for ref in refs:
-        reason = classify(ref, kinds[ref.kind], owners)
-        if reason and (not wanted or ref.project_id in wanted):
-            found.append(Orphan(ref, reason))
-    found.sort(
-        key=lambda o: (o.ref.project_id, o.ref.kind, o.ref.name, o.ref.id)
+    #: owners of resources that could not be proven gone, with why: a
+    #: purge refuses while there is one
+    unconfirmed: dict[str, Exception | None] = dataclasses.field(
+        default_factory=dict
     )
-    gone = {o.ref.project_id for o in found if o.reason == GONE_OWNER}
-    return Findings(found, notes, [r for r in refs if r.project_id in gone])
+
+
+class OrphanSearch:
+    """``orphan list`` and ``orphan purge``: find, plan, confirm, purge."""
+
+    def __init__(
+        self,
+        conn: Any,
+        kinds: Mapping[str, ResourceKind],
+        *,
+        parallel: int = 8,
+        clock: Clock | None = None,
+        retry: RetryPolicy | None = None,
+    ):
+        self.conn = conn
+        self.kinds = kinds
+        self.parallel = parallel
+        self.clock = clock or Clock()
+        self.retry = retry or RetryPolicy()
+
+    def _owners(self) -> Owners:
+        return Owners(
+            self.conn,
+            retry=self.retry,
+            clock=self.clock,
+            parallel=self.parallel,
+        )
+
+    def find(self, owners_filter: Iterable[str] = ()) -> Findings:
+        """Every orphan of the kinds (of the owners in ``owners_filter``
+        only, if given)."""
+        refs, notes = Discovery(
+            self.conn, self.kinds, parallel=self.parallel, clock=self.clock
+        ).run([None])
+        wanted = set(owners_filter)
+        refs = [r for r in refs if not wanted or r.project_id in wanted]
+        owners = {
+            r.project_id
+            for r in refs
+            if r.project_id and self.kinds[r.kind].primary_step(r)
+        }
+        targets = {_target(r) for r in refs} - {''}
+        # after the resources were listed: an owner made meanwhile exists
+        verdicts = self._owners().confirm(
+            owners | targets, () if wanted else self._listed()
+        )
+        found = []
+        for ref in refs:
+            reason = classify(ref, self.kinds[ref.kind], verdicts)
+            if reason:
+                found.append(Orphan(ref, reason))
+        found.sort(
+            key=lambda o: (o.ref.project_id, o.ref.kind, o.ref.name, o.ref.id)
+        )
+        unknown = {
+            o: v.error for o, v in verdicts.items() if v.state == UNKNOWN
+        }
+        notes.extend(
+            unconfirmed(
+                o,
+                e,
+                'Its resources are not reported as orphans'
+                if o in owners
+                else 'The RBAC policies sharing with it are not reported '
+                'as orphans',
+            )
+            for o, e in sorted(unknown.items(), key=lambda i: i[0])
+        )
+        gone = {o for o, v in verdicts.items() if v.state == GONE}
+        return Findings(
+            found,
+            notes,
+            [r for r in refs if r.project_id in gone],
+            {o: e for o, e in unknown.items() if o in owners},
+        )
+
+    def _listed(self) -> set[str]:
+        """The projects and domains a listing shows: they exist. Those it
+        does not show may exist too (a truncated listing, a token that sees
+        one domain), so they are asked for one by one."""
+        shown: set[str] = set()
+        for what, call in (
+            ('listing the projects of the cloud', keystone.projects),
+            ('listing the domains of the cloud', keystone.domains),
+        ):
+            listed = checked(
+                what,
+                lambda call=call: call(self.conn),
+                retry=self.retry,
+                clock=self.clock,
+                needs=NEEDS,
+            )
+            shown |= {item['id'] for item in listed.items}
+        return shown
+
+    def reconfirm(self, findings: Findings) -> tuple[Findings, list[str]]:
+        """Right before a purge: each owner the plan would purge is asked
+        again (no listing, no cached verdict). One that exists now takes
+        its resources out, with a note; one that cannot be confirmed
+        refuses the purge."""
+        gone = {r.project_id for r in findings.owned_by_gone}
+        verdicts = self._owners().confirm(gone)
+        refuse_unconfirmed(
+            {o: v.error for o, v in verdicts.items() if v.state == UNKNOWN}
+        )
+        back = {o for o, v in verdicts.items() if v.state == EXISTS}
+        notes = [
+            f'project {owner} exists now: its '
+            f'{sum(r.project_id == owner for r in findings.owned_by_gone)} '
+            'resource(s) are kept, not purged'
+            for owner in sorted(back)
+        ]
+        kept = Findings(
+            [o for o in findings.orphans if o.ref.project_id not in back],
+            findings.notes,
+            [r for r in findings.owned_by_gone if r.project_id not in back],
+        )
+        return kept, notes
+
+    def purge(
+        self,
+        plan: Plan,
+        *,
+        parallel: int,
+        timeout: float,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> RunResult:
+        """Run a purge plan: no token scoped to the deleted projects
+        needed."""
+        return Executor(
+            self.conn,
+            self.kinds,
+            parallel=parallel,
+            timeout=timeout,
+            retry=self.retry,
+            clock=self.clock,
+            on_event=on_event,
+        ).run(plan)
+
+
+def refuse_unconfirmed(unknown: Mapping[str, Exception | None]) -> None:
+    """A purge refuses while an owner could not be proven gone: one line
+    naming it (and how many more there are)."""
+    if not unknown:
+        return
+    first, *more = sorted(unknown)
+    also = (
+        f' ({len(more)} more owner(s) could not be confirmed either: '
+        + ', '.join(more)
+        + ')'
+        if more
+        else ''
+    )
+    raise CascadeError(
+        unconfirmed(first, unknown[first], 'Nothing was purged') + also
+    )
 
 
 def purge_plan(findings: Findings, kinds: Mapping[str, ResourceKind]) -> Plan:
     """A plan that deletes what deleted projects left, ordered as a cascade
     of those projects would be. Resources with no owner, or owned by a
-    live project, are never part of it."""
+    project not proven gone, are never part of it; an owner that could not
+    be confirmed refuses the purge."""
+    refuse_unconfirmed(findings.unconfirmed)
     refs = findings.owned_by_gone
     projects = [
         {'id': pid, 'name': ''} for pid in sorted({r.project_id for r in refs})
@@ -153,26 +388,3 @@ def purge_plan(findings: Findings, kinds: Mapping[str, ResourceKind]) -> Plan:
         return build_plan(Inventory(refs), kinds, projects)
     except PlanError as exc:
         raise CascadeError(f'Cannot plan the purge: {exc}') from exc
-
-
-def purge(
-    conn: Any,
-    plan: Plan,
-    kinds: Mapping[str, ResourceKind],
-    *,
-    parallel: int,
-    timeout: float,
-    on_event: Callable[[Event], None] | None = None,
-    clock: Clock | None = None,
-    retry: RetryPolicy | None = None,
-) -> RunResult:
-    """Run a purge plan: no token scoped to the deleted projects needed."""
-    return Executor(
-        conn,
-        kinds,
-        parallel=parallel,
-        timeout=timeout,
-        retry=retry,
-        clock=clock,
-        on_event=on_event,
-    ).run(plan)

@@ -14,13 +14,20 @@
 
 import json
 
+from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import keystone
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.workflows import orphans
 from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.common import ADMIN_PROJECT, AUTH_URL, new_id
+from tests.unit.fakes.kinds import FakeKind, ref
+from tests.unit.fakes.run import zero_delays
 
 
 @pytest.fixture
@@ -221,7 +228,10 @@ def test_keystone_failure_is_a_clear_error(cloud, world, osc):
     cloud.forbidden.add(r'/v3/projects\?|/v3/projects$')
     result = osc('orphan', 'list')
     assert result.code != 0
-    assert 'listing the projects of the cloud failed' in result.stderr
+    assert (
+        'listing the projects of the cloud was refused (HTTP 403)'
+        in result.stderr
+    )
 
 
 def test_a_user_whose_credentials_are_private_does_not_stop_the_search(
@@ -237,3 +247,268 @@ def test_a_user_whose_credentials_are_private_does_not_stop_the_search(
     )
     kinds = {r['Kind'] for r in json.loads(result.stdout)}
     assert 'identity.application_credential' in kinds
+
+
+# -- owners proven gone ------------------------------------------------------
+
+
+def cut_project_listing(cloud, shown=1):
+    """Keystone's [resource] list_limit: the project listing shows only
+    ``shown`` filler projects and says it is truncated; neither the admin
+    project nor the live ones are in it."""
+    fillers = {
+        f['id']: f
+        for f in (
+            scenarios.project(cloud, f'filler-{i}') for i in range(shown)
+        )
+    }
+    others = {
+        k: v for k, v in cloud.db['projects'].items() if k not in fillers
+    }
+    cloud.db['projects'] = {**fillers, **others}
+    cloud.list_limits['projects'] = shown
+
+
+def gets(cloud, path):
+    return sum(1 for m, p in cloud.requests if m == 'GET' and p == path)
+
+
+def search(conn, retry=None):
+    return orphans.OrphanSearch(
+        conn,
+        orphans.select_kinds(kinds_mod.build()),
+        clock=FakeClock(),
+        retry=retry or zero_delays(),
+    )
+
+
+def test_a_truncated_project_listing_orphans_nothing_of_live_projects(
+    cloud, world, osc
+):
+    """The reproduction: Keystone's list_limit cuts the project listing
+    (the SDK drops the "truncated" flag), and whatever it left out was
+    taken for gone: the admin project's public network, its subnet, its
+    RBAC policy and its default security group, and a live project's
+    network, were reported, and purged."""
+    live_id = world['live']['project']['id']
+    gone_id = world['gone']['project']['id']
+    external = world['external']
+    admin_sg = scenarios.security_group(cloud, ADMIN_PROJECT, 'default')
+    rbac = cloud.add(
+        'rbac_policies',
+        project_id=ADMIN_PROJECT,
+        tenant_id=ADMIN_PROJECT,
+        object_type='network',
+        object_id=external['id'],
+        action='access_as_external',
+        target_tenant=live_id,
+    )
+    cut_project_listing(cloud)
+
+    result = osc('orphan', 'list', '-f', 'json')
+    assert result.code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert rows and {r['Project ID'] for r in rows} == {gone_id}
+    reported = {r['ID'] for r in rows}
+    for kept in (
+        external['id'],
+        rbac['id'],
+        admin_sg['id'],
+        world['live']['network']['id'],
+        world['live']['subnet']['id'],
+    ):
+        assert kept not in reported
+    # each owner the listing left out was asked for, once, however many
+    # resources it owns; a gone one as a project and as a domain
+    assert gets(cloud, f'/v3/projects/{live_id}') == 1
+    assert gets(cloud, f'/v3/projects/{ADMIN_PROJECT}') == 1
+    assert gets(cloud, f'/v3/projects/{gone_id}') == 1
+    assert gets(cloud, f'/v3/domains/{gone_id}') == 1
+    assert gets(cloud, f'/v3/domains/{live_id}') == 0
+
+    live_before = cloud.owned_by(live_id)
+    admin_before = cloud.owned_by(ADMIN_PROJECT)
+    purged = osc('orphan', 'purge', '--yes', '-f', 'json')
+    assert purged.code == 0, purged.stderr
+    assert cloud.owned_by(gone_id) == []
+    assert cloud.owned_by(live_id) == live_before
+    assert cloud.owned_by(ADMIN_PROJECT) == admin_before
+
+
+def test_a_resource_owned_by_a_domain_is_not_an_orphan(cloud, world, osc):
+    domain = cloud.add('domains', id='d' * 32, name='dom')
+    cloud.list_limits['domains'] = 1  # shows Default only
+    net = cloud.add(
+        'networks',
+        name='domain-net',
+        project_id=domain['id'],
+        tenant_id=domain['id'],
+        shared=False,
+        **{'router:external': False},
+    )
+    result = osc('orphan', 'list', '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert net['id'] not in {r['ID'] for r in json.loads(result.stdout)}
+    # not a project (404), so asked for as a domain
+    assert gets(cloud, f'/v3/projects/{domain["id"]}') == 1
+    assert gets(cloud, f'/v3/domains/{domain["id"]}') == 1
+
+
+def test_a_project_created_after_the_listing_is_not_an_orphan(
+    cloud, world, osc
+):
+    late_id = new_id('p')
+    net, _subnet = scenarios.network(cloud, late_id, 'late-net')
+    cloud.after_project_listing.append(
+        lambda: scenarios.project(cloud, 'late', id=late_id)
+    )
+    result = osc('orphan', 'list', '-f', 'json')
+    assert result.code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert cloud.exists('projects', late_id)
+    assert late_id not in {r['Project ID'] for r in rows}
+    assert net['id'] not in {r['ID'] for r in rows}
+
+
+def test_owners_are_confirmed_after_the_resources_were_listed(cloud, conn):
+    """A project created while the discovery runs: its resources are
+    listed, it is not in any listing made before, and it exists."""
+    late_id = new_id('p')
+
+    class Late(FakeKind):
+        def list(self, conn, project_id):
+            scenarios.project(cloud, 'late', id=late_id)
+            return [
+                ref('late-thing', self.name, project_id=late_id),
+                ref('gone-thing', self.name, project_id='f' * 32),
+            ]
+
+    kind = Late('test.late')
+    kind.service_type = 'identity'
+    found = orphans.OrphanSearch(
+        conn, {kind.name: kind}, clock=FakeClock(), retry=zero_delays()
+    ).find()
+    assert [(o.ref.id, o.reason) for o in found.orphans] == [
+        ('gone-thing', orphans.GONE_OWNER)
+    ]
+
+
+def test_a_refused_confirmation_keeps_the_resources_and_the_purge_refuses(
+    cloud, world, osc
+):
+    live_id = world['live']['project']['id']
+    gone_id = world['gone']['project']['id']
+    cut_project_listing(cloud)
+    cloud.forbidden.add(rf'/v3/projects/{live_id}$')
+    why = f'confirming that owner {live_id} is gone was refused (HTTP 403)'
+
+    listed = osc('orphan', 'list', '-f', 'json')
+    assert listed.code == 0, listed.stderr
+    assert {r['Project ID'] for r in json.loads(listed.stdout)} == {gone_id}
+    assert why in listed.stderr
+    assert 'Its resources are not reported as orphans' in listed.stderr
+
+    purged = osc('orphan', 'purge', '--yes')
+    assert purged.code == 1
+    last = purged.stderr.strip().splitlines()[-1]
+    assert why in last and 'Nothing was purged' in last
+    assert cloud.changes == []
+
+
+def test_a_server_error_on_the_confirmation_fails_closed(cloud, world, osc):
+    gone_id = world['gone']['project']['id']
+    attempts = RetryPolicy().max_attempts
+    cloud.faults.extend([('GET', rf'/v3/projects/{gone_id}$', 500)] * attempts)
+    purged = osc('orphan', 'purge', '--yes')
+    assert purged.code == 1
+    last = purged.stderr.strip().splitlines()[-1]
+    assert (
+        f'confirming that owner {gone_id} is gone failed, so nothing was '
+        'purged (HTTP 500)'
+    ) in last
+    assert gets(cloud, f'/v3/projects/{gone_id}') == attempts  # retried
+    assert cloud.changes == []
+    # and listed, its resources are not orphans while it stays unknown
+    cloud.faults.extend([('GET', rf'/v3/projects/{gone_id}$', 503)] * attempts)
+    listed = osc('orphan', 'list', '-f', 'json')
+    assert listed.code == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+
+
+def test_a_server_error_that_passes_is_retried(cloud, world, osc):
+    gone_id = world['gone']['project']['id']
+    cloud.faults.append(('GET', rf'/v3/projects/{gone_id}$', 503))
+    listed = osc('orphan', 'list', '-f', 'json')
+    assert listed.code == 0, listed.stderr
+    assert gone_id in {r['Project ID'] for r in json.loads(listed.stdout)}
+
+
+def test_an_owner_that_exists_again_at_the_purge_keeps_its_resources(
+    cloud, world, osc
+):
+    """Keystone said 404 while the search ran (a replica behind, a project
+    restored meanwhile): right before the purge every owner of the plan is
+    asked again, and one that exists now drops out of it."""
+    live_id = world['live']['project']['id']
+    gone_id = world['gone']['project']['id']
+    cut_project_listing(cloud)
+    cloud.faults.extend(
+        [
+            ('GET', rf'/v3/projects/{live_id}$', 404),
+            ('GET', rf'/v3/domains/{live_id}$', 404),
+        ]
+    )
+    live_before = cloud.owned_by(live_id)
+    purged = osc('orphan', 'purge', '--yes', '-f', 'json')
+    assert purged.code == 0, purged.stderr
+    assert f'project {live_id} exists now: its ' in purged.stderr
+    assert 'resource(s) are kept, not purged' in purged.stderr
+    assert cloud.owned_by(live_id) == live_before
+    assert cloud.owned_by(gone_id) == []
+    assert gets(cloud, f'/v3/projects/{live_id}') == 2
+    assert gets(cloud, f'/v3/projects/{gone_id}') == 2
+
+
+def test_the_purge_refuses_when_an_owner_cannot_be_confirmed_again(
+    cloud, world, conn
+):
+    gone_id = world['gone']['project']['id']
+    orphan_search = search(conn)
+    findings = orphan_search.find()
+    assert findings.owned_by_gone
+    cloud.forbidden.add(rf'/v3/projects/{gone_id}$')
+    with pytest.raises(CascadeError) as refused:
+        orphan_search.reconfirm(findings)
+    assert (
+        f'confirming that owner {gone_id} is gone was refused (HTTP 403)'
+        in str(refused.value)
+    )
+    assert 'Nothing was purged' in str(refused.value)
+    assert '\n' not in str(refused.value)
+    assert cloud.changes == []
+
+
+def test_an_owner_filter_asks_for_its_owners_only(cloud, world, osc):
+    gone_id = world['gone']['project']['id']
+    result = osc('orphan', 'list', '--project', gone_id, '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert {r['Project ID'] for r in json.loads(result.stdout)} == {gone_id}
+    identity = [p for m, p in cloud.requests if p.startswith('/v3/projects')]
+    assert identity == [f'/v3/projects/{gone_id}']
+
+
+def test_a_404_that_is_not_keystones_proves_nothing(cloud, conn):
+    """A proxy's or a router's 404 page says nothing of the owner."""
+    cloud.mocker.register_uri(
+        'GET',
+        AUTH_URL + '/projects/maybe',
+        status_code=404,
+        text='<html>Not Found</html>',
+        headers={'Content-Type': 'text/html'},
+    )
+    with pytest.raises(sdk_exc.NotFoundException, match="Keystone's error"):
+        keystone.owner_exists(conn, 'maybe')
+    verdicts = orphans.Owners(
+        conn, retry=zero_delays(), clock=FakeClock(), parallel=2
+    ).confirm(['maybe'])
+    assert verdicts['maybe'].state == orphans.UNKNOWN
