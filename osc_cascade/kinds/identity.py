@@ -11,7 +11,12 @@
 #    under the License.
 
 """Keystone: application credentials bound to the project, and the projects
-themselves (children before their parent, each after all it owns)."""
+themselves (children before their parent, each after all it owns).
+
+The users and credentials are read through ``api.keystone``: a list that
+Keystone's list_limit truncated is narrowed until it is complete, or
+refused, never taken for the whole (the SDK drops the flag that says so).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +25,9 @@ from typing import Any
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api import keystone
 from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of
 from osc_cascade.kinds.registry import register
 
@@ -29,14 +36,42 @@ LOG = logging.getLogger(__name__)
 
 def users_of(conn: Any, project_id: str) -> set[str]:
     """The users with a role on the project, directly or through a
-    group: those who can hold what a user owns for it."""
+    group: those who can hold what a user owns for it. The query is as
+    narrow as Keystone allows (the project, effective roles): truncated,
+    it is refused."""
+    found = keystone.role_assignments(
+        conn, **{'scope.project.id': project_id, 'effective': True}
+    )
     return {
-        a.user['id']
-        for a in conn.identity.role_assignments(
-            scope_project_id=project_id, effective=True
+        a['user']['id']
+        for a in keystone.complete(
+            f'listing the users with a role on project {project_id}', found
         )
-        if a.user
+        if a.get('user')
     }
+
+
+def all_users(conn: Any) -> dict[str, str]:
+    """Every user of the cloud, ID to name. A listing truncated by
+    Keystone's list_limit is asked again one domain at a time; a domain
+    whose listing is still truncated is refused."""
+    found = keystone.users(conn)
+    if found.truncated:
+        domains = keystone.complete(
+            'listing the domains (to list their users one by one)',
+            keystone.domains(conn),
+        )
+        users = [
+            user
+            for domain in domains
+            for user in keystone.complete(
+                f'listing the users of domain {domain["id"]}',
+                keystone.users(conn, domain_id=domain['id']),
+            )
+        ]
+    else:
+        users = found.items
+    return {u['id']: u.get('name') or '' for u in users}
 
 
 @register
@@ -53,14 +88,12 @@ class ApplicationCredential(ResourceKind):
         names = (
             {u: '' for u in users_of(conn, project_id)}
             if project_id is not None
-            else {u.id: u.name for u in conn.identity.users()}
+            else all_users(conn)
         )
         refs = []
         for user_id in sorted(names):
             try:
-                creds = list(
-                    conn.identity.application_credentials(user=user_id)
-                )
+                found = keystone.application_credentials(conn, user_id)
             except sdk_exc.NotFoundException:
                 continue  # deleted while we looked
             except sdk_exc.ForbiddenException:
@@ -73,10 +106,20 @@ class ApplicationCredential(ResourceKind):
                     user_id,
                 )
                 continue
+            creds = keystone.complete(
+                f'listing the application credentials of user {user_id}',
+                found,
+            )
             refs.extend(
-                self.ref(cred, user_id=user_id)
+                ResourceRef(
+                    kind=self.name,
+                    id=cred['id'],
+                    name=cred.get('name') or '',
+                    project_id=cred.get('project_id') or '',
+                    attrs={'user_id': user_id},
+                )
                 for cred in creds
-                if project_id is None or cred.project_id == project_id
+                if project_id is None or cred.get('project_id') == project_id
             )
         return refs
 

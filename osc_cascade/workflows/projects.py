@@ -27,6 +27,7 @@ from typing import Any
 from openstack import exceptions as sdk_exc
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import keystone
 from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.resource import ResourceRef
@@ -94,16 +95,33 @@ class Projects:
         return matches[0]
 
     def subtree(self, project: Any) -> list[Any]:
-        """Every project below ``project``."""
+        """Every project below ``project``, one level at a time: the
+        children of each are listed by ``parent_id``. Keystone cuts that
+        listing at its list_limit (and only a flag the SDK drops says so):
+        a truncated level is completed from the parent's
+        ``subtree_as_ids``, which list_limit does not cut, each child it
+        adds read by ID."""
         out, todo = [], [project.id]
         while todo:
             parent = todo.pop()
-            children = self._call(
-                f'listing the child projects of {parent}',
-                lambda p=parent: list(
-                    self.conn.identity.projects(parent_id=p)
-                ),
+            what = f'listing the child projects of {parent}'
+            listed = self._call(
+                what,
+                lambda p=parent: keystone.projects(self.conn, parent_id=p),
             )
+            children = [keystone.as_project(c) for c in listed.items]
+            if listed.truncated:
+                shown = {c.id for c in children}
+                ids = self._call(
+                    what, lambda p=parent: keystone.child_ids(self.conn, p)
+                )
+                for child_id in (i for i in ids if i not in shown):
+                    child = self._call(
+                        f'reading child project {child_id}',
+                        lambda c=child_id: keystone.get_project(self.conn, c),
+                    )
+                    if child is not None:  # None: deleted since
+                        children.append(child)
             out.extend(children)
             todo.extend(c.id for c in children)
         return out

@@ -16,11 +16,16 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import keystone
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import base, identity, registry
 from osc_cascade.workflows.cascade import project_ref
+from osc_cascade.workflows.projects import Projects
 from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.kinds import ref
+from tests.unit.fakes.run import zero_delays
 
 CRED, PROJECT = identity.ApplicationCredential.name, identity.Project.name
 
@@ -204,3 +209,116 @@ def test_each_kind_declares_the_heat_types_it_deletes():
     assert kinds_mod.for_heat_type('OS::Neutron::Net') == 'network.network'
     assert kinds_mod.for_heat_type('OS::Heat::Stack') == 'orchestration.stack'
     assert kinds_mod.for_heat_type('OS::Heat::RandomString') == ''
+
+
+# -- Keystone's list_limit ---------------------------------------------------
+
+TRUNCATED = "was truncated by Keystone's list_limit"
+
+
+def test_a_truncated_role_assignment_listing_is_refused(cloud, conn):
+    a = scenarios.project(cloud, 'A')['id']
+    for user in ('alice', 'bob', 'carol'):
+        assign(cloud, a, user=user)
+        cred(cloud, user, a)
+    cloud.list_limits['role_assignments'] = 2
+    with pytest.raises(CascadeError) as refused:
+        identity.ApplicationCredential().list(conn, a)
+    assert str(refused.value).startswith(
+        f'listing the users with a role on project {a} {TRUNCATED} '
+        '(2 shown), so nothing was changed'
+    )
+    # below the limit, the same listing is complete
+    cloud.list_limits['role_assignments'] = 4
+    assert len(identity.ApplicationCredential().list(conn, a)) == 3
+
+
+def test_the_cascade_refuses_on_a_truncated_role_assignment_listing(
+    cloud, osc
+):
+    a = scenarios.project(cloud, 'A')['id']
+    for user in ('alice', 'bob'):
+        assign(cloud, a, user=user)
+    cloud.list_limits['role_assignments'] = 2  # Keystone: >= is truncated
+    result = osc('project', 'delete', '--cascade', '--yes', a)
+    assert result.code == 1
+    assert (
+        f'listing the users with a role on project {a} {TRUNCATED}'
+        in result.stderr.strip().splitlines()[-1]
+    )
+    assert cloud.changes == []
+    assert cloud.exists('projects', a)
+
+
+def test_a_truncated_credential_listing_is_refused(cloud, conn):
+    a = scenarios.project(cloud, 'A')['id']
+    assign(cloud, a, user='alice')
+    cred(cloud, 'alice', a, 'one')
+    cred(cloud, 'alice', a, 'two')
+    cloud.list_limits['application_credentials'] = 2
+    with pytest.raises(CascadeError, match=TRUNCATED):
+        identity.ApplicationCredential().list(conn, a)
+
+
+def test_a_truncated_user_listing_is_asked_again_domain_by_domain(cloud, conn):
+    cloud.add('domains', id='default', name='Default')
+    cloud.add('domains', id='other', name='Other')
+    gone = 'f' * 32
+    for user, domain in (
+        ('u1', 'default'),
+        ('u2', 'default'),
+        ('u3', 'other'),
+        ('u4', 'other'),
+    ):
+        cloud.add('users', id=user, name=user, domain_id=domain)
+        cred(cloud, user, gone, f'{user}-cred')
+    cloud.list_limits['users'] = 3
+    refs = identity.ApplicationCredential().list(conn, None)
+    assert sorted(r.attrs['user_id'] for r in refs) == [
+        'u1',
+        'u2',
+        'u3',
+        'u4',
+    ]
+    asked = [p for m, p in cloud.requests if p.startswith('/v3/users?')]
+    assert sorted(asked) == [
+        '/v3/users?domain_id=default',
+        '/v3/users?domain_id=other',
+    ]
+    # a domain whose own listing is cut still cannot be completed
+    cloud.add('users', id='u5', name='u5', domain_id='other')
+    with pytest.raises(CascadeError) as refused:
+        identity.ApplicationCredential().list(conn, None)
+    assert str(refused.value).startswith(
+        f'listing the users of domain other {TRUNCATED} (3 shown)'
+    )
+
+
+def test_a_truncated_child_listing_is_completed_from_subtree_as_ids(
+    cloud, conn
+):
+    parent = scenarios.project(cloud, 'parent')
+    children = [
+        scenarios.project(cloud, f'child-{i}', parent_id=parent['id'])
+        for i in range(3)
+    ]
+    grandchild = scenarios.project(
+        cloud, 'grandchild', parent_id=children[2]['id']
+    )
+    projects = Projects(conn, retry=zero_delays(), clock=FakeClock())
+    top = keystone.get_project(conn, parent['id'])
+
+    complete = projects.subtree(top)
+    assert not any('subtree_as_ids' in p for _m, p in cloud.requests)
+
+    cloud.list_limits['projects'] = 2
+    cut = projects.subtree(top)
+    expected = {c['id'] for c in children} | {grandchild['id']}
+    assert {p.id for p in cut} == {p.id for p in complete} == expected
+    assert {p.id: p.parent_id for p in cut}[grandchild['id']] == (
+        children[2]['id']
+    )
+    assert (
+        'GET',
+        f'/v3/projects/{parent["id"]}?subtree_as_ids=',
+    ) in cloud.requests
