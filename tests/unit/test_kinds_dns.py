@@ -19,6 +19,7 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import dns
 from tests.unit import scenarios
+from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.run import cascade_for, run_kind
 
@@ -104,3 +105,89 @@ def test_a_floating_ips_ptr_is_unset_before_the_floating_ip_goes(
 def test_ptrs_are_not_searched_for_orphans(cloud, ptrs):
     assert ptrs.list(cloud.connection(), None) == []
     assert cloud.dns_calls == []
+
+
+# -- shared zones --------------------------------------------------------------
+
+
+def _delete_headers(cloud, zone):
+    return [
+        r.headers
+        for r in cloud.mocker.request_history
+        if r.method == 'DELETE' and r.path.endswith(f'/zones/{zone["id"]}')
+    ]
+
+
+def test_a_zone_shared_with_another_project_is_kept_with_its_records(cloud):
+    # the reproduction: the zone was deleted with X-Designate-Delete-Shares,
+    # and the record sets of the project it was shared with went along
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    zone = cloud.zone(a, 'a.example.')
+    cloud.zone_share(zone, b)
+    theirs = cloud.recordset(zone, b, 'www.a.example.')
+
+    assert kept_and_refused(cloud, a, zone['id']) == (
+        f'shared with project(s) {b}, whose record sets in it its delete '
+        f'would take along'
+    )
+    assert cloud.exists('zones', zone['id'])
+    assert cloud.exists('recordsets', theirs['id'])
+    assert _delete_headers(cloud, zone) == []
+
+
+def test_shares_are_asked_only_of_shared_zones_on_the_owners_behalf(
+    cloud, zones
+):
+    a = scenarios.project(cloud, 'A')['id']
+    shared = cloud.zone(a, 'shared.example.')
+    cloud.zone_share(shared, 'p-b')
+    cloud.zone_share(shared, 'p-c')
+    cloud.zone(a, 'alone.example.')
+    refs = {r.name: r for r in zones.list(cloud.connection(), a)}
+    assert refs['shared.example.'].attrs['shared_with'] == ['p-b', 'p-c']
+    assert 'shared_with' not in refs['alone.example.'].attrs
+    assert [c for c in cloud.dns_calls if c[1].endswith('/shares')] == [
+        ('GET', f'/v2/zones/{shared["id"]}/shares', a)
+    ]
+    assert zones.primary_step(refs['alone.example.']).is_delete
+
+
+def test_an_unshared_zone_is_deleted_without_the_delete_shares_header(
+    cloud, zones
+):
+    a = scenarios.project(cloud, 'A')['id']
+    zone = cloud.zone(a, 'a.example.')
+    run_kind(cloud, zones, zones.list(cloud.connection(), a))
+    [headers] = _delete_headers(cloud, zone)
+    assert 'X-Designate-Delete-Shares' not in headers
+    assert not cloud.exists('zones', zone['id'])
+
+
+def test_delete_shared_deletes_a_shared_zone_and_says_so(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    zone = cloud.zone(a, 'a.example.')
+    cloud.zone_share(zone, 'p-b')
+    zones = kinds_mod.build(delete_shared=True)[dns.Zone.name]
+    refs = zones.list(cloud.connection(), a)
+    assert zones.primary_step(refs[0]).is_delete
+
+    [result] = run_kind(cloud, zones, refs).results.values()
+
+    assert result.outcome == DONE
+    [headers] = _delete_headers(cloud, zone)
+    assert headers['X-Designate-Delete-Shares'] == 'true'
+    assert not cloud.exists('zones', zone['id'])
+
+
+def test_a_zone_shared_after_the_plan_is_refused_by_designate(cloud, zones):
+    # planned unshared, shared meanwhile: no header, Designate refuses,
+    # the zone and its shares stay
+    a = scenarios.project(cloud, 'A')['id']
+    zone = cloud.zone(a, 'a.example.')
+    refs = zones.list(cloud.connection(), a)
+    cloud.zone_share(zone, 'p-b')
+    [result] = run_kind(cloud, zones, refs).results.values()
+    assert result.outcome == FAILED
+    assert 'shared with other projects' in result.error
+    assert cloud.exists('zones', zone['id'])

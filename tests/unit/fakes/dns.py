@@ -13,13 +13,19 @@
 """Designate: zones, whose delete is asynchronous, and the PTR records of
 floating IPs. A call acts for the project of its
 ``X-Auth-Sudo-Project-ID`` header (the admin's without it); every call is
-logged in ``dns_calls``."""
+logged in ``dns_calls``.
+
+A zone may be shared with other projects (``zone_share``), which then hold
+record sets in it (``recordset``): as Designate does, the zone says
+``shared``, its delete is refused (400 ``zone_shared``) unless it says
+``X-Designate-Delete-Shares: true``, and then it takes the shares and every
+record set in it along."""
 
 from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS
+from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, Conflict
 
 
 class Dns:
@@ -41,6 +47,27 @@ class Dns:
             type='PRIMARY',
             shared=False,
             **extra,
+        )
+
+    def zone_share(self, zone, target_project_id):
+        zone['shared'] = True
+        return self.add(
+            'zone_shares',
+            zone_id=zone['id'],
+            project_id=zone['project_id'],
+            target_project_id=target_project_id,
+        )
+
+    def recordset(self, zone, project_id, name):
+        """A record set of ``project_id`` (the zone's or one it is shared
+        with) in the zone."""
+        return self.add(
+            'recordsets',
+            zone_id=zone['id'],
+            project_id=project_id,
+            name=name,
+            type='A',
+            records=['192.0.2.1'],
         )
 
     def ptr(self, fip, ptrdname):
@@ -88,6 +115,19 @@ class Dns:
                 'links': {},
                 'metadata': {},
             }
+        m = re.fullmatch(r'/v2/zones/([^/]+)/shares', path)
+        if m and method == 'GET':
+            zone = self.get('zones', m.group(1))
+            if zone is None or zone['project_id'] != scope:
+                return 404, {'code': 404, 'type': 'zone_not_found'}
+            return 200, {
+                'shared_zones': [
+                    s
+                    for s in self.all('zone_shares')
+                    if s['zone_id'] == zone['id']
+                ],
+                'links': {},
+            }
         m = re.fullmatch(r'/v2/zones/([^/]+)', path)
         if m:
             zone = self._poll_zone(m.group(1))
@@ -100,6 +140,7 @@ class Dns:
             if method == 'GET':
                 return 200, zone
             if method == 'DELETE':
+                self._delete_shares(zone)
                 zone.update(
                     action='DELETE',
                     status='PENDING',
@@ -127,6 +168,30 @@ class Dns:
                 ptr['ptrdname'] = body['ptrdname']
             return 202, ptr
         return 404, {'code': 404, 'message': 'no route'}
+
+    def _delete_shares(self, zone):
+        """What Designate checks, and deletes along, when a shared zone
+        goes: refused without the header, else its shares and every
+        project's record sets in it."""
+        if not zone.get('shared'):
+            return
+        if (self.header('X-Designate-Delete-Shares') or '').lower() != 'true':
+            raise Conflict(
+                400,
+                {
+                    'code': 400,
+                    'type': 'zone_shared',
+                    'message': 'This zone is shared with other projects, '
+                    'please remove these shares before deletion or use the '
+                    'delete-shares modifier to override this warning.',
+                },
+            )
+        for share in self.all('zone_shares'):
+            if share['zone_id'] == zone['id']:
+                self._remove('zone_shares', share['id'])
+        for rs in self.all('recordsets'):
+            if rs['zone_id'] == zone['id']:
+                self._remove('recordsets', rs['id'])
 
     def _poll_zone(self, zone_id):
         zone = self.get('zones', zone_id)
