@@ -17,18 +17,18 @@ from __future__ import annotations
 import pytest
 
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.resource import Step
 from tests.unit.fakes.run import cascade_for
 
 
-def kept_and_refused(cloud, project_id) -> Step:
+def kept_and_refused(cloud, project_id, resource_id) -> str:
     """The cascade of the project, planned and run: its plan keeps exactly
-    one resource, and the run refuses before changing anything. Returns
-    that keep step."""
+    one resource, ``resource_id``, and the run refuses before changing
+    anything, saying why. Returns the reason."""
     pc, targets, plan = cascade_for(cloud, project_id)
     [kept] = plan.kept()
+    assert kept.target.id == resource_id
     with pytest.raises(CascadeError, match='Nothing was changed') as refused:
         pc.execute(plan, targets)
     assert kept.params['reason'] in str(refused.value)
     assert cloud.changes == []
-    return kept
+    return kept.params['reason']
