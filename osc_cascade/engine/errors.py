@@ -24,6 +24,14 @@ class CascadeError(Exception):
     left."""
 
 
+class Interrupted(CascadeError):
+    """A run stopped by a signal; ``signum`` says which."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.signum = signum
+
+
 class PlanError(CascadeError):
     """The resources found cannot be put in a safe deletion order."""
 

@@ -44,6 +44,8 @@ from osc_cascade.engine.slots import Slots
 from osc_cascade.kinds.base import GONE, ResourceKind
 
 DONE = 'done'
+#: why what was not started when the run was stopped is skipped
+INTERRUPTED = 'interrupted'
 FAILED = 'failed'
 SKIPPED = 'skipped'
 KEPT = 'kept'
@@ -180,6 +182,18 @@ class Executor:
         self._listings_lock = threading.Lock()
         #: orders deletes and listings across threads (a clock may tie)
         self._sequence = itertools.count().__next__
+        #: set by stop(): start nothing more, give up retries and polls
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        """Stop the run (from a signal handler): nothing more starts, a
+        call in flight ends within the API timeout, and the run returns
+        what was done; the rest is skipped as interrupted."""
+        self._stopping.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopping.is_set()
 
     def emit(self, event: Event) -> None:
         with self._event_lock:
@@ -241,6 +255,15 @@ class Executor:
                 while queue and len(running) < threads:
                     _key, step_id = heapq.heappop(queue)
                     if step_id in results:
+                        continue
+                    if self.stopped:
+                        finish(
+                            step_id,
+                            StepResult(
+                                plan.steps[step_id], SKIPPED, error=INTERRUPTED
+                            ),
+                            ready,
+                        )
                         continue
                     step = plan.steps[step_id]
                     if step.action == KEEP:
@@ -349,8 +372,14 @@ class Executor:
             attempt += 1
             try:
                 with self._slot(step, queue):
+                    if self.stopped:  # while it waited for the slot
+                        raise StepFailed(
+                            f'{INTERRUPTED} before its call', attempt - 1
+                        )
                     call()
                 return attempt
+            except StepFailed:
+                raise
             except Exception as exc:
                 if is_gone(exc):
                     return 0
@@ -359,6 +388,12 @@ class Executor:
                 if attempt >= self.retry.max_attempts:
                     raise StepFailed(
                         f'gave up after {attempt} attempts: {one_line(exc)}',
+                        attempt,
+                    ) from exc
+                if self.stopped:
+                    raise StepFailed(
+                        f'{INTERRUPTED} before it could be retried: '
+                        f'{one_line(exc)}',
                         attempt,
                     ) from exc
                 delay = self.retry.delay(attempt)
@@ -376,7 +411,7 @@ class Executor:
                         f'{delay:g}s',
                     )
                 )
-                self.clock.sleep(delay)
+                self.clock.pause(delay, self._stopping)
 
     def _run_parts(
         self,
@@ -408,10 +443,14 @@ class Executor:
                     )
                     for fut in done:
                         fut.result()  # a part that failed fails the step
+                if self.stopped:
+                    break
                 with self._slot(step, queue):
                     part = next(parts, None)
             for fut in concurrent.futures.as_completed(running):
                 fut.result()
+        if self.stopped:
+            raise StepFailed(f'{INTERRUPTED} before it was emptied')
 
     def _wait_gone(
         self,
@@ -442,13 +481,18 @@ class Executor:
                 return
             if status in kind.error_statuses:
                 raise StepFailed(f'delete failed: status is {status}')
+            if self.stopped:
+                raise StepFailed(
+                    f'{INTERRUPTED} while the delete was under way (status '
+                    f'{status}): it may still finish; run again to check'
+                )
             if self.clock.now() + delay > deadline:
                 raise StepFailed(
                     f'timed out after {self.timeout:g}s '
                     f'waiting for the delete (status '
                     f'{status})'
                 )
-            self.clock.sleep(delay)
+            self.clock.pause(delay, self._stopping)
             delay = min(
                 self.retry.poll_listed_max if listed else self.retry.poll_max,
                 delay * 2,

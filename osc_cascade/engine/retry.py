@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 import dataclasses
+import threading
 import time
 from typing import TypeVar
 
@@ -41,6 +42,11 @@ class Clock:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
+
+    def pause(self, seconds: float, stop: threading.Event) -> None:
+        """Sleep, but no longer than until ``stop`` is set (an interrupted
+        run must not wait out its backoffs and polls)."""
+        stop.wait(seconds)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,14 +22,15 @@ and turns into exit code 1."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 import contextlib
+import signal
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from osc_lib import exceptions
 
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, Interrupted
 
 
 def positive_int(text: str) -> int:
@@ -83,6 +84,35 @@ def add_execution_options(group: Any) -> None:
         default=600,
         help='Give up on one resource after <seconds> (default: 600)',
     )
+
+
+#: seconds one API call may take when neither --api-timeout nor the
+#: cloud's api_timeout (clouds.yaml) says: a hung call must not hang a run
+DEFAULT_API_TIMEOUT = 120.0
+
+
+def add_api_timeout_option(group: Any) -> None:
+    group.add_argument(
+        '--api-timeout',
+        metavar='<seconds>',
+        type=positive_float,
+        help='Give up on one API call after <seconds> (default: the '
+        "cloud's api_timeout in clouds.yaml, else "
+        f'{DEFAULT_API_TIMEOUT:g}); a call that timed out is retried like '
+        'any that may pass',
+    )
+
+
+def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
+    """The SDK connection of OSC's client manager, with every API call
+    bounded in time (keystoneauth's session timeout)."""
+    conn = app.client_manager.sdk_connection
+    timeout = getattr(parsed_args, 'api_timeout', None)
+    if timeout is not None:
+        conn.session.timeout = timeout
+    elif conn.session.timeout is None:
+        conn.session.timeout = DEFAULT_API_TIMEOUT
+    return conn
 
 
 def confirm(question: str, assume_yes: bool) -> None:
@@ -143,3 +173,32 @@ def hand_to_osc(
     nothing after a dry run, a refusal or a failure."""
     setattr(parsed_args, dest, list(ids))
     return parsed_args
+
+
+@contextlib.contextmanager
+def stoppable(stop: Callable[[int], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM call ``stop(signum)`` while the block runs, so
+    that the workflow finishes what is in flight, writes its report and
+    says what remains; a second signal ends the command at once."""
+
+    def handler(signum: int, frame: Any) -> None:
+        for s in SIGNALS:
+            signal.signal(s, signal.SIG_DFL)  # the next one is not polite
+        stop(signum)
+
+    previous = {s: signal.signal(s, handler) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+#: the signals a run stops for, politely
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def exit_interrupted(exc: Interrupted) -> NoReturn:
+    """128 + the signal, as a shell reports a command a signal ended."""
+    sys.stderr.write(f'{exc}\n')
+    raise SystemExit(128 + exc.signum)

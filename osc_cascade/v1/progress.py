@@ -32,6 +32,8 @@ class Progress:
         self.finished = 0
         self.failed = 0
         self.running: dict[str, str] = {}
+        #: set once writing failed: the run goes on without progress
+        self.silenced = False
 
     def add_total(self, steps: int) -> None:
         self.total += steps
@@ -63,10 +65,18 @@ class Progress:
         return f'[{self.finished}/{self.total}] {text}'
 
     def _line(self, text: str) -> None:
-        if self.tty:
-            self.stream.write('\r\033[K')
-        self.stream.write(text + '\n')
-        self.stream.flush()
+        self._write(('\r\033[K' if self.tty else '') + text + '\n')
+
+    def _write(self, text: str) -> None:
+        """Progress is a courtesy: a closed or broken stderr (a pipe to a
+        `head` that exited) must not crash the run; it goes silent."""
+        if self.silenced:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # ValueError: a closed file
+            self.silenced = True
 
     def _bar(self) -> None:
         width = 30
@@ -78,13 +88,11 @@ class Progress:
             + (f', {self.failed} failed' if self.failed else '')
             + (f' | {current}' if current else '')
         )
-        self.stream.write('\r\033[K' + text[:150])
-        self.stream.flush()
+        self._write('\r\033[K' + text[:150])
 
     def close(self) -> None:
         if self.tty:
-            self.stream.write('\r\033[K')
-            self.stream.flush()
+            self._write('\r\033[K')
 
     def note(self, text: str) -> None:
         self._line(text)

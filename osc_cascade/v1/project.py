@@ -26,15 +26,20 @@ import argparse
 from cliff import hooks
 from osc_lib import exceptions
 
+from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
+    add_api_timeout_option,
     add_execution_options,
     age,
     confirm,
+    connection,
     counts_text,
     engine_errors,
+    exit_interrupted,
     hand_to_osc,
     refuse_stray_options,
+    stoppable,
 )
 from osc_cascade.v1.constants import SUMMARY_COLUMNS
 
@@ -69,6 +74,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             'then the project. Needs the admin role.',
         )
         add_execution_options(group)
+        add_api_timeout_option(group)
         group.add_argument(
             '--recursive',
             action='store_true',
@@ -140,7 +146,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
         progress = Progress()
         workflow = cascade.ProjectCascade(
-            self.cmd.app.client_manager.sdk_connection,
+            connection(self.cmd.app, parsed_args),
             cascade.CascadeOptions(
                 recursive=parsed_args.recursive,
                 delete_shared=parsed_args.delete_shared,
@@ -186,10 +192,19 @@ class ProjectDeleteCascade(hooks.CommandHook):
         )
         progress.add_total(len(cascade.without_projects(plan).steps))
         try:
-            outcome = workflow.execute(plan, targets)
+            with stoppable(workflow.interrupt):
+                outcome = workflow.execute(plan, targets)
+        except Interrupted as exc:
+            progress.close()
+            self._emit_summary(workflow.runs, [], parsed_args)
+            exit_interrupted(exc)
         finally:
             progress.close()
-        self._emit_summary(outcome, parsed_args)
+        self._emit_summary(
+            outcome.runs,
+            outcome.empty_projects + outcome.deleted_children,
+            parsed_args,
+        )
         return [p.id for p in outcome.empty_projects]
 
     def _check_identity_v3(self) -> None:
@@ -209,18 +224,13 @@ class ProjectDeleteCascade(hooks.CommandHook):
         columns, rows = output.plan_rows(plan)
         output.emit(parsed_args, columns, rows, stdout)
 
-    def _emit_summary(self, outcome, parsed_args: argparse.Namespace) -> None:
+    def _emit_summary(
+        self, runs, projects, parsed_args: argparse.Namespace
+    ) -> None:
         from osc_cascade.engine.executor import RunResult
 
-        rows = list(RunResult.merge(outcome.runs).summary())
-        rows.append(
-            (
-                'identity.project',
-                len(outcome.empty_projects) + len(outcome.deleted_children),
-                0,
-                0,
-            )
-        )
+        rows = list(RunResult.merge(runs).summary())
+        rows.append(('identity.project', len(projects), 0, 0))
         if parsed_args.formatter == output.DOT:
             parsed_args.formatter = 'table'
         output.emit(parsed_args, SUMMARY_COLUMNS, rows, self.cmd.app.stdout)

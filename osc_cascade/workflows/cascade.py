@@ -31,13 +31,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 import contextlib
 import dataclasses
+import signal
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine import planfile, report
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.errors import CascadeError, PlanError
-from osc_cascade.engine.executor import KEPT, Event, Executor, RunResult
+from osc_cascade.engine.errors import CascadeError, Interrupted, PlanError
+from osc_cascade.engine.executor import (
+    DONE,
+    INTERRUPTED,
+    KEPT,
+    Event,
+    Executor,
+    RunResult,
+)
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.reconcile import created_after, reconcile, unplanned
 from osc_cascade.engine.resource import ResourceRef, Step
@@ -91,6 +99,9 @@ class ProjectCascade:
         self.runs: list[RunResult] = []
         #: seconds spent in each phase, for the report
         self.phases: dict[str, float] = {}
+        #: the signal that interrupted the run, if one did
+        self._interrupted: int | None = None
+        self._executor: Executor | None = None
         self.discovery = Discovery(
             conn,
             self.kinds,
@@ -210,6 +221,7 @@ class ProjectCascade:
         # verification raises
         self.runs = runs = []
         runs.append(self._run(without_projects(checked.plan)))
+        self._check_interrupted()
         ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
             leftover = still_to_do(self.plan(targets))
@@ -223,6 +235,7 @@ class ProjectCascade:
             if not leftover.steps:
                 break
             runs.append(self._run(leftover))
+            self._check_interrupted()
             ran |= set(runs[-1].results)
         else:
             leftover = still_to_do(self.plan(targets))
@@ -268,8 +281,38 @@ class ProjectCascade:
         for them and create anything new."""
         self.projects.disable(targets)
 
+    def interrupt(self, signum: int) -> None:
+        """Stop (from a signal handler): the round under way starts nothing
+        more and returns what it did; no round and no delete of a project
+        follows."""
+        self._interrupted = signum
+        if self._executor is not None:
+            self._executor.stop()
+
+    def _check_interrupted(self) -> None:
+        if self._interrupted is None:
+            return
+        done = sum(
+            r.outcome == DONE
+            for run in self.runs
+            for r in run.results.values()
+        )
+        left = sum(
+            r.error == INTERRUPTED or r.error.startswith(INTERRUPTED)
+            for run in self.runs
+            for r in run.results.values()
+        )
+        raise Interrupted(
+            f'Interrupted ({signal.Signals(self._interrupted).name}) after '
+            f'{done} step(s) done; {left} interrupted or not started. The '
+            'projects stay drained (disabled): run the same command again '
+            'to finish.',
+            self._interrupted,
+        )
+
     def _run(self, plan: Plan) -> RunResult:
-        executor = Executor(
+        self._check_interrupted()
+        executor = self._executor = Executor(
             self.conn,
             self.kinds,
             parallel=self.options.parallel,
@@ -278,7 +321,9 @@ class ProjectCascade:
             clock=self.clock,
             on_event=self.on_event,
         )
-        return executor.run(plan)
+        result = executor.run(plan)
+        self._executor = None
+        return result
 
     def _report(self, plan: Plan, began: float, error: str = '') -> None:
         if not self.options.report_file:

@@ -820,3 +820,68 @@ def test_a_step_that_becomes_ready_late_overtakes_queued_ones(monkeypatch):
     # (late3, of no more weight than a filler, takes its turn by plan
     # order)
     assert kind.deleted()[:3] == ['x', 'late', 'late2']
+
+
+# -- stopping (SIGINT, SIGTERM) ----------------------------------------------
+
+
+def test_a_stopped_run_starts_nothing_more_and_says_so():
+    ex_box = {}
+
+    def on_call(what, key):
+        if what == 'delete' and key == 'b':
+            ex_box['ex'].stop()
+
+    kind = FakeKind(on_call=on_call)
+    ex = Executor(object(), {KIND: kind}, parallel=1, clock=FakeClock())
+    ex_box['ex'] = ex
+    result = ex.run(chain_plan(['a', 'b', 'c', 'd']))
+    by_id = {r.step.target.id: r for r in result.results.values()}
+    # a and b were done (b was in flight when the stop came)
+    assert (by_id['a'].outcome, by_id['b'].outcome) == (DONE, DONE)
+    assert by_id['c'].outcome == SKIPPED
+    assert by_id['c'].error == executor.INTERRUPTED
+    assert by_id['d'].outcome == SKIPPED
+    assert [c for c in kind.calls if c[0] == 'delete'] == [
+        ('delete', 'a'),
+        ('delete', 'b'),
+    ]
+
+
+def test_a_stop_ends_a_retry_and_a_wait_at_once():
+    clock = FakeClock()
+    busy = sdk_error(sdk_exc.ConflictException, 409, 'busy')
+    box = {}
+
+    def on_call(what, key):
+        box['ex'].stop()  # the signal comes while the call is in flight
+
+    kind = FakeKind(
+        synchronous=False,
+        on_call=on_call,
+        script={'a': [busy, busy, None]},
+        statuses={'b': ['deleting'] * 50},
+    )
+    for id_, expected in [
+        ('a', 'interrupted before it could be retried'),
+        ('b', 'interrupted while the delete was under way'),
+    ]:
+        box['ex'] = Executor(object(), {KIND: kind}, parallel=2, clock=clock)
+        result = box['ex'].run_step(
+            make_plan([id_]).steps[f'delete:{KIND}:{id_}']
+        )
+        assert result.outcome == FAILED
+        assert result.error.startswith(expected), result.error
+    assert clock.sleeps == []  # no backoff, no poll interval waited
+
+
+def test_a_step_waiting_for_a_slot_when_stopped_makes_no_call():
+    kind = FakeKind()
+    ex = Executor(object(), {KIND: kind}, parallel=1, clock=FakeClock())
+    ex.stop()
+    result = ex.run_step(make_plan(['a']).steps[f'delete:{KIND}:a'])
+    assert (result.outcome, result.error) == (
+        FAILED,
+        'interrupted before its call',
+    )
+    assert kind.calls == []

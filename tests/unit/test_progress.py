@@ -115,3 +115,19 @@ def test_the_bar_stays_short_and_survives_an_unknown_total():
 def test_tty_can_be_forced():
     assert Progress(Terminal(), tty=False).tty is False
     assert Progress(io.StringIO(), tty=True).tty is True
+
+
+def test_a_broken_stderr_silences_progress_and_crashes_nothing():
+    class BrokenPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, 'Broken pipe')
+
+    progress = Progress(BrokenPipe(), tty=False)
+    progress.add_total(2)
+    a = step('a')
+    progress(Event('started', a))
+    progress(Event('done', a, result=StepResult(a, 'done', 1.0)))
+    progress.note('note: still fine')
+    progress.close()
+    assert progress.silenced
+    assert progress.finished == 1

@@ -16,11 +16,14 @@ through the real OSC shell against the fake cloud."""
 import csv
 import io
 import json
+import os
+import signal
 import sys
 
 import pytest
 import yaml
 
+from osc_cascade.kinds import block_storage
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import ADMIN_PROJECT
@@ -652,3 +655,46 @@ def test_one_unknown_project_among_several_changes_nothing(cloud, osc):
     scenarios.volume(cloud, p['id'])
     refused(cascade(osc, '--yes', 'A', 'nope'), "'nope'")
     assert cloud.changes == []
+
+
+# -- interrupted ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ('signum', 'code'), [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
+)
+def test_a_signal_stops_the_run_writes_the_report_and_says_what_remains(
+    cloud, osc, tmp_path, monkeypatch, signum, code
+):
+    p = scenarios.project(cloud, 'A')
+    for i in range(5):
+        scenarios.volume(cloud, p['id'], f'v{i}')
+    real_delete = block_storage.Volume.delete
+
+    signalled = []
+
+    def delete_then_signal(self, conn, ref):
+        real_delete(self, conn, ref)
+        if not signalled:  # a second one would end the process at once
+            signalled.append(ref.id)
+            os.kill(os.getpid(), signum)  # as if Ctrl-C (or kill) came now
+
+    monkeypatch.setattr(block_storage.Volume, 'delete', delete_then_signal)
+    report = tmp_path / 'report.json'
+    with pytest.raises(SystemExit) as exit_:
+        cascade(
+            osc, '--yes', '--parallel', '1', '--report-file', str(report), 'A'
+        )
+    assert exit_.value.code == code
+    # the handlers are the shell's again
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # the delete in flight finished; a signal reaches the main thread a
+    # moment later, so another call may have started meanwhile, no more
+    assert len(cloud.all('volumes')) >= 3
+    assert cloud.exists('projects', p['id'])
+    assert cloud.get('projects', p['id'])['enabled'] is False
+    saved = json.loads(report.read_text())
+    assert saved['ok'] is False
+    assert saved['error'].startswith(
+        f'Interrupted ({signal.Signals(signum).name})'
+    )

@@ -37,6 +37,10 @@ class FakeClock(Clock):
             self.sleeps.append(seconds)
             self.time += seconds
 
+    def pause(self, seconds: float, stop: threading.Event) -> None:
+        if not stop.is_set():
+            self.sleep(seconds)
+
 
 def patch_wall_clock(monkeypatch) -> FakeClock:
     """Make the real Clock (what the command uses) a fake one: retries
@@ -44,4 +48,7 @@ def patch_wall_clock(monkeypatch) -> FakeClock:
     clock = FakeClock()
     monkeypatch.setattr(Clock, 'now', lambda self: clock.now())
     monkeypatch.setattr(Clock, 'sleep', lambda self, s: clock.sleep(s))
+    monkeypatch.setattr(
+        Clock, 'pause', lambda self, s, stop: clock.pause(s, stop)
+    )
     return clock
