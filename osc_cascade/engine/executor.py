@@ -481,6 +481,14 @@ class Executor:
                 return
             if status in kind.error_statuses:
                 raise StepFailed(f'delete failed: status is {status}')
+            if status in kind.unfinished_statuses:
+                self._call(
+                    kind,
+                    step,
+                    deadline,
+                    queue,
+                    lambda: kind.finish_delete(self.conn, step.target),
+                )
             if self.stopped:
                 raise StepFailed(
                     f'{INTERRUPTED} while the delete was under way (status '

@@ -68,6 +68,9 @@ class ResourceKind:
     service_type: ClassVar[str]
     #: statuses that mean the delete failed in the service
     error_statuses: ClassVar[frozenset[str]] = frozenset()
+    #: statuses in which the service waits for another call to finish the
+    #: delete (``finish_delete``): a soft-deleted server
+    unfinished_statuses: ClassVar[frozenset[str]] = frozenset()
     #: a delete that returns is final (no status polling needed)
     synchronous_delete: ClassVar[bool] = False
     #: why the cascade cannot list this kind at all, when it cannot: a
@@ -131,6 +134,11 @@ class ResourceKind:
         (then each delete is polled with ``status``). Steps waiting on
         deletes of the same kind and project share that list."""
         return None
+
+    def finish_delete(self, conn: Any, ref: ResourceRef) -> None:
+        """The call that finishes a delete the service left in one of the
+        ``unfinished_statuses``."""
+        raise NotImplementedError(f'{self.name} cannot finish a delete')
 
     def owner(self, conn: Any, ref: ResourceRef) -> str | None:
         """The project that owns the resource now: None if it is gone,

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
@@ -38,6 +39,9 @@ class Server(ResourceKind):
     # ERROR before the delete is common and fine; status() reports a
     # failed delete only when nova has finished with the server
     error_statuses = frozenset({'ERROR (delete failed)'})
+    # with reclaim_instance_interval set, nova only soft-deletes: the
+    # server would wait there for the reclaim, and the cascade with it
+    unfinished_statuses = frozenset({'SOFT_DELETED'})
 
     def list(self, conn, project_id):
         # Every state: ERROR, SHELVED_OFFLOADED, SOFT_DELETED and locked
@@ -58,12 +62,15 @@ class Server(ResourceKind):
         )
 
     def delete(self, conn, ref):
-        if ref.attrs.get('status') == 'SOFT_DELETED':
-            # a plain delete of a soft-deleted server is a no-op in nova;
-            # the SDK has no force_delete_server, force is a flag
-            conn.compute.delete_server(ref.id, force=True)
+        if ref.attrs.get('status') in self.unfinished_statuses:
+            self.finish_delete(conn, ref)
         else:
             conn.compute.delete_server(ref.id)
+
+    def finish_delete(self, conn, ref):
+        # a plain delete of a soft-deleted server is a no-op in nova; the
+        # SDK has no force_delete_server, force is a flag
+        conn.compute.delete_server(ref.id, force=True)
 
     def status(self, conn, ref):
         return self._status(conn.compute.get_server(ref.id))
@@ -94,15 +101,45 @@ class ServerGroup(ResourceKind):
     service_type = 'compute'
     synchronous_delete = True
 
+    #: groups asked for per page; nova answers at most its max_limit
+    page = 1000
+
     def list(self, conn, project_id):
-        # server groups have no project filter: filter client-side
-        return owned(
-            (
-                self.ref(g, members=list(g.member_ids or []))
-                for g in conn.compute.server_groups(all_projects=True)
-            ),
-            project_id,
-        )
+        # No project filter in nova: every project's, filtered here, page by
+        # page (limit and offset; the SDK asks once and nova caps that list
+        # at its max_limit, so the rest would be missed). A short page may
+        # be max_limit's: only an empty one ends the list.
+        refs, offset = [], 0
+        while page := request(
+            conn.compute,
+            'GET',
+            '/os-server-groups',
+            params={
+                'all_projects': 'True',
+                'limit': self.page,
+                'offset': offset,
+            },
+        ).json()['server_groups']:
+            refs += [
+                ResourceRef(
+                    kind=self.name,
+                    id=g['id'],
+                    name=g.get('name') or '',
+                    project_id=g.get('project_id') or '',
+                    attrs={'members': g['members']}
+                    if g.get('members')
+                    else {},
+                )
+                for g in page
+            ]
+            offset += len(page)
+        return owned(refs, project_id)
+
+    def _page(self, conn, offset):
+        query = {'all_projects': 'True', 'limit': self.page, 'offset': offset}
+        return request(
+            conn.compute, 'GET', '/os-server-groups', params=query
+        ).json()['server_groups']
 
     def relations(self, ref, inventory):
         for member in ref.attrs.get('members', []):

@@ -15,6 +15,8 @@ projects' images."""
 
 from __future__ import annotations
 
+import itertools
+
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef, Step
@@ -31,7 +33,18 @@ class Image(ResourceKind):
 
     def list(self, conn, project_id):
         refs = []
-        for image in conn.image.images(owner=project_id, visibility='all'):
+        # Glance leaves hidden images (os_hidden) out of a listing unless
+        # asked for them alone: both listings, or they would stay behind
+        listed = {
+            image.id: image
+            for image in itertools.chain.from_iterable(
+                conn.image.images(
+                    owner=project_id, visibility='all', is_hidden=hidden
+                )
+                for hidden in (False, True)
+            )
+        }
+        for image in listed.values():
             shared_with = []
             if image.visibility == 'shared':
                 # 'shared' only means "may have members": ask who

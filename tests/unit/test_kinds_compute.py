@@ -16,10 +16,13 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine import resource
+from osc_cascade.engine.executor import DONE, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import compute
 from osc_cascade.kinds.base import GONE
 from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 
 
@@ -100,6 +103,23 @@ def test_soft_deleted_server_is_force_deleted(cloud, conn):
     kind.delete(conn, next(iter(kind.list(conn, a))))
     assert cloud.changes == [('POST', f'/v2.1/servers/{vm["id"]}/action')]
     assert cloud.get('servers', vm['id'])['task_state'] == 'deleting'
+
+
+def test_a_server_nova_only_soft_deletes_is_force_deleted_then_waited_for():
+    # nova.conf's reclaim_instance_interval: DELETE leaves SOFT_DELETED
+    with FakeCloud(reclaim_instance_interval=3600) as cloud:
+        a, _ = projects(cloud)
+        vm = scenarios.server(cloud, a)
+        conn = cloud.connection()
+        kind = compute.Server()
+        clock = FakeClock()
+        result = Executor(conn, {kind.name: kind}, clock=clock).run_step(
+            resource.delete(next(iter(kind.list(conn, a))))
+        )
+        assert result.outcome == DONE, result.error
+        assert not cloud.exists('servers', vm['id'])
+        assert [m for m, _ in cloud.changes] == ['DELETE', 'POST']
+        assert sum(clock.sleeps) < 5  # not the 600 s of --timeout
 
 
 class _StatusCloud(FakeCloud):
@@ -213,3 +233,22 @@ def test_server_statuses_of_a_project_in_one_list(cloud, conn):
     assert len(cloud.requests) == 1
     # gone from the list once nova has finished: the executor reads GONE
     assert going['id'] not in kind.list_statuses(conn, a)
+
+
+def test_server_groups_beyond_one_page_of_novas_max_limit_are_all_listed():
+    with FakeCloud(nova_max_limit=3) as cloud:
+        a, b = projects(cloud)
+        mine = [
+            cloud.add('server_groups', name=f'g{i}', project_id=a, members=[])
+            for i in range(7)
+        ]
+        cloud.add('server_groups', name='theirs', project_id=b, members=[])
+        kind = compute.ServerGroup()
+        kind.page = 5  # more than nova answers: the page comes back short
+        refs = kind.list(cloud.connection(), a)
+    assert {r.id for r in refs} == {g['id'] for g in mine}
+    offsets = [
+        p for m, p in cloud.requests if p.startswith('/v2.1/os-server-groups')
+    ]
+    # 3 + 3 + 2 + an empty page that ends the list
+    assert len(offsets) == 4

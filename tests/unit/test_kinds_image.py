@@ -46,8 +46,11 @@ def test_list_asks_for_the_projects_images_of_every_visibility(
 ):
     list(image.Image().list(conn, pid))
     calls = [p for m, p in cloud.requests if p.startswith('/v2/images')]
-    assert len(calls) == 1
-    assert f'owner={pid}' in calls[0] and 'visibility=all' in calls[0]
+    # and the hidden ones, which Glance lists only when asked alone
+    assert len(calls) == 2
+    for call in calls:
+        assert f'owner={pid}' in call and 'visibility=all' in call
+    assert 'os_hidden=True' in calls[1]
 
 
 def test_another_owners_image_never_gets_in():
@@ -156,3 +159,10 @@ def test_image_delete_and_unknown_action(cloud, conn, pid):
         kind.delete(conn, ref)
     with pytest.raises(NotImplementedError):
         kind.apply(conn, Step('share', ref))
+
+
+def test_a_hidden_image_is_listed_and_deleted_too(cloud, conn, pid):
+    hidden = scenarios.image(cloud, pid, 'hidden', os_hidden=True)
+    shown = scenarios.image(cloud, pid, 'shown')
+    refs = image.Image().list(conn, pid)
+    assert {r.id for r in refs} == {hidden['id'], shown['id']}

@@ -24,9 +24,21 @@ from tests.unit.fakes.common import ADMIN_USER, ENDPOINTS, matches
 
 
 class Compute:
-    def __init__(self, services=None, *, nova_max_version='2.96', **kwargs):
+    def __init__(
+        self,
+        services=None,
+        *,
+        nova_max_version='2.96',
+        nova_max_limit=1000,
+        reclaim_instance_interval=0,
+        **kwargs,
+    ):
         super().__init__(services, **kwargs)
         self.nova_max_version = nova_max_version
+        #: as nova.conf's [api] max_limit: the longest page nova answers
+        self.nova_max_limit = nova_max_limit
+        #: as nova.conf's: when set, a DELETE only soft-deletes a server
+        self.reclaim_instance_interval = reclaim_instance_interval
 
     def _compute(self, method, path, query, body):
         if path in ('', '/'):
@@ -67,12 +79,27 @@ class Compute:
                 }
             if method == 'GET':
                 return 200, {'server': server_view(server)}
+            if method == 'DELETE' and self.reclaim_instance_interval:
+                server['status'] = 'SOFT_DELETED'
+                return 204, None
+            if action and 'forceDelete' in body:
+                if server.get('status') != 'SOFT_DELETED':
+                    return 409, {
+                        'conflictingRequest': {
+                            'code': 409,
+                            'message': "Cannot 'forceDelete' instance "
+                            'while it is in vm_state active',
+                        }
+                    }
             if method == 'DELETE' or (action and 'forceDelete' in body):
                 server['task_state'] = 'deleting'
                 self._start_delete('servers', server_id)
                 return 204 if method == 'DELETE' else 202, None
         if path == '/os-server-groups':
-            return 200, {'server_groups': self.all('server_groups')}
+            offset = int(query.get('offset', 0))
+            limit = min(int(query.get('limit', 1000)), self.nova_max_limit)
+            groups = self.all('server_groups')[offset : offset + limit]
+            return 200, {'server_groups': groups}
         m = re.fullmatch(r'/os-server-groups/([^/]+)', path)
         if m and method == 'DELETE':
             if not self.exists('server_groups', m.group(1)):

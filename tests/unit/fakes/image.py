@@ -24,8 +24,13 @@ class Image:
         if path in ('', '/'):
             return 300, versions('v2.16', ENDPOINTS['image'] + '/v2/')
         if path == '/v2/images':
+            # as Glance: hidden images only when asked for, and then alone
+            hidden = query.get('os_hidden', 'false').lower() == 'true'
             items = [
-                i for i in self.all('images') if matches(i, query, {'owner'})
+                i
+                for i in self.all('images')
+                if matches(i, query, {'owner'})
+                and bool(i.get('os_hidden')) == hidden
             ]
             return 200, {'images': items}
         m = re.fullmatch(r'/v2/images/([^/]+)(/members)?', path)
