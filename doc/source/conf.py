@@ -1,0 +1,66 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Sphinx configuration of the osc-cascade guide (``tox -e docs``)."""
+
+import os
+import sys
+
+# doc/ext: the directive that documents the hooks' options, and the
+# include-read handler for images of included files
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'ext'))
+
+extensions = [
+    'openstackdocstheme',
+    'cliff.sphinxext',
+    'osc_cascade_docs',
+]
+
+project = 'osc-cascade'
+copyright = 'osc-cascade developers; Apache License 2.0'
+root_doc = 'index'
+exclude_patterns = []
+pygments_style = 'native'
+
+# -- openstackdocstheme ------------------------------------------------------
+
+html_theme = 'openstackdocs'
+html_theme_options = {
+    # the theme reports page views to docs.openstack.org's Google Analytics
+    # unless told otherwise; these pages are not docs.openstack.org's
+    'analytics_tracking_code': '',
+}
+# no opendev repository and no Launchpad project: no "source" and "report
+# a bug" links that would lead nowhere
+openstackdocs_repo_name = ''
+openstackdocs_bug_project = ''
+openstackdocs_auto_name = False
+
+# -- cliff.sphinxext (the command reference, cli/index.rst) ------------------
+
+autoprogram_cliff_application = 'openstack'
+# the commands that are OSC's own (project delete, compute service delete)
+# get no "provided by the ... plugin" line; the plugin's commands do
+autoprogram_cliff_app_dist_name = 'python-openstackclient'
+# cliff's formatter options, the same on every OSC command; -f and -c stay
+autoprogram_cliff_ignored = [
+    '--help',
+    '--max-width',
+    '--fit-width',
+    '--print-empty',
+    '--noindent',
+    '--quote',
+    '--prefix',
+    '--sort-column',
+    '--sort-ascending',
+    '--sort-descending',
+]
