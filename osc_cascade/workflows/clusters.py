@@ -23,6 +23,11 @@ age. The other failed states (``CREATE_FAILED``..., Sahara's ``Error``)
 are final: nothing is in progress there, and the way out is a normal
 delete.
 
+Of the stuck, those *updating* (``UPDATE_IN_PROGRESS``, a rollback, a
+resume...; Sahara's scaling) are clusters in use that an operation is
+changing: they are taken only when asked (``include_updating``), whatever
+their age. The others are being created or deleted.
+
 Every call is retried with the caller's clock and policy while it may
 pass, and a failure that stays is one line (``engine.retry.checked``).
 """
@@ -65,6 +70,15 @@ HEAT_ONLY_TYPES = frozenset(
         'OS::Heat::StructuredConfig',
     }
 )
+
+#: the stuck states of a Heat-based cluster that are no update of a
+#: cluster in use: a creation (nothing uses it yet) or a deletion (its
+#: owner wants it gone); every other ``*_IN_PROGRESS`` (UPDATE, ROLLBACK,
+#: RESUME, SUSPEND, SNAPSHOT, CHECK, RESTORE, ADOPT) is an update
+NOT_UPDATING = frozenset({'CREATE_IN_PROGRESS', 'DELETE_IN_PROGRESS'})
+#: Sahara's states of a scaling (its creation and scaling share
+#: Validating and Configuring, which are not counted)
+SAHARA_UPDATING = frozenset({'Scaling', 'Adding Instances', 'Decommissioning'})
 
 _AGE_UNITS = {'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
 
@@ -191,6 +205,12 @@ class StackResource:
         data['kind'] = self.kind
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StackResource:
+        """A resource as a manifest lists it (``to_dict``)."""
+        fields = {f.name for f in dataclasses.fields(cls)} - {'nested'}
+        return cls(**{k: data[k] for k in fields})
+
 
 _STACK_LINK = re.compile(r'/stacks/([^/]+)/([^/]+)$')
 
@@ -233,6 +253,11 @@ class ClusterService:
         return status.endswith('_IN_PROGRESS') or (
             status == self.delete_failed
         )
+
+    def is_updating(self, status: str) -> bool:
+        """A cluster in use that an operation is changing: stuck, but
+        taken only when asked."""
+        return status.endswith('_IN_PROGRESS') and (status not in NOT_UPDATING)
 
     def find(self, conn: Any, name_or_id: str) -> list[ClusterRecord]:
         """The clusters ``name_or_id`` names: more than one is ambiguous."""
@@ -319,6 +344,9 @@ class SaharaClusters(ClusterService):
 
     def is_stuck(self, status):
         return status not in self.final
+
+    def is_updating(self, status):
+        return status in SAHARA_UPDATING
 
     def _record(self, data: dict[str, Any]) -> ClusterRecord:
         return ClusterRecord(
@@ -503,11 +531,13 @@ def find_stuck(
     now: datetime.datetime,
     project_id: str | None = None,
     *,
+    include_updating: bool = False,
     retry: RetryPolicy,
     clock: Clock,
 ) -> list[StuckCluster]:
     """Clusters in a stuck state not updated for ``older_than`` seconds
-    (of one project, or of all), oldest first."""
+    (of one project, or of all), oldest first; those updating only with
+    ``include_updating``."""
     out = []
     for service in services:
         for cluster in checked(
@@ -521,6 +551,8 @@ def find_stuck(
                 None,
                 cluster.project_id,
             ):
+                continue
+            if service.is_updating(cluster.status) and not include_updating:
                 continue
             age = (now - parse_time(cluster.updated_at)).total_seconds()
             if age >= older_than:

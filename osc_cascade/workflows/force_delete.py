@@ -25,11 +25,23 @@ stack: the stack's record goes, what it made stays. For one cluster,
 2. unless the cluster is being deleted already, deletes it the normal way
    and gives that ``grace`` seconds: a delete that finishes abandons
    nothing, and the force path never replaces the normal delete;
-3. writes the manifest of what the stack holds, then abandons the stack;
-4. lets the service finish the cluster's record (Magnum and Sahara destroy
+3. writes the manifest of what the stack holds, then abandons the stack.
+   An answer that may hide an abandon that happened (a 5xx, a dropped
+   connection, a timeout) keeps the manifest, marks the abandon's outcome
+   unknown and looks at the stack: gone, it was abandoned; still there,
+   the cluster fails and says so;
+4. checks which of the resources still exist (one list per kind and
+   project): the manifest and the outcome list those, not what Heat's
+   delete removed during the grace period;
+5. lets the service finish the cluster's record (Magnum and Sahara destroy
    a cluster whose stack is gone) and, with ``wait``, waits for it to go;
-5. with ``delete_leftovers``, deletes what the manifest lists and still
+6. with ``delete_leftovers``, deletes what the manifest lists and still
    exists, in dependency order (``workflows.leftovers``).
+
+One cluster's failure, even an unexpected one, is its outcome's: the
+others go on (``preview_all``, ``run_all``). ``load`` and ``resume`` take
+up a manifest alone, without the cluster: the deletion of the leftovers
+of a run that stopped after the abandon.
 """
 
 from __future__ import annotations
@@ -45,7 +57,7 @@ from typing import Any
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.api import heat
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, describe, one_line
 from osc_cascade.engine.executor import Event
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked, wait_until
 from osc_cascade.kinds import orchestration
@@ -67,6 +79,15 @@ MANIFEST_FORMAT = 1
 DELETED_NORMALLY = 'deleted'  # by its normal delete: nothing abandoned
 ABANDONED = 'abandoned'  # its stack was abandoned
 FAILED = 'failed'  # before either
+
+# A manifest's state: written before the abandon, then its outcome.
+ABANDONING = 'abandoning'
+ABANDON_UNKNOWN = 'abandon-unknown'  # Heat's answer may hide an abandon
+
+#: how long a stack gets to be gone after an abandon whose answer was an
+#: error that may hide one: Heat's engine answers once it has started to
+#: forget the stack, so a stack still there after this was not abandoned
+ABANDON_SETTLE = 60.0
 
 
 @dataclasses.dataclass
@@ -92,6 +113,8 @@ class Preview:
     resources: list[StackResource]
     #: the stack's export: abandon's data before any delete attempt
     export: dict[str, Any] | None = None
+    #: why the cluster cannot be force-deleted (``preview_all``)
+    error: str = ''
 
     def left_behind(self) -> list[StackResource]:
         return [r for r in self.resources if r.left_behind]
@@ -122,6 +145,60 @@ class ForceDeleteOutcome:
     def ok(self) -> bool:
         return not self.error and not self.not_deleted()
 
+    def problems(self) -> list[str]:
+        """What went wrong, one line each, naming the cluster."""
+        lines = []
+        if self.error:
+            label = self.cluster.label()
+            lines.append(
+                self.error if label in self.error else f'{label}: {self.error}'
+            )
+        if self.not_deleted():
+            lines.append(
+                f'{self.cluster.label()}: what its stack left behind '
+                f'was not all deleted ({self.manifest}): '
+                + '; '.join(self.not_deleted())
+            )
+        return lines
+
+
+@dataclasses.dataclass
+class Manifest:
+    """A manifest read back (``read_manifest``)."""
+
+    path: str
+    data: dict[str, Any]
+
+    @property
+    def state(self) -> str:
+        return self.data['state']
+
+    @property
+    def cluster(self) -> ClusterRecord:
+        return ClusterRecord(**self.data['cluster'])
+
+    @property
+    def stack(self) -> StackRecord:
+        return StackRecord(**self.data['stack'])
+
+    @property
+    def resources(self) -> list[StackResource]:
+        return [StackResource.from_dict(r) for r in self.data['resources']]
+
+    @property
+    def leftovers(self) -> dict[str, str]:
+        """What an earlier deletion made of each resource, by key."""
+        return dict(self.data.get('leftovers') or {})
+
+    def pending(self) -> list[StackResource]:
+        """The resources no earlier deletion deleted or found gone."""
+        done = self.leftovers
+        return [
+            r
+            for r in self.resources
+            if done.get(r.key) not in (leftovers.DELETED, leftovers.GONE)
+        ]
+
 
 def default_manifest_name(cluster: ClusterRecord, stack: StackRecord) -> str:
     prefix = 'stack' if cluster.service == HEAT else 'cluster'
@@ -137,6 +214,53 @@ def write_manifest(path: str, manifest: dict[str, Any]) -> None:
         json.dump(manifest, f, indent=2, sort_keys=True)
         f.write('\n')
     os.replace(tmp, path)
+
+
+def read_manifest(path: str) -> Manifest:
+    """A manifest this command wrote; what is not one is refused in one
+    line."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise CascadeError(
+            f'Cannot read the manifest {path}: {exc.strerror or exc}.'
+        ) from exc
+    except ValueError as exc:
+        raise CascadeError(
+            f'{path} is not a force-delete manifest: not JSON ({exc}).'
+        ) from exc
+    manifest = Manifest(path, data)
+    try:
+        if data.get('format') != MANIFEST_FORMAT:
+            raise ValueError(f'format {data.get("format")!r}')
+        # each part as the resume reads it
+        _ = (manifest.state, manifest.cluster, manifest.stack)
+        _ = (manifest.resources, manifest.leftovers)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise CascadeError(
+            f'{path} is not a force-delete manifest of format '
+            f'{MANIFEST_FORMAT} ({type(exc).__name__}: {exc}).'
+        ) from exc
+    return manifest
+
+
+def _why(exc: Exception) -> str:
+    """A cluster's failure in one line: the workflow's own words, or what
+    the unexpected error was."""
+    if isinstance(exc, CascadeError):
+        return str(exc)
+    return f'unexpected error: {type(exc).__name__}: {one_line(exc)}'
+
+
+def _may_have_happened(exc: BaseException | None) -> bool:
+    """Whether a failed abandon may have been carried out all the same:
+    only an HTTP 4xx is Heat's refusal; a 5xx may come from a proxy while
+    heat-engine went on, a dropped connection or a timeout may have lost
+    the answer, and an answer that cannot be read was an answer."""
+    if isinstance(exc, sdk_exc.HttpException):
+        return exc.status_code is None or exc.status_code >= 500
+    return True
 
 
 class ForceDelete:
@@ -176,6 +300,17 @@ class ForceDelete:
         return wait_until(check, seconds, retry=self.retry, clock=self.clock)
 
     # -- 1. look, change nothing ---------------------------------------------
+
+    def preview_all(self, clusters: Iterable[ClusterRecord]) -> list[Preview]:
+        """The preview of each cluster; one that cannot be force-deleted
+        says why (``Preview.error``) and the others go on."""
+        out = []
+        for cluster in clusters:
+            try:
+                out.append(self.preview(cluster))
+            except Exception as exc:  # the cluster's failure, not the run's
+                out.append(Preview(cluster, None, [], error=_why(exc)))
+        return out
 
     def preview(self, cluster: ClusterRecord) -> Preview:
         service = self.services[cluster.service]
@@ -237,14 +372,22 @@ class ForceDelete:
                 f'stack). Rename yours, or run as another user.'
             )
 
-    # -- 2-5. force-delete ---------------------------------------------------
+    # -- 2-6. force-delete ---------------------------------------------------
+
+    def run_all(self, previews: Iterable[Preview]) -> list[ForceDeleteOutcome]:
+        return [self.run(p) for p in previews]
 
     def run(self, preview: Preview) -> ForceDeleteOutcome:
+        """Force-delete one cluster; whatever fails is the outcome's
+        ``error``, and what was done before it stays in the outcome."""
         outcome = ForceDeleteOutcome(preview.cluster)
+        if preview.error:
+            outcome.error = preview.error
+            return outcome
         try:
             self._force_delete(preview, outcome)
-        except CascadeError as exc:
-            outcome.error = str(exc)
+        except Exception as exc:  # the cluster's failure, not the run's
+            outcome.error = _why(exc)
         return outcome
 
     def _force_delete(
@@ -264,6 +407,7 @@ class ForceDelete:
             self.notify(
                 f'{cluster.label()}: its stack is gone; nothing to abandon'
             )
+            self._point_to_manifest(cluster)
             outcome.result = DELETED_NORMALLY
             outcome.record = self._finish_record(service, cluster)
             return
@@ -271,22 +415,84 @@ class ForceDelete:
         # some of what the preview showed
         left = [r for r in self._resources(stack) if r.left_behind]
         path = self.options.manifest or default_manifest_name(cluster, stack)
-        manifest = self._abandon(preview, stack, left, path)
-        outcome.result = ABANDONED
-        outcome.left_behind, outcome.manifest = left, path
+        manifest = self._abandon(preview, stack, left, path, outcome)
+        # what Heat still held may be gone all the same: its delete removes
+        # a resource before it drops the resource's row
+        there, gone = self._remaining(cluster, left)
+        outcome.left_behind = there
+        manifest.update(
+            resources=[r.to_dict() for r in there],
+            already_gone=[r.key for r in gone],
+        )
+        write_manifest(path, manifest)
+        self.notify(
+            f'{cluster.label()}: abandoned stack {stack.name} '
+            f'({stack.id}); {len(there)} resource(s) left behind, '
+            f'listed in {path}'
+            + (
+                f' ({len(gone)} more that it held were gone already)'
+                if gone
+                else ''
+            )
+        )
         outcome.record = self._finish_record(service, cluster)
         if self.options.delete_leftovers and left:
-            outcome.leftovers = leftovers.delete(
+            outcome.leftovers = {
+                **{r.key: leftovers.GONE for r in gone},
+                **(self._delete_leftovers(there) if there else {}),
+            }
+            write_manifest(path, {**manifest, 'leftovers': outcome.leftovers})
+
+    def _point_to_manifest(self, cluster: ClusterRecord) -> None:
+        """A stack gone before this run may have been abandoned by an
+        earlier one that stopped: its manifest says what was left."""
+        path = self.options.manifest or (
+            cluster.stack_id
+            and default_manifest_name(
+                cluster, StackRecord(cluster.stack_id, '', '', '')
+            )
+        )
+        if path and os.path.exists(path):
+            self.notify(
+                f'{cluster.label()}: {path} lists what an earlier run '
+                f'left behind; delete it with `openstack cluster '
+                f'force-delete --delete-leftovers --manifest {path}`'
+            )
+
+    def _remaining(
+        self, cluster: ClusterRecord, left: Sequence[StackResource]
+    ) -> tuple[list[StackResource], list[StackResource]]:
+        """What of ``left`` still exists (or cannot be checked), and what
+        is gone; all of it when the check fails."""
+        try:
+            return leftovers.remaining(
                 self.conn,
                 left,
                 parallel=self.options.parallel,
-                timeout=self.options.timeout,
                 retry=self.retry,
                 clock=self.clock,
-                on_event=self.on_event,
-                on_plan=self.on_plan,
             )
-            write_manifest(path, {**manifest, 'leftovers': outcome.leftovers})
+        except CascadeError as exc:
+            self.notify(
+                f'{cluster.label()}: could not check which of the '
+                f'{len(left)} resource(s) its stack left still exist, so '
+                f'all are listed: {exc}'
+            )
+            return list(left), []
+
+    def _delete_leftovers(
+        self, left: Sequence[StackResource]
+    ) -> dict[str, str]:
+        return leftovers.delete(
+            self.conn,
+            left,
+            parallel=self.options.parallel,
+            timeout=self.options.timeout,
+            retry=self.retry,
+            clock=self.clock,
+            on_event=self.on_event,
+            on_plan=self.on_plan,
+        )
 
     def _deleted_within_grace(
         self, service: ClusterService, cluster: ClusterRecord
@@ -323,13 +529,15 @@ class ForceDelete:
         stack: StackRecord,
         left: Sequence[StackResource],
         path: str,
+        outcome: ForceDeleteOutcome,
     ) -> dict[str, Any]:
         """Abandon the stack, with the manifest of what it leaves at
-        ``path``; the manifest written."""
+        ``path``; the manifest written. The outcome has the manifest as
+        long as it is kept, and the result once the stack is abandoned."""
         cluster = preview.cluster
         manifest = {
             'format': MANIFEST_FORMAT,
-            'state': 'abandoning',
+            'state': ABANDONING,
             'written_at': self.now().isoformat(),
             'cluster': dataclasses.asdict(cluster),
             'stack': dataclasses.asdict(stack),
@@ -340,27 +548,20 @@ class ForceDelete:
         # written before the abandon: if this run dies right after it, the
         # record of what was left behind is already on disk
         write_manifest(path, manifest)
+        outcome.manifest = path
         try:
             abandoned = self._stack_data(cluster, stack, 'abandon')
-        except CascadeError:
-            os.remove(path)  # nothing was left behind
-            raise
-        manifest.update(state='abandoned', abandon=abandoned)
+        except CascadeError as exc:
+            if not _may_have_happened(exc.__cause__):
+                os.remove(path)  # Heat refused: nothing was left behind
+                outcome.manifest = ''
+                raise
+            abandoned = self._abandon_unknown(stack, path, manifest, exc)
+        outcome.result = ABANDONED
+        manifest.update(state=ABANDONED, abandon=abandoned)
         write_manifest(path, manifest)
-        self.notify(
-            f'{cluster.label()}: abandoned stack {stack.name} '
-            f'({stack.id}); {len(left)} resource(s) left behind, '
-            f'listed in {path}'
-        )
         if not self._wait(
-            lambda: (
-                self._checked(
-                    f'checking stack {stack.name}',
-                    lambda: heat.get_stack(self.conn, stack.name, stack.id),
-                )
-                is None
-            ),
-            self.options.timeout,
+            lambda: self._stack_gone(stack), self.options.timeout
         ):
             raise CascadeError(
                 f'{cluster.label()}: stack {stack.name} was '
@@ -368,6 +569,46 @@ class ForceDelete:
                 f'{self.options.timeout:g}s.'
             )
         return manifest
+
+    def _stack_gone(self, stack: StackRecord) -> bool:
+        return (
+            self._checked(
+                f'checking stack {stack.name}',
+                lambda: heat.get_stack(self.conn, stack.name, stack.id),
+            )
+            is None
+        )
+
+    def _abandon_unknown(
+        self,
+        stack: StackRecord,
+        path: str,
+        manifest: dict[str, Any],
+        error: CascadeError,
+    ) -> None:
+        """After an abandon whose answer may hide that it happened: the
+        manifest stays, marked so, and the stack says what happened. Gone,
+        it was abandoned (Heat's data went with the answer: None); still
+        there, it was not, which fails the cluster."""
+        manifest.update(state=ABANDON_UNKNOWN, abandon_answer=str(error))
+        write_manifest(path, manifest)
+        settle = min(self.options.timeout, ABANDON_SETTLE)
+        self.notify(
+            f'{error} The abandon may have happened all the same: '
+            f'{path} is kept; checking for up to {settle:g}s whether '
+            f'stack {stack.name} is gone'
+        )
+        if self._wait(lambda: self._stack_gone(stack), settle):
+            self.notify(f'stack {stack.name} is gone: it was abandoned')
+            return None
+        manifest['stack_after_abandon'] = f'still exists after {settle:g}s'
+        write_manifest(path, manifest)
+        raise CascadeError(
+            f'{error} Stack {stack.name} still exists {settle:g}s later, '
+            f'so it was most likely not abandoned and what it holds is '
+            f'still Heat\'s; {path} is kept (state {ABANDON_UNKNOWN}). '
+            f'Force-delete it again.'
+        ) from error
 
     def _stack_data(
         self, cluster: ClusterRecord, stack: StackRecord, action: str
@@ -414,6 +655,106 @@ class ForceDelete:
                     f'{stack.name}. {detail}'
                 )
             raise CascadeError(f'{what}: {message}') from exc
+        except Exception as exc:  # no answer, or one that is not JSON
+            raise CascadeError(
+                describe(
+                    f'Cannot force-delete {cluster.label()}: the {action} '
+                    f'of stack {stack.name}',
+                    exc,
+                    needs=NEEDS,
+                )
+            ) from exc
+
+    # -- resuming from a manifest -------------------------------------------
+
+    def load(self, path: str) -> Manifest:
+        """The manifest of an earlier run, to delete what it lists. One
+        written before the abandon's outcome was known counts once the
+        stack is gone; while it exists, what it holds is Heat's."""
+        manifest = read_manifest(path)
+        if manifest.state != ABANDONED:
+            stack, cluster = manifest.stack, manifest.cluster
+            if not self._stack_gone(stack):
+                again = (
+                    f'--stack {stack.id}'
+                    if cluster.service == HEAT
+                    else cluster.id
+                )
+                raise CascadeError(
+                    f'{path} was written before stack {stack.name} '
+                    f'({stack.id}) was abandoned (state {manifest.state}), '
+                    f'and the stack still exists: what it holds is still '
+                    f'Heat\'s. Force-delete it again (openstack cluster '
+                    f'force-delete {again}).'
+                )
+        return manifest
+
+    def pending_actions(
+        self, manifest: Manifest
+    ) -> list[tuple[StackResource, str]]:
+        """What a resume would do with each resource of the manifest,
+        changing nothing."""
+        done = manifest.leftovers
+        pending = manifest.pending()
+        there, _gone = leftovers.remaining(
+            self.conn,
+            pending,
+            parallel=self.options.parallel,
+            retry=self.retry,
+            clock=self.clock,
+        )
+        still = {r.key for r in there}
+        out = []
+        for res in manifest.resources:
+            if res.key in done and res not in pending:
+                action = f'nothing: {done[res.key]} before'
+            elif res.key not in still:
+                action = 'nothing: already gone'
+            elif res.deletable:
+                action = 'delete'
+            else:
+                action = f'leave (no cascade kind for {res.type})'
+            out.append((res, action))
+        return out
+
+    def resume(self, manifest: Manifest) -> ForceDeleteOutcome:
+        """Delete what the manifest lists and still exists, in dependency
+        order; the manifest then says what became of each."""
+        outcome = ForceDeleteOutcome(
+            manifest.cluster,
+            ABANDONED,
+            record='not checked',
+            left_behind=manifest.resources,
+            manifest=manifest.path,
+        )
+        try:
+            pending = manifest.pending()
+            self.notify(
+                f'{manifest.cluster.label()}: deleting what stack '
+                f'{manifest.stack.name} left behind, as {manifest.path} '
+                f'lists it: {len(pending)} of '
+                f'{len(outcome.left_behind)} resource(s) to look for'
+            )
+            done = {
+                **manifest.leftovers,
+                **(self._delete_leftovers(pending) if pending else {}),
+            }
+            outcome.leftovers = {
+                r.key: done[r.key]
+                for r in outcome.left_behind
+                if r.key in done
+            }
+            write_manifest(
+                manifest.path,
+                {
+                    **manifest.data,
+                    'state': ABANDONED,
+                    'leftovers': outcome.leftovers,
+                },
+            )
+        except Exception as exc:  # the outcome says it
+            outcome.error = _why(exc)
+        return outcome
 
     def _finish_record(
         self, service: ClusterService, cluster: ClusterRecord

@@ -10,14 +10,19 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
+"""What an abandoned stack left behind: which of its resources still exist
+(``remaining``), and their deletion in dependency order with the cascade's
+kinds, planner and executor (``delete``; ``cluster force-delete
+--delete-leftovers``).
 
-"""What an abandoned stack left behind, deleted: those of its resources
-that still exist, in dependency order, with the cascade's kinds, planner
-and executor (``cluster force-delete --delete-leftovers``)."""
+Both find the resources the way the cascade does, one list per kind and
+project (``engine.discovery``), and match them by Heat's physical id.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
@@ -34,6 +39,112 @@ DELETED = 'deleted'
 GONE = 'already gone'
 
 
+@dataclasses.dataclass
+class Found:
+    """What still exists of a stack's resources."""
+
+    kinds: dict[str, Any]
+    #: the stack's resources found, by kind and Heat's physical id, as the
+    #: kinds list them (so that they carry what the planner needs)
+    mine: dict[tuple[str, str], ResourceRef]
+    #: every port listed (when the stack has routers or interfaces)
+    ports: list[ResourceRef]
+    #: the kinds whose service is in the catalog
+    usable: set[str]
+
+    def exists(self, res: StackResource) -> bool | None:
+        """Whether the resource still exists; None when that cannot be
+        told (no kind for its type, or its service not in the catalog)."""
+        if res.type == ROUTER_INTERFACE:
+            if network.Port.name not in self.usable:
+                return None
+            router, subnet = _interface(res)
+            return any(
+                p.attrs.get('device_id') == router
+                and subnet in p.attrs.get('subnet_ids', [])
+                for p in self.ports
+            )
+        if res.kind not in self.kinds or res.kind not in self.usable:
+            return None
+        return (res.kind, res.physical_id) in self.mine
+
+    def interface_ports(self) -> list[ResourceRef]:
+        """The ports of the stack's routers that are not the stack's own:
+        the routers' plan steps remove them."""
+        routers = {
+            r.id for r in self.mine.values() if r.kind == network.Router.name
+        }
+        port = self.kinds[network.Port.name]
+        mine = {r.id for r in self.mine.values() if r.kind == port.name}
+        return [
+            p
+            for p in self.ports
+            if p.id not in mine
+            and p.attrs.get('device_id') in routers
+            and port.primary_step(p) is None
+        ]
+
+
+def _interface(res: StackResource) -> tuple[str, str]:
+    """A router interface's router and subnet: Heat names it
+    ``<router id>:subnet_id=<subnet id>``."""
+    router, _, rest = res.physical_id.partition(':')
+    return router, rest.partition('subnet_id=')[2]
+
+
+def find(
+    conn: Any,
+    left: Sequence[StackResource],
+    *,
+    parallel: int,
+    retry: RetryPolicy,
+    clock: Clock,
+) -> Found:
+    """List, one call per kind and project, the kinds of ``left`` whose
+    service is in the catalog."""
+    kinds = kinds_mod.build()
+    known = [r for r in left if r.kind in kinds]
+    wanted = {(r.kind, r.physical_id) for r in known}
+    needed = {r.kind for r in known}
+    if network.Router.name in needed or any(
+        r.type == ROUTER_INTERFACE for r in left
+    ):
+        needed.add(network.Port.name)
+    usable = {k for k in needed if conn.has_service(kinds[k].service_type)}
+    refs, _notes = Discovery(
+        conn,
+        {k: kinds[k] for k in usable},
+        parallel=parallel,
+        retry=retry,
+        clock=clock,
+    ).run(sorted({r.project_id for r in left}))
+    mine = {
+        (r.kind, orchestration.physical_id(r)): r
+        for r in refs
+        if (r.kind, orchestration.physical_id(r)) in wanted
+    }
+    ports = [r for r in refs if r.kind == network.Port.name]
+    return Found(kinds, mine, ports, usable)
+
+
+def remaining(
+    conn: Any,
+    left: Sequence[StackResource],
+    *,
+    parallel: int,
+    retry: RetryPolicy,
+    clock: Clock,
+) -> tuple[list[StackResource], list[StackResource]]:
+    """What of ``left`` still exists, or cannot be told to be gone; and
+    what is gone."""
+    if not left:
+        return [], []
+    found = find(conn, left, parallel=parallel, retry=retry, clock=clock)
+    there = [r for r in left if found.exists(r) is not False]
+    gone = [r for r in left if found.exists(r) is False]
+    return there, gone
+
+
 def delete(
     conn: Any,
     left: Sequence[StackResource],
@@ -48,19 +159,15 @@ def delete(
     """Delete what the abandon left and still exists, in dependency order;
     returns what became of each resource, by its key. ``on_plan`` is told
     the number of steps before they run."""
-    kinds = kinds_mod.build()
-    mine, interfaces, usable = _inventory(
-        conn,
-        kinds,
-        [r for r in left if r.kind in kinds],
-        parallel=parallel,
-        clock=clock,
-    )
+    found = find(conn, left, parallel=parallel, retry=retry, clock=clock)
+    kinds = found.kinds
     projects = [
         {'id': p, 'name': ''} for p in sorted({r.project_id for r in left})
     ]
     plan = build_plan(
-        Inventory([*mine.values(), *interfaces]), kinds, projects
+        Inventory([*found.mine.values(), *found.interface_ports()]),
+        kinds,
+        projects,
     )
     on_plan(len(plan.steps))
     run = Executor(
@@ -74,7 +181,7 @@ def delete(
     ).run(plan)
 
     def outcome_of(kind: str, physical_id: str) -> str:
-        ref = mine.get((kind, physical_id))
+        ref = found.mine.get((kind, physical_id))
         if ref is None:
             return GONE
         result = run.results.get(f'delete:{ref.key}') or (
@@ -89,13 +196,21 @@ def delete(
     out = {}
     for res in left:
         if res.type == ROUTER_INTERFACE:
-            router = res.physical_id.split(':')[0]
-            out[res.key] = outcome_of(network.Router.name, router)
+            router, _subnet = _interface(res)
+            if (network.Router.name, router) in found.mine:
+                out[res.key] = outcome_of(network.Router.name, router)
+            elif found.exists(res):
+                out[res.key] = (
+                    f'not deleted: router {router} is not the stack\'s; '
+                    f'remove the interface from it'
+                )
+            else:
+                out[res.key] = GONE
         elif res.kind not in kinds:
             out[res.key] = (
                 f'not deleted: the cascade has no kind for {res.type}'
             )
-        elif res.kind not in usable:
+        elif res.kind not in found.usable:
             out[res.key] = (
                 f'not deleted: {kinds[res.kind].service_type}'
                 f' is not in the catalog'
@@ -103,41 +218,3 @@ def delete(
         else:
             out[res.key] = outcome_of(res.kind, res.physical_id)
     return out
-
-
-def _inventory(
-    conn: Any,
-    kinds: dict[str, Any],
-    known: Sequence[StackResource],
-    *,
-    parallel: int,
-    clock: Clock,
-) -> tuple[dict[tuple[str, str], ResourceRef], list[ResourceRef], set[str]]:
-    """The refs of the resources that still exist, by kind and Heat's
-    physical id, as the kinds list them (so that they carry what the
-    planner needs); the routers' interface ports, which the routers' plan
-    steps remove; the kinds whose service is in the catalog."""
-    wanted = {(r.kind, r.physical_id) for r in known}
-    needed = {r.kind for r in known}
-    if network.Router.name in needed:
-        needed.add(network.Port.name)
-    usable = {k for k in needed if conn.has_service(kinds[k].service_type)}
-    refs, _notes = Discovery(
-        conn, {k: kinds[k] for k in usable}, parallel=parallel, clock=clock
-    ).run(sorted({r.project_id for r in known}))
-    mine = {
-        (r.kind, orchestration.physical_id(r)): r
-        for r in refs
-        if (r.kind, orchestration.physical_id(r)) in wanted
-    }
-    routers = {r.id for r in mine.values() if r.kind == network.Router.name}
-    port = kinds[network.Port.name]
-    interfaces = [
-        r
-        for r in refs
-        if r.kind == network.Port.name
-        and (r.kind, r.id) not in wanted
-        and r.attrs.get('device_id') in routers
-        and port.primary_step(r) is None
-    ]
-    return mine, interfaces, usable

@@ -548,7 +548,6 @@ def test_abandon_disabled_after_the_check_fails_clearly(cloud, clock):
         ),
         (404, 'no longer knows stack k8s-abc'),
         (409, 'locked by another operation (HTTP 409)'),
-        (500, 'answered HTTP 500 to the abandon of stack k8s-abc'),
     ],
 )
 def test_abandon_errors_are_clear(cloud, clock, status, expected):
@@ -560,7 +559,337 @@ def test_abandon_errors_are_clear(cloud, clock, status, expected):
     assert expected in outcome.error
     assert outcome.result == 'failed'
     assert cloud.exists('stacks', built['stack']['id'])
-    assert os.listdir('.') == []
+    assert os.listdir('.') == []  # Heat refused: nothing was left behind
+
+
+# -- an abandon whose answer may hide that it happened ----------------------
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def test_abandon_answered_500_with_the_stack_still_there_keeps_the_manifest(
+    cloud, clock
+):
+    built = magnum_k8s(cloud)
+    engine = force(cloud, clock)
+    preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    cloud.faults.append(('DELETE', r'/abandon$', 500))
+    outcome = engine.run(preview)
+    assert 'answered HTTP 500 to the abandon of stack k8s-abc' in (
+        outcome.error
+    )
+    assert 'still exists 60s later, so it was most likely not abandoned' in (
+        outcome.error
+    )
+    assert outcome.result == 'failed'
+    assert cloud.exists('stacks', built['stack']['id'])
+    # the manifest stays, and says that the outcome is unknown
+    path = f'cluster-k8s-{built["stack"]["id"]}-abandoned.json'
+    assert os.listdir('.') == [path] and outcome.manifest == path
+    manifest = read_json(path)
+    assert manifest['state'] == 'abandon-unknown'
+    assert 'HTTP 500' in manifest['abandon_answer']
+    assert manifest['stack_after_abandon'] == 'still exists after 60s'
+    assert len(manifest['resources']) == 6
+    # the stack was looked at for the settle time, not the whole timeout
+    assert 60 <= clock.time - clock.start - GRACE < 70
+    # the abandon itself was not tried again
+    assert [p for _, p in mutations(cloud) if p.endswith('/abandon')] == [
+        f'/v1/{ADMIN_PROJECT}/stacks/k8s-abc/{built["stack"]["id"]}/abandon'
+    ]
+
+
+@pytest.mark.parametrize('answer', [500, 502, 504, 'drop'])
+def test_abandon_answered_with_an_error_but_done_is_an_abandon(
+    cloud, clock, answer
+):
+    built = magnum_k8s(cloud)
+    engine = force(cloud, clock, wait=True)
+    preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    cloud.lost_abandon_answers.append(answer)
+    outcome = engine.run(preview)
+    assert (outcome.result, outcome.record, outcome.ok) == (
+        'abandoned',
+        'gone',
+        True,
+    )
+    assert not cloud.exists('stacks', built['stack']['id'])
+    assert len(outcome.left_behind) == 6
+    manifest = read_json(outcome.manifest)
+    assert manifest['state'] == 'abandoned'
+    assert manifest['abandon'] is None  # Heat's answer was lost
+    assert manifest['export']['resources']  # taken before: still there
+    detail = f'HTTP {answer}' if answer != 'drop' else 'Connection aborted'
+    assert detail in manifest['abandon_answer']
+    assert any(
+        'The abandon may have happened all the same' in n for n in engine.notes
+    )
+    assert 'stack k8s-abc is gone: it was abandoned' in engine.notes
+
+
+def test_abandon_unknown_then_the_leftovers_are_deleted(cloud, clock):
+    built = magnum_k8s(cloud)
+    engine = force(cloud, clock, delete_leftovers=True)
+    preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    cloud.lost_abandon_answers.append(502)
+    outcome = engine.run(preview)
+    assert outcome.result == 'abandoned'
+    assert not cloud.exists('servers', built['server']['id'])
+    assert read_json(outcome.manifest)['leftovers'] == outcome.leftovers
+
+
+# -- what is left behind is what still exists -------------------------------
+
+
+def test_left_behind_lists_only_what_still_exists(cloud, clock):
+    built = magnum_k8s(cloud)
+    engine = force(cloud, clock)
+    preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    # Heat's delete removed the server and the router's interface during
+    # the grace period, and still holds their rows
+    cloud._remove('servers', built['server']['id'])
+    iface = next(
+        p
+        for p in cloud.all('ports')
+        if p['device_id'] == built['router']['id']
+    )
+    cloud._remove('ports', iface['id'])
+    listed_before = len(cloud.requests)
+    outcome = engine.run(preview)
+    assert outcome.result == 'abandoned'
+    assert {r.type for r in outcome.left_behind} == {
+        'OS::Neutron::Net',
+        'OS::Neutron::Subnet',
+        'OS::Neutron::Router',
+        # no Swift in this cloud: it cannot be checked, so it is listed
+        'OS::Swift::Container',
+    }
+    manifest = read_json(outcome.manifest)
+    assert len(manifest['resources']) == 4
+    assert sorted(manifest['already_gone']) == sorted(
+        [
+            f'OS::Nova::Server {built["server"]["id"]}',
+            f'OS::Neutron::RouterInterface {built["router"]["id"]}:'
+            f'subnet_id={built["subnet"]["id"]}',
+        ]
+    )
+    assert any(
+        '4 resource(s) left behind' in n and '2 more' in n
+        for n in engine.notes
+    )
+    # one list per kind and project
+    lists = [
+        p.split('?')[0]
+        for m, p in cloud.requests[listed_before:]
+        if m == 'GET' and 'project_id=' in p
+    ]
+    for collection in ('networks', 'subnets', 'routers', 'ports'):
+        assert lists.count(f'/v2.0/{collection}') == 1, collection
+    assert lists.count('/v2.1/servers/detail') == 1
+
+
+def test_left_behind_when_the_check_fails_lists_everything(cloud, clock):
+    magnum_k8s(cloud)
+    engine = force(cloud, clock)
+    preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    cloud.forbidden.add(r'/v2.0/networks\?')
+    outcome = engine.run(preview)
+    assert outcome.result == 'abandoned' and outcome.ok
+    assert len(outcome.left_behind) == 6
+    assert any('could not check which' in n for n in engine.notes)
+
+
+# -- one cluster's failure is its own ----------------------------------------
+
+
+def test_one_cluster_failing_among_three_leaves_the_others_done(
+    cloud, clock, monkeypatch
+):
+    built = {}
+    for name in ('a', 'b', 'c'):
+        project = scenarios.project(cloud, name + '-tenant')
+        built[name] = k8s_stack(cloud, project['id'], name=name + '-stack')
+        built[name]['cluster'] = cloud.magnum_cluster(
+            name, project['id'], built[name]['stack']
+        )
+    engine = force(cloud, clock)
+    magnum = clusters.MagnumClusters()
+    previews = engine.preview_all([find(cloud, n, magnum) for n in 'abc'])
+    real_write = force_delete.write_manifest
+
+    def disk_full_for_b(path, manifest):
+        if path.startswith('cluster-b-') and manifest['state'] == 'abandoned':
+            raise OSError(28, 'No space left on device')
+        real_write(path, manifest)
+
+    monkeypatch.setattr(force_delete, 'write_manifest', disk_full_for_b)
+    outcomes = engine.run_all(previews)
+    assert [(o.cluster.name, o.result, o.ok) for o in outcomes] == [
+        ('a', 'abandoned', True),
+        ('b', 'abandoned', False),
+        ('c', 'abandoned', True),
+    ]
+    b = outcomes[1]
+    assert b.error == (
+        'unexpected error: OSError: [Errno 28] No space left on device'
+    )
+    assert b.problems() == [f'{b.cluster.label()}: {b.error}']
+    assert b.manifest.startswith('cluster-b-')  # the one written before
+    for name in 'ac':
+        assert not cloud.exists('stacks', built[name]['stack']['id'])
+
+
+def test_a_preview_that_fails_is_that_clusters_alone(cloud, clock):
+    magnum_k8s(cloud)
+    other = scenarios.project(cloud, 'other')
+    broken = cloud.magnum_cluster('broken', other['id'], None)
+    broken['stack_id'] = 'no-such-stack'
+    cloud.faults += [('GET', r'/stacks/no-such-stack', 403)]
+    engine = force(cloud, clock)
+    magnum = clusters.MagnumClusters()
+    previews = engine.preview_all(
+        [find(cloud, 'broken', magnum), find(cloud, 'k8s', magnum)]
+    )
+    assert 'HTTP 403' in previews[0].error
+    assert not previews[1].error
+    outcomes = engine.run_all(previews)
+    assert [(o.result, o.ok) for o in outcomes] == [
+        ('failed', False),
+        ('abandoned', True),
+    ]
+    # nothing was done to the cluster whose preview failed
+    assert ('DELETE', f'/v1/clusters/{broken["uuid"]}') not in (
+        mutations(cloud)
+    )
+
+
+# -- resuming from a manifest alone ------------------------------------------
+
+
+def abandoned_without_leftovers(cloud, clock):
+    """A force-delete that stopped after the abandon: the cluster and its
+    stack are gone, the manifest lists what they left."""
+    built = magnum_k8s(cloud)
+    engine = force(cloud, clock, wait=True)
+    outcome = engine.run(
+        engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
+    assert outcome.result == 'abandoned'
+    assert not cloud.exists('clusters', built['cluster']['uuid'])
+    return built, outcome.manifest
+
+
+def resumer(cloud, clock):
+    """A force-delete with no cluster service: a resume needs none."""
+    return force_delete.ForceDelete(
+        cloud.connection(),
+        [],
+        force_delete.ForceDeleteOptions(delete_leftovers=True),
+        clock=clock,
+    )
+
+
+def test_resume_from_a_manifest_alone_deletes_what_still_exists(cloud, clock):
+    built, path = abandoned_without_leftovers(cloud, clock)
+    engine = resumer(cloud, clock)
+    manifest = engine.load(path)
+    assert manifest.cluster.id == built['cluster']['uuid']
+    before = len(cloud.requests)
+    outcome = engine.resume(manifest)
+    # no cluster looked up: Magnum was not asked
+    assert not [
+        p for _, p in cloud.requests[before:] if p.startswith('/v1/clusters')
+    ]
+    assert outcome.result == 'abandoned'
+    assert outcome.not_deleted() == [
+        'OS::Swift::Container bucket-1: not deleted: object-store is not '
+        'in the catalog',
+    ]
+    for collection in ('networks', 'subnets', 'routers', 'servers'):
+        assert not cloud.exists(collection, built[collection[:-1]]['id'])
+    written = read_json(path)
+    assert written['leftovers'] == outcome.leftovers
+    assert written['state'] == 'abandoned'
+    assert written['cluster']['id'] == built['cluster']['uuid']
+
+
+def test_resume_again_keeps_what_was_deleted_and_looks_only_for_the_rest(
+    cloud, clock
+):
+    built, path = abandoned_without_leftovers(cloud, clock)
+    engine = resumer(cloud, clock)
+    cloud.forbidden.add(rf'/servers/{built["server"]["id"]}$')
+    first = engine.resume(engine.load(path))
+    server = f'OS::Nova::Server {built["server"]["id"]}'
+    assert first.leftovers[server].startswith('failed:')
+    cloud.forbidden.clear()
+    second = engine.resume(engine.load(path))
+    assert second.leftovers[server] == 'deleted'
+    router = f'OS::Neutron::Router {built["router"]["id"]}'
+    # deleted by the first resume, so not looked for: still 'deleted'
+    assert first.leftovers[router] == second.leftovers[router] == 'deleted'
+    assert read_json(path)['leftovers'] == second.leftovers
+
+
+def test_resume_of_a_manifest_written_before_the_abandon_was_known(
+    cloud, clock
+):
+    _built, path = abandoned_without_leftovers(cloud, clock)
+    data = read_json(path)
+    data['state'] = 'abandoning'  # the run died right after the abandon
+    force_delete.write_manifest(path, data)
+    engine = resumer(cloud, clock)
+    outcome = engine.resume(engine.load(path))  # the stack is gone
+    assert outcome.ok is False  # the Swift container, as above
+    assert read_json(path)['state'] == 'abandoned'
+
+
+def test_resume_refuses_while_the_stack_was_not_abandoned(cloud, clock):
+    built = magnum_k8s(cloud)
+    engine = force(cloud, clock)
+    preview = engine.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    cloud.faults.append(('DELETE', r'/abandon$', 503))
+    outcome = engine.run(preview)
+    assert read_json(outcome.manifest)['state'] == 'abandon-unknown'
+    with pytest.raises(CascadeError) as err:
+        resumer(cloud, clock).load(outcome.manifest)
+    assert 'and the stack still exists' in str(err.value)
+    assert cloud.exists('servers', built['server']['id'])
+
+
+def test_resume_dry_run_says_what_it_would_do(cloud, clock):
+    built, path = abandoned_without_leftovers(cloud, clock)
+    cloud._remove('servers', built['server']['id'])
+    engine = resumer(cloud, clock)
+    changes = len(cloud.changes)
+    actions = {
+        r.type: action
+        for r, action in engine.pending_actions(engine.load(path))
+    }
+    assert actions['OS::Nova::Server'] == 'nothing: already gone'
+    assert actions['OS::Neutron::Net'] == 'delete'
+    assert actions['OS::Swift::Container'] == 'delete'  # cannot be checked
+    assert len(cloud.changes) == changes
+
+
+@pytest.mark.parametrize(
+    'content,expected',
+    [
+        (None, 'Cannot read the manifest'),
+        ('{not json', 'not JSON'),
+        ('{"format": 2}', 'not a force-delete manifest of format 1'),
+        ('{"format": 1, "state": "abandoned"}', "KeyError: 'cluster'"),
+    ],
+)
+def test_a_file_that_is_no_manifest_is_refused(tmp_path, content, expected):
+    path = tmp_path / 'm.json'
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(CascadeError, match=expected):
+        force_delete.read_manifest(str(path))
 
 
 def test_magnum_cluster_without_a_stack_is_deleted_normally(cloud, clock):
@@ -843,4 +1172,89 @@ def test_stuck_sweep_of_stacks_covers_every_project(cloud):
     columns, rows = cli.stuck_rows(stuck)
     assert dict(zip(columns, rows[0]))['Updated At'] == (
         '2026-11-01T10:00:00Z'
+    )
+
+
+@pytest.mark.parametrize(
+    'service,status',
+    [
+        (clusters.MagnumClusters(), 'UPDATE_IN_PROGRESS'),
+        (clusters.MagnumClusters(), 'ROLLBACK_IN_PROGRESS'),
+        (clusters.HeatStacks(), 'RESUME_IN_PROGRESS'),
+        (clusters.HeatStacks(), 'SNAPSHOT_IN_PROGRESS'),
+        (clusters.SaharaClusters(), 'Scaling'),
+        (clusters.SaharaClusters(), 'Decommissioning'),
+    ],
+)
+def test_updating_is_stuck_but_taken_only_when_asked(service, status):
+    assert service.is_stuck(status)
+    assert service.is_updating(status)
+
+
+@pytest.mark.parametrize(
+    'service,status',
+    [
+        (clusters.MagnumClusters(), 'CREATE_IN_PROGRESS'),
+        (clusters.MagnumClusters(), 'DELETE_IN_PROGRESS'),
+        (clusters.MagnumClusters(), 'DELETE_FAILED'),
+        (clusters.HeatStacks(), 'DELETE_IN_PROGRESS'),
+        (clusters.SaharaClusters(), 'Spawning'),
+        (clusters.SaharaClusters(), 'Deleting'),
+    ],
+)
+def test_creating_and_deleting_are_not_updating(service, status):
+    assert service.is_stuck(status)
+    assert not service.is_updating(status)
+
+
+def test_stuck_sweep_takes_updating_clusters_only_when_asked(cloud):
+    for name, status in (
+        ('deleting', 'DELETE_IN_PROGRESS'),
+        ('updating', 'UPDATE_IN_PROGRESS'),
+        ('rolling-back', 'ROLLBACK_IN_PROGRESS'),
+    ):
+        stack = cloud.stack(name + '-stack', ADMIN_PROJECT)
+        cloud.magnum_cluster(
+            name, ADMIN_PROJECT, stack, status=status, updated=DAYS_AGO_2
+        )
+
+    def sweep(**options):
+        return sorted(
+            s.cluster.name
+            for s in clusters.find_stuck(
+                cloud.connection(),
+                [clusters.MagnumClusters()],
+                3600,
+                NOW,
+                retry=RetryPolicy(),
+                clock=FakeClock(),
+                **options,
+            )
+        )
+
+    assert sweep() == ['deleting']
+    assert sweep(include_updating=True) == [
+        'deleting',
+        'rolling-back',
+        'updating',
+    ]
+
+
+def test_a_second_run_points_to_the_manifest_of_the_first(cloud, clock):
+    built = magnum_k8s(cloud)
+    built['cluster']['conductor_down'] = True  # the record stays
+    first = force(cloud, clock)
+    outcome = first.run(
+        first.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
+    assert outcome.result == 'abandoned'
+    again = force(cloud, clock)
+    second = again.run(
+        again.preview(find(cloud, 'k8s', clusters.MagnumClusters()))
+    )
+    assert second.result == 'deleted'  # nothing left to abandon
+    assert any(
+        f'{outcome.manifest} lists what an earlier run left behind' in n
+        and f'--delete-leftovers --manifest {outcome.manifest}' in n
+        for n in again.notes
     )

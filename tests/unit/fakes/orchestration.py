@@ -23,12 +23,18 @@ shows the rows of a stack that is being deleted.
 
 A stack's ``on_delete`` says what its delete does: ``complete`` (gone after
 ``delete_polls`` GETs, physical resources included), ``hang`` (stays
-DELETE_IN_PROGRESS) or ``fail`` (DELETE_FAILED at the next GET)."""
+DELETE_IN_PROGRESS) or ``fail`` (DELETE_FAILED at the next GET).
+
+``lost_abandon_answers`` are abandons that Heat carries out but whose
+answer the caller does not get: a status (a proxy's 502 or 504 while
+heat-engine went on) or ``'drop'`` (the connection drops)."""
 
 from __future__ import annotations
 
 import copy
 import re
+
+import requests
 
 from tests.unit.fakes.common import (
     ADMIN_PROJECT,
@@ -81,6 +87,8 @@ class Orchestration:
     def __init__(self, services=None, *, abandon_enabled=True, **kwargs):
         super().__init__(services, **kwargs)
         self.abandon_enabled = abandon_enabled
+        #: the next abandons done, each answered so (see the module doc)
+        self.lost_abandon_answers: list[int | str] = []
 
     def __enter__(self):
         super().__enter__()
@@ -191,8 +199,19 @@ class Orchestration:
             data = self._abandon_data(stack)
             if action == 'abandon' and method == 'DELETE':
                 self._forget(stack)
+                if self.lost_abandon_answers:
+                    return self._lost_answer(self.lost_abandon_answers.pop(0))
             return 200, data
         return 405, None
+
+    def _lost_answer(self, answer):
+        if answer == 'drop':
+            raise requests.exceptions.ConnectionError(
+                'Connection aborted.', 'RemoteDisconnected'
+            )
+        return answer, {
+            'error': {'message': 'the proxy got no answer', 'code': answer}
+        }
 
     def _list_stacks(self, query):
         out = []
