@@ -17,6 +17,9 @@ for finding them); these classes parse, confirm and render. The names stay
 clear of python-senlinclient's ``cluster`` commands (``cluster list``,
 ``cluster delete``...) and of Magnum's ``coe cluster``.
 
+``force-delete --delete-leftovers --manifest FILE`` without a cluster
+resumes from the manifest alone (``ForceDelete.load`` and ``.resume``).
+
 The workflows are imported inside the functions: ``openstack --help``
 imports every command module to list the commands, and the plugin's
 machinery (kinds, planner, executor) would add a tenth of a second to it.
@@ -49,9 +52,25 @@ if TYPE_CHECKING:
         StackResource,
         StuckCluster,
     )
-    from osc_cascade.workflows.force_delete import ForceDeleteOutcome, Preview
+    from osc_cascade.workflows.force_delete import (
+        ForceDeleteOutcome,
+        Manifest,
+        Preview,
+    )
 
 DEFAULT_AGE = '24h'
+
+#: the states ``--stuck`` takes, and those ``--include-updating`` adds
+#: (``workflows.clusters``: NOT_UPDATING, SAHARA_UPDATING)
+STUCK_STATES = (
+    'CREATE_IN_PROGRESS, DELETE_IN_PROGRESS or DELETE_FAILED (Sahara: '
+    'any state but Active and Error, its scaling states aside)'
+)
+UPDATING_STATES = (
+    'every other *_IN_PROGRESS state (UPDATE, ROLLBACK, RESUME, SUSPEND, '
+    'SNAPSHOT, CHECK, RESTORE, ADOPT; Sahara: Scaling, Adding Instances, '
+    'Decommissioning)'
+)
 
 Rows = tuple[Sequence[str], list[tuple[Any, ...]]]
 
@@ -75,6 +94,8 @@ def non_negative_float(text: str) -> float:
 def add_stuck_options(
     parser: argparse.ArgumentParser, *, default_age: str | None
 ) -> None:
+    """The options that choose stuck clusters; without ``default_age``
+    (a force-delete), ``--older-than`` must be given."""
     parser.add_argument(
         '--stack',
         action='store_true',
@@ -87,13 +108,25 @@ def add_stuck_options(
         type=age,
         default=default_age,
         help='Only clusters not updated for longer than <age>, such as '
-        f'90s, 30m, 24h or 7d (default: {default_age or DEFAULT_AGE})',
+        '90s, 30m, 24h or 7d '
+        + (
+            f'(default: {default_age})'
+            if default_age
+            else '(required with --stuck: no age is assumed)'
+        ),
     )
     parser.add_argument(
         '--project',
         metavar='<project>',
         help='Only the clusters of <project> (name or ID; default: all '
         'projects)',
+    )
+    parser.add_argument(
+        '--include-updating',
+        action='store_true',
+        help=f'Also take clusters being updated: {UPDATING_STATES}. They '
+        f'are clusters in use; by default they are left alone, whatever '
+        f'their age',
     )
 
 
@@ -104,6 +137,12 @@ class ListStuckCluster(command.Lister):
         parser = super().get_parser(prog_name)
         add_stuck_options(parser, default_age=DEFAULT_AGE)
         return parser
+
+    def get_epilog(self) -> str:
+        return (
+            f'Stuck are the clusters in {STUCK_STATES}; with '
+            f'--include-updating also {UPDATING_STATES}.'
+        )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         from osc_cascade.engine.retry import Clock, RetryPolicy
@@ -130,9 +169,12 @@ class ForceDeleteCluster(command.Lister):
             'way; only if that does not finish within --grace seconds is '
             'its Heat stack abandoned, which deletes Heat\'s record of '
             'the stack and leaves everything the stack made in place. '
-            'What is left is listed in a manifest file and, with '
-            '--delete-leftovers, deleted in dependency order. Needs the '
-            'admin role, and enable_stack_abandon = true in heat.conf.'
+            'What is left and still exists is listed in a manifest file '
+            'and, with --delete-leftovers, deleted in dependency order; '
+            '--delete-leftovers --manifest FILE without a cluster does '
+            'that from the manifest alone (after a run that stopped). One '
+            'cluster\'s failure is its row\'s; the others go on. Needs '
+            'the admin role, and enable_stack_abandon = true in heat.conf.'
         )
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -147,8 +189,9 @@ class ForceDeleteCluster(command.Lister):
         parser.add_argument(
             '--stuck',
             action='store_true',
-            help='Force-delete every stuck cluster (see "cluster stuck '
-            'list"); without --yes, only show them',
+            help=f'Force-delete every cluster in {STUCK_STATES} not '
+            f'updated for longer than --older-than, which is required '
+            f'(see "cluster stuck list"); without --yes, only show them',
         )
         add_stuck_options(parser, default_age=None)
         group = parser.add_argument_group('force-delete (osc-cascade)')
@@ -173,7 +216,9 @@ class ForceDeleteCluster(command.Lister):
             help='Write what the abandoned stack left behind to <file> '
             '(one cluster only; default: '
             'cluster-<name>-<stack id>-abandoned.json, or stack-... '
-            'with --stack, in the current directory)',
+            'with --stack, in the current directory). With '
+            '--delete-leftovers and no cluster: read <file> and delete '
+            'what it lists',
         )
         group.add_argument(
             '--delete-leftovers',
@@ -194,8 +239,13 @@ class ForceDeleteCluster(command.Lister):
         retry, clock = RetryPolicy(), Clock()
         progress = Progress()
         dry_run = parsed_args.dry_run
+        resuming = _resuming(parsed_args)
         with engine_errors():
-            services = clusters.services_for(conn, stacks=parsed_args.stack)
+            services = (
+                []
+                if resuming
+                else clusters.services_for(conn, stacks=parsed_args.stack)
+            )
             force = force_delete.ForceDelete(
                 conn,
                 services,
@@ -213,6 +263,8 @@ class ForceDeleteCluster(command.Lister):
                 retry=retry,
                 clock=clock,
             )
+            if resuming:
+                return self._resume(force, parsed_args, progress)
             if parsed_args.stuck:
                 targets = [
                     s.cluster
@@ -233,24 +285,62 @@ class ForceDeleteCluster(command.Lister):
                     )
                     for name in parsed_args.clusters
                 ]
-            previews = [force.preview(t) for t in targets]
+            previews = force.preview_all(targets)
+        refused = [p for p in previews if p.error]
         if dry_run:
-            return preview_rows(previews, parsed_args.delete_leftovers)
+            columns, rows = preview_rows(
+                previews, parsed_args.delete_leftovers
+            )
+            if refused:
+                self.produce_output(parsed_args, columns, rows)
+                raise exceptions.CommandError(
+                    f'{len(refused)} of {len(previews)} clusters cannot '
+                    f'be force-deleted'
+                )
+            return columns, rows
 
-        if not parsed_args.stuck:
+        if not parsed_args.stuck and len(refused) < len(previews):
             confirm(question(previews, parsed_args.grace), parsed_args.yes)
         try:
-            outcomes = [force.run(p) for p in previews]
+            outcomes = force.run_all(previews)
         finally:
             progress.close()
+        return self._report(parsed_args, outcomes, progress)
+
+    def _resume(
+        self, force: Any, parsed_args: argparse.Namespace, progress: Any
+    ) -> Rows:
+        """Delete what a manifest lists, without its cluster."""
+        manifest = force.load(parsed_args.manifest)
+        actions = force.pending_actions(manifest)
+        if parsed_args.dry_run:
+            return resume_rows(manifest, actions)
+        confirm(resume_question(manifest, actions), parsed_args.yes)
+        try:
+            outcome = force.resume(manifest)
+        finally:
+            progress.close()
+        return self._report(parsed_args, [outcome], progress)
+
+    def _report(
+        self,
+        parsed_args: argparse.Namespace,
+        outcomes: Sequence[ForceDeleteOutcome],
+        progress: Any,
+    ) -> Rows:
+        """The outcomes' rows; with a failure, its lines on stderr, the
+        rows, and "N of M clusters failed"."""
         columns, rows = outcome_rows(outcomes)
         failed = [o for o in outcomes if not o.ok]
-        if failed:
-            self.produce_output(parsed_args, columns, rows)
-            raise exceptions.CommandError(
-                failure_message(failed, len(outcomes))
-            )
-        return columns, rows
+        if not failed:
+            return columns, rows
+        for o in failed:
+            for line in o.problems():
+                progress.note(f'failed: {line}')
+        self.produce_output(parsed_args, columns, rows)
+        raise exceptions.CommandError(
+            f'{len(failed)} of {len(outcomes)} clusters failed'
+        )
 
 
 def _find_stuck(
@@ -276,27 +366,43 @@ def _find_stuck(
         parsed_args.older_than,
         clusters.utcnow(),
         project_id,
+        include_updating=parsed_args.include_updating,
         retry=retry,
         clock=clock,
     )
 
 
-def _check_arguments(parsed_args: argparse.Namespace) -> None:
-    from osc_cascade.workflows.clusters import parse_age
+def _resuming(parsed_args: argparse.Namespace) -> bool:
+    """``--delete-leftovers --manifest FILE`` and no cluster: a resume."""
+    return bool(
+        parsed_args.delete_leftovers
+        and parsed_args.manifest
+        and not parsed_args.clusters
+        and not parsed_args.stuck
+    )
 
-    if parsed_args.stuck == bool(parsed_args.clusters):
+
+def _check_arguments(parsed_args: argparse.Namespace) -> None:
+    if parsed_args.stuck == bool(parsed_args.clusters) and not (
+        _resuming(parsed_args)
+    ):
         raise exceptions.CommandError(
-            'Name the cluster(s) to force-delete, or pass --stuck (not both).'
+            'Name the cluster(s) to force-delete, or pass --stuck (not '
+            'both), or --delete-leftovers --manifest FILE to delete what '
+            'a manifest lists.'
         )
-    for option in ('older_than', 'project'):
-        if getattr(parsed_args, option) is not None and not (
+    for option in ('older_than', 'project', 'include_updating'):
+        if getattr(parsed_args, option) not in (None, False) and not (
             parsed_args.stuck
         ):
             raise exceptions.CommandError(
                 f'--{option.replace("_", "-")} needs --stuck'
             )
     if parsed_args.stuck and parsed_args.older_than is None:
-        parsed_args.older_than = parse_age(DEFAULT_AGE)
+        raise exceptions.CommandError(
+            '--stuck needs --older-than <age> (such as 24h): a '
+            'force-delete assumes no age.'
+        )
     if parsed_args.manifest and (
         parsed_args.stuck or len(parsed_args.clusters) > 1
     ):
@@ -333,6 +439,20 @@ def preview_rows(previews: Sequence[Preview], delete_leftovers: bool) -> Rows:
     rows = []
     for p in previews:
         c = p.cluster
+        if p.error:
+            rows.append(
+                (
+                    c.name,
+                    c.service,
+                    c.status,
+                    '',
+                    '',
+                    '',
+                    c.project_id,
+                    f'cannot force-delete: {p.error}',
+                )
+            )
+            continue
         if p.stack is None:
             rows.append(
                 (
@@ -393,14 +513,49 @@ def question(previews: Sequence[Preview], grace: float) -> str:
         f'made stays:'
     ]
     for p in previews:
-        where = (
-            f'stack {p.stack.name}, {len(p.left_behind())} '
-            f'resource(s) left behind'
-            if p.stack
-            else 'no stack'
-        )
+        if p.error:
+            where = f'left alone: {p.error}'
+        elif p.stack:
+            where = (
+                f'stack {p.stack.name}, {len(p.left_behind())} '
+                f'resource(s) left behind'
+            )
+        else:
+            where = 'no stack'
         lines.append(f'  {p.cluster.label()}: {where}')
     return '\n'.join(lines) + '\nContinue?'
+
+
+def resume_rows(
+    manifest: Manifest, actions: Sequence[tuple[StackResource, str]]
+) -> Rows:
+    """What a resume would do with each resource of the manifest."""
+    c = manifest.cluster
+    return FORCE_DELETE_PLAN_COLUMNS, [
+        (
+            c.name,
+            c.service,
+            c.status,
+            r.stack,
+            r.type,
+            r.physical_id,
+            r.project_id,
+            action,
+        )
+        for r, action in actions
+    ]
+
+
+def resume_question(
+    manifest: Manifest, actions: Sequence[tuple[StackResource, str]]
+) -> str:
+    todo = [r for r, action in actions if action == 'delete']
+    return (
+        f'Delete what stack {manifest.stack.name} of '
+        f'{manifest.cluster.label()} left behind, as {manifest.path} '
+        f'lists it: {len(todo)} resource(s) that still exist, in '
+        f'dependency order?\nContinue?'
+    )
 
 
 def outcome_rows(outcomes: Sequence[ForceDeleteOutcome]) -> Rows:
@@ -416,7 +571,7 @@ def outcome_rows(outcomes: Sequence[ForceDeleteOutcome]) -> Rows:
                 o.cluster.service,
                 o.cluster.name,
                 o.cluster.id,
-                o.result,
+                _result(o),
                 o.record,
                 len(o.left_behind),
                 deleted,
@@ -427,20 +582,12 @@ def outcome_rows(outcomes: Sequence[ForceDeleteOutcome]) -> Rows:
     return FORCE_DELETE_COLUMNS, rows
 
 
-def failure_message(failed: Sequence[ForceDeleteOutcome], total: int) -> str:
-    parts = []
-    for o in failed:
-        if o.error:
-            parts.append(o.error)
-        if o.not_deleted():
-            parts.append(
-                f'{o.cluster.label()}: what its stack left behind '
-                f'was not all deleted ({o.manifest}): '
-                + '; '.join(o.not_deleted())
-            )
-    if total == 1:
-        return ' '.join(parts)
-    return (
-        f'{len(failed)} of {total} cluster(s) were not force-deleted '
-        f'cleanly: ' + ' '.join(parts)
-    )
+def _result(outcome: ForceDeleteOutcome) -> str:
+    """How far the force-delete went and, when it failed, why."""
+    from osc_cascade.workflows.force_delete import FAILED
+
+    if not outcome.error:
+        return outcome.result
+    if outcome.result == FAILED:
+        return f'failed: {outcome.error}'
+    return f'{outcome.result}, then failed: {outcome.error}'

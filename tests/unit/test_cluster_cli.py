@@ -72,6 +72,88 @@ def test_help_stuck_list(osc):
     result = osc('help', 'cluster', 'stuck', 'list')
     assert result.code == 0
     assert '--older-than' in result.stdout and '--stack' in result.stdout
+    assert '--include-updating' in result.stdout
+
+
+def unwrapped(text):
+    return ' '.join(text.split())
+
+
+def test_help_names_the_states_that_stuck_takes(osc):
+    text = unwrapped(osc('help', 'cluster', 'force-delete').stdout)
+    for state in [*sorted(clusters.NOT_UPDATING), 'DELETE_FAILED']:
+        assert state in text, state
+    for state in sorted(clusters.SAHARA_UPDATING):
+        assert state in text, state
+    for action in ('UPDATE', 'ROLLBACK', 'RESUME', 'SNAPSHOT', 'CHECK'):
+        assert action in text, action
+    assert 'required with --stuck' in text
+    listed = unwrapped(osc('help', 'cluster', 'stuck', 'list').stdout)
+    assert 'CREATE_IN_PROGRESS, DELETE_IN_PROGRESS or DELETE_FAILED' in (
+        listed
+    )
+
+
+def test_stuck_without_older_than_is_refused_in_one_line(cloud, osc):
+    old = magnum(
+        cloud,
+        'old',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-01T10:00:00+00:00',
+    )
+    cloud.delete_stack(old['stack'])
+    for argv in (('--stuck', '--yes'), ('--stuck', '--dry-run')):
+        result = osc('cluster', 'force-delete', *argv)
+        assert result.code == 1
+        assert result.stderr.strip() == (
+            '--stuck needs --older-than <age> (such as 24h): a force-delete '
+            'assumes no age.'
+        )
+    assert cloud.changes == []
+    assert cloud.exists('stacks', old['stack']['id'])
+
+
+def test_updating_clusters_are_taken_only_when_asked(cloud, osc):
+    busy = magnum(
+        cloud,
+        'busy',
+        status='UPDATE_IN_PROGRESS',
+        updated='2026-11-01T10:00:00+00:00',
+    )
+    stuck = magnum(
+        cloud,
+        'stuck',
+        status='DELETE_IN_PROGRESS',
+        updated='2026-11-01T10:00:00+00:00',
+    )
+    cloud.delete_stack(stuck['stack'])
+    sweep = ('--stuck', '--older-than', '24h', '--yes', '-f', 'json')
+    listed = osc('cluster', 'stuck', 'list', '-f', 'json')
+    assert [r['Name'] for r in json.loads(listed.stdout)] == ['stuck']
+
+    result = osc('cluster', 'force-delete', *sweep)
+
+    assert result.code == 0, result.stderr
+    assert [r['Cluster'] for r in json.loads(result.stdout)] == ['stuck']
+    assert cloud.exists('stacks', busy['stack']['id'])
+    assert busy['cluster']['status'] == 'UPDATE_IN_PROGRESS'
+
+    listed = osc(
+        'cluster', 'stuck', 'list', '--include-updating', '-f', 'json'
+    )
+    assert [r['Name'] for r in json.loads(listed.stdout)] == ['busy']
+    shown = osc(
+        'cluster',
+        'force-delete',
+        '--stuck',
+        '--older-than',
+        '24h',
+        '--include-updating',
+        '-f',
+        'json',
+    )
+    assert shown.code == 0, shown.stderr
+    assert {r['Cluster'] for r in json.loads(shown.stdout)} == {'busy'}
 
 
 def test_dry_run_shows_what_is_left_behind_and_changes_nothing(cloud, osc):
@@ -233,7 +315,16 @@ def test_stuck_sweep_with_yes_force_deletes_only_the_old(cloud, osc):
     )
     for built in (old, young):
         cloud.delete_stack(built['stack'])
-    result = osc('cluster', 'force-delete', '--stuck', '--yes', '-f', 'json')
+    result = osc(
+        'cluster',
+        'force-delete',
+        '--stuck',
+        '--older-than',
+        '24h',
+        '--yes',
+        '-f',
+        'json',
+    )
     assert result.code == 0, result.stderr
     assert [r['Cluster'] for r in json.loads(result.stdout)] == ['old']
     assert not cloud.exists('stacks', old['stack']['id'])
@@ -289,6 +380,9 @@ def test_stuck_list_of_stacks(cloud, osc):
             ('a', 'b', '--manifest', 'm.json'),
             '--manifest names the file of one cluster',
         ),
+        (('k8s', '--include-updating'), '--include-updating needs --stuck'),
+        (('--manifest', 'm.json'), 'Name the cluster(s)'),
+        (('--delete-leftovers',), 'Name the cluster(s)'),
     ],
 )
 def test_argument_errors(cloud, osc, argv, message):
@@ -333,6 +427,8 @@ def test_stuck_sweep_of_one_project(cloud, osc):
         'cluster',
         'force-delete',
         '--stuck',
+        '--older-than',
+        '24h',
         '--yes',
         '--project',
         mine['cluster']['project_id'],
@@ -343,3 +439,131 @@ def test_stuck_sweep_of_one_project(cloud, osc):
     assert [r['Cluster'] for r in json.loads(result.stdout)] == ['mine']
     assert cloud.exists('stacks', theirs['stack']['id'])
     assert not cloud.exists('stacks', mine['stack']['id'])
+
+
+def test_one_cluster_failing_among_three(cloud, osc):
+    built = {name: magnum(cloud, name) for name in ('a', 'b', 'c')}
+    stack_b = built['b']['stack']
+    cloud.forbidden.add(rf'/stacks/b-stack/{stack_b["id"]}/abandon$')
+
+    result = osc(
+        'cluster', 'force-delete', 'a', 'b', 'c', '--yes', '-f', 'json'
+    )
+
+    assert result.code == 1
+    rows = {r['Cluster']: r for r in json.loads(result.stdout)}
+    assert rows['a']['Result'] == rows['c']['Result'] == 'abandoned'
+    assert rows['b']['Result'].startswith('failed: Cannot force-delete ')
+    assert (
+        'refused to abandon stack b-stack (HTTP 403)' in (rows['b']['Result'])
+    )
+    assert rows['b']['Manifest'] == ''
+    assert not cloud.exists('stacks', built['a']['stack']['id'])
+    assert not cloud.exists('stacks', built['c']['stack']['id'])
+    assert cloud.exists('stacks', stack_b['id'])
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == '1 of 3 clusters failed'
+    assert any(
+        line.startswith('failed: Cannot force-delete magnum cluster b ')
+        for line in lines
+    )
+
+
+def test_a_cluster_that_cannot_be_previewed_is_left_alone(cloud, osc):
+    good = magnum(cloud, 'good')
+    bad = magnum(cloud, 'bad')
+    cloud.faults.append(('GET', rf'{bad["stack"]["id"]}/export$', 403))
+
+    result = osc('cluster', 'force-delete', 'good', 'bad', '--yes')
+
+    assert result.code == 1
+    assert result.stderr.strip().splitlines()[-1] == ('1 of 2 clusters failed')
+    assert 'Heat refused to export stack bad-stack (HTTP 403)' in (
+        result.stderr
+    )
+    assert cloud.exists('clusters', bad['cluster']['uuid'])
+    assert not [p for _, p in cloud.changes if bad['stack']['id'] in p]
+    assert not cloud.exists('stacks', good['stack']['id'])
+
+
+def test_resume_from_a_manifest_alone(cloud, osc, tmp_path):
+    built = magnum(cloud)
+    path = str(tmp_path / 'left.json')
+    first = osc(
+        'cluster', 'force-delete', 'k8s', '--yes', '--wait', '--manifest', path
+    )
+    assert first.code == 0, first.stderr
+    assert not cloud.exists('clusters', built['cluster']['uuid'])
+    assert cloud.exists('servers', built['server']['id'])
+    changes = len(cloud.changes)
+
+    dry = osc(
+        'cluster',
+        'force-delete',
+        '--delete-leftovers',
+        '--manifest',
+        path,
+        '--dry-run',
+        '-f',
+        'json',
+    )
+    assert dry.code == 0, dry.stderr
+    actions = {r['Type']: r['Action'] for r in json.loads(dry.stdout)}
+    assert actions['OS::Nova::Server'] == 'delete'
+    assert len(cloud.changes) == changes
+
+    result = osc(
+        'cluster',
+        'force-delete',
+        '--delete-leftovers',
+        '--manifest',
+        path,
+        '--yes',
+        '-f',
+        'json',
+    )
+
+    assert result.code == 1  # the Swift container: no Swift here
+    [row] = json.loads(result.stdout)
+    assert (row['Cluster'], row['Result'], row['Manifest']) == (
+        'k8s',
+        'abandoned',
+        path,
+    )
+    assert (row['Leftovers Deleted'], row['Leftovers Not Deleted']) == (5, 1)
+    assert not cloud.exists('servers', built['server']['id'])
+    assert not cloud.exists('networks', built['network']['id'])
+    with open(path) as f:
+        assert len(json.load(f)['leftovers']) == 6
+    assert result.stderr.strip().splitlines()[-1] == '1 of 1 clusters failed'
+
+
+def test_resume_without_yes_and_terminal_changes_nothing(cloud, osc, tmp_path):
+    magnum(cloud)
+    path = str(tmp_path / 'left.json')
+    assert (
+        osc('cluster', 'force-delete', 'k8s', '--yes', '--manifest', path).code
+        == 0
+    )
+    changes = len(cloud.changes)
+    result = osc(
+        'cluster', 'force-delete', '--delete-leftovers', '--manifest', path
+    )
+    assert result.code == 1
+    assert 'Pass --yes to confirm' in result.stderr
+    assert len(cloud.changes) == changes
+
+
+def test_resume_of_a_missing_manifest_is_one_line(cloud, osc):
+    result = osc(
+        'cluster',
+        'force-delete',
+        '--delete-leftovers',
+        '--manifest',
+        'nosuch.json',
+        '--yes',
+    )
+    assert result.code == 1
+    assert result.stderr.strip() == (
+        'Cannot read the manifest nosuch.json: No such file or directory.'
+    )
