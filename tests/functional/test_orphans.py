@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+import openstack
 import pytest
 
+from osc_cascade.api import keystone
 from tests.functional import topology
 from tests.functional.topology import unique, wait_for
 
@@ -98,3 +100,107 @@ def test_orphans_of_a_plainly_deleted_project_are_listed_and_purged(
     assert topology.owned(admin, gone.id) == set()
     assert orphans_of(cli, gone.id) == set()
     assert topology.owned(admin, live.id) == live_owned
+
+
+def project_listing_is_truncated(admin):
+    """The minicloud runs Keystone with a low [resource] list_limit: a
+    listing of the projects is cut short and only says "truncated"."""
+    found = keystone.projects(admin)
+    if not found.truncated:
+        pytest.fail(
+            'Keystone did not truncate GET /v3/projects: the minicloud '
+            'runs with [resource] list_limit = 3 (tools/minicloud stop '
+            'keystone && tools/minicloud up rewrites its config)'
+        )
+    return {p['id'] for p in found.items}
+
+
+def really_gone(admin, owner_id):
+    """Keystone's own 404, for the project and for the domain."""
+    try:
+        return not keystone.owner_exists(admin, owner_id)
+    except openstack.exceptions.HttpException:
+        return False
+
+
+def test_a_truncated_project_listing_does_not_orphan_the_admin_project(
+    admin, cli
+):
+    shown = project_listing_is_truncated(admin)
+    public = admin.network.find_network('public')
+    assert public is not None and public.is_router_external
+    admin_id = public.project_id
+    admin_owned = {
+        public.id,
+        *public.subnet_ids,
+        *(p.id for p in admin.network.rbac_policies(object_id=public.id)),
+        *(
+            g.id
+            for g in admin.network.security_groups(
+                project_id=admin_id, name='default'
+            )
+        ),
+    }
+    assert len(admin_owned) >= 3, admin_owned
+    # the listing sorts by ID: on a cloud where the admin project's is
+    # one of the list_limit lowest, it is shown, and only the live
+    # projects the listing leaves out are at stake
+    print(
+        f'admin project {admin_id} shown by the listing: {admin_id in shown}'
+    )
+
+    listed = cli('orphan', 'list', '-f', 'json')
+    assert listed.code == 0, listed.stderr
+    rows = listed.json()
+    reported = {r['ID'] for r in rows}
+    assert not admin_owned & reported
+    assert admin_id not in {r['Project ID'] for r in rows}
+    # the listing (the fast path) did not show every owner that exists,
+    # and each owner reported is gone by Keystone's own word
+    owners = {
+        r['Project ID']
+        for r in rows
+        if r['Reason'] == 'owner project does not exist'
+    }
+    assert all(really_gone(admin, o) for o in owners), owners
+    assert not owners & shown
+
+
+def test_purge_with_a_truncated_listing_deletes_only_a_deleted_projects(
+    admin, cli
+):
+    project_listing_is_truncated(admin)
+    gone = light_project(admin, unique('orphaned'))
+    live = light_project(admin, unique('alive'))
+    expected = topology.owned(admin, gone.id)
+    live_owned = topology.owned(admin, live.id)
+    assert cli('project', 'delete', gone.id).code == 0
+
+    # the whole cloud's plan, read only: what others left may be in it,
+    # but nothing of a project that exists
+    dry = cli('orphan', 'purge', '--dry-run', '-f', 'json')
+    assert dry.code == 0, dry.stderr
+    planned = dry.json()
+    assert {
+        (r['Kind'], r['ID'])
+        for r in planned
+        if r['Project'] == gone.id and r['Action'] == 'delete'
+    } == expected
+    owners = {r['Project'] for r in planned}
+    assert live.id not in owners
+    assert all(really_gone(admin, o) for o in owners), owners
+
+    # the live project named too: it is asked for, and it exists
+    purged = cli(
+        'orphan',
+        'purge',
+        '--yes',
+        '--project',
+        gone.id,
+        '--project',
+        live.id,
+    )
+    assert purged.code == 0, purged.stdout + purged.stderr
+    assert topology.owned(admin, gone.id) == set()
+    assert topology.owned(admin, live.id) == live_owned
+    assert admin.identity.get_project(live.id).id == live.id

@@ -120,7 +120,12 @@ def identity(cfg):
     pw = cfg['passwords']
     groups = set(cfg['groups'])
 
-    projects = {p.name: p for p in idn.projects(domain_id='default')}
+    # each by name: keystone.conf's list_limit cuts a listing of them all
+    projects = {
+        name: found
+        for name in ('admin', 'service', 'demo', 'alt')
+        if (found := idn.find_project(name, domain_id='default'))
+    }
     for name, desc in (
         ('service', 'OpenStack services'),
         ('demo', 'minicloud demo project'),
