@@ -455,7 +455,15 @@ def sweep(args: argparse.Namespace) -> list[dict]:
                     # the cloud failed a create (an overloaded service
                     # resets connections): tidy, note, go on
                     log(f'{tag}: building failed, repeat skipped: {exc}')
-                    for p in admin.identity.projects():
+                    # by name: Keystone's list_limit (the minicloud's is
+                    # 2) cuts a listing of every project
+                    for p in (
+                        p
+                        for twin in 'ab'
+                        for p in admin.identity.projects(
+                            name=f'cbench-{tag}-{twin}'
+                        )
+                    ):
                         if p.name.startswith(f'cbench-{tag}'):
                             tidy(
                                 admin,
