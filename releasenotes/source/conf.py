@@ -1,0 +1,35 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Sphinx configuration of the release notes (``tox -e releasenotes``).
+
+reno reads the notes of ``releasenotes/notes/`` from the git history, so a
+note shows once it is committed.
+"""
+
+extensions = [
+    'openstackdocstheme',
+    'reno.sphinxext',
+]
+
+project = 'osc-cascade Release Notes'
+copyright = 'osc-cascade developers; Apache License 2.0'
+root_doc = 'index'
+exclude_patterns = []
+
+# the same settings as doc/source/conf.py: no docs.openstack.org analytics,
+# no links to an opendev repository or a Launchpad project that do not exist
+html_theme = 'openstackdocs'
+html_theme_options = {'analytics_tracking_code': ''}
+openstackdocs_repo_name = ''
+openstackdocs_bug_project = ''
+openstackdocs_auto_name = False
