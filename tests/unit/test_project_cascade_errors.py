@@ -300,16 +300,18 @@ def test_plan_file_saved_by_a_dry_run_is_executed(
     assert len(saved['steps']) > 20
     assert cloud.changes == []
 
-    def port_listings():  # ports: listed to plan, never polled
+    # routers: listed to plan, never polled (ports are listed by the
+    # floating IPs' check as well)
+    def router_listings():
         return len(
             [
                 p
                 for m, p in cloud.requests
-                if m == 'GET' and p.split('?')[0].endswith('/ports')
+                if m == 'GET' and p.split('?')[0].endswith('/routers')
             ]
         )
 
-    listed_before = port_listings()
+    listed_before = router_listings()
 
     result = cascade(osc, '--yes', '--plan-file', str(path), 'A')
     assert result.code == 0, result.stderr
@@ -317,7 +319,7 @@ def test_plan_file_saved_by_a_dry_run_is_executed(
     assert cloud.owned_by(a['project']['id']) == []
     # no new plan: the owners were read again after the drain, and the
     # verification looked once more
-    assert port_listings() - listed_before == 2
+    assert router_listings() - listed_before == 2
 
 
 def test_plan_file_for_another_project_is_refused(cloud, osc, tmp_path):
