@@ -59,6 +59,13 @@ class Stack(ResourceKind):
 # account and left the project's. The project's own are deleted directly
 # after the stack; a stack whose delete would hit a namesake of the caller's
 # is kept, which stops the cascade before anything changes.
+#
+# A stack made by an admin may also hold what no project owns (a flavor, a
+# volume type, a Keystone user...): its delete would delete that too, so
+# such a stack is kept as well. Both checks read the stack's resources,
+# nested stacks' included, in one GET a root stack, in a cascade and in the
+# orphan search alike (at N=300 root stacks: 300 GETs; the namesake check
+# adds one GET a caller-scoped resource).
 
 
 #: Heat types whose delete acts, by name, in the scope of the caller
@@ -66,6 +73,51 @@ CALLER_SCOPED = {
     'OS::Swift::Container': 'container',
     'OS::Nova::KeyPair': 'keypair',
 }
+
+#: Heat types whose physical resource no project owns, or that act on a
+#: project named in the template (Heat's policy lets only admins create
+#: them: resource_types:* in heat/policies/resource_types.py, less the QoS
+#: objects, which belong to the stack's project like any network object)
+NOT_THE_PROJECTS = frozenset(
+    {
+        'OS::Blazar::Host',
+        'OS::Cinder::EncryptedVolumeType',
+        'OS::Cinder::QoSAssociation',
+        'OS::Cinder::QoSSpecs',
+        'OS::Cinder::Quota',
+        'OS::Cinder::VolumeType',
+        'OS::Manila::ShareType',
+        'OS::Neutron::ProviderNet',
+        'OS::Neutron::Quota',
+        'OS::Neutron::Segment',
+        'OS::Nova::Flavor',
+        'OS::Nova::HostAggregate',
+        'OS::Nova::Quota',
+        'OS::Octavia::Flavor',
+        'OS::Octavia::FlavorProfile',
+        'OS::Octavia::Quota',
+    }
+)
+
+
+def not_the_projects(made: list[dict[str, Any]]) -> list[str]:
+    """What the stack's delete would delete that is not its project's."""
+    return [
+        f'{res["resource_type"]} {res["physical_resource_id"]}'
+        for res in made
+        if res.get('physical_resource_id')
+        and (
+            res['resource_type'] in NOT_THE_PROJECTS
+            or res['resource_type'].startswith('OS::Keystone::')
+        )
+    ]
+
+
+def listed(items: list[str], most: int = 3) -> str:
+    """The first few of ``items``, and how many more."""
+    more = len(items) - most
+    return ', '.join(items[:most]) + (f' and {more} more' if more > 0 else '')
+
 
 #: a stack delete that failed, with the way out
 STUCK = (
@@ -119,19 +171,26 @@ class ProjectStack(Stack):
             attrs: dict[str, Any] = {'status': s['stack_status']}
             if s.get('parent') in found:
                 attrs['nested'] = True
-            elif project_id:
-                # what it made orders a cascade (not the orphan search)
+            else:
+                # what its delete removes: shown in the plan, checked, and
+                # ordering a cascade; in the orphan search too, which a
+                # purge plans with
                 try:
                     made = heat.resources(conn, s['stack_name'], s['id'])
                 except sdk_exc.NotFoundException:
                     continue  # deleted meanwhile
-                attrs['resources'] = sorted(
-                    {
-                        r['physical_resource_id']
+                attrs['made'] = sorted(
+                    (
+                        {
+                            'type': r['resource_type'],
+                            'id': r.get('physical_resource_id') or '',
+                            'name': r.get('resource_name') or '',
+                        }
                         for r in made
-                        if r.get('physical_resource_id')
-                    }
+                    ),
+                    key=lambda r: (r['type'], r['name'], r['id']),
                 )
+                attrs['not_the_projects'] = not_the_projects(made)
                 attrs['endangers'] = namesakes(conn, made)
             refs.append(
                 ResourceRef(
@@ -147,18 +206,26 @@ class ProjectStack(Stack):
     def primary_step(self, ref):
         if ref.attrs.get('nested'):
             return None
+        reasons = []
+        if ref.attrs.get('not_the_projects'):
+            reasons.append(
+                'deleting it would make Heat delete what is not the '
+                "project's (global or admin-scoped): "
+                + listed(ref.attrs['not_the_projects'])
+            )
         if ref.attrs.get('endangers'):
-            return resource.keep(
-                ref,
+            reasons.append(
                 'deleting it would make Heat delete your own '
                 + ', '.join(ref.attrs['endangers'])
                 + ' (Heat deletes these in the scope of whoever deletes the '
-                'stack); rename yours, or cascade as another user',
+                'stack); rename yours, or cascade as another user'
             )
+        if reasons:
+            return resource.keep(ref, '; '.join(reasons))
         return super().primary_step(ref)
 
     def relations(self, ref, inventory):
-        made = set(ref.attrs.get('resources', []))
+        made = {r['id'] for r in ref.attrs.get('made', []) if r['id']}
         me = delete_of(self.name, ref.id)
         for other in inventory:
             if (

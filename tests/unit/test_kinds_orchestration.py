@@ -14,14 +14,20 @@
 root, what a stack made deleted after it (directly only if it failed), and
 the hint when it cannot be deleted."""
 
+import json
+
 import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED
+from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import orchestration
 from osc_cascade.kinds.base import delete_of
 from tests.unit import scenarios
+from tests.unit.cross_project import kept_and_refused
+from tests.unit.fakes import orchestration as fake_heat
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER
 from tests.unit.fakes.run import cascade_for, run_kind
@@ -174,17 +180,156 @@ def test_without_a_namesake_the_stack_is_deleted(cloud, kind):
     assert kind.primary_step(ref).id == delete_of(STACK, stack['id']).id
 
 
-def test_the_orphan_search_lists_every_stack_without_their_resources(
-    cloud, kind
-):
+def test_the_orphan_search_reads_each_root_stacks_resources_once(cloud, kind):
+    # the purge plans with the same check as a cascade: one GET a root
+    # stack (its nested stacks' resources included), none a nested stack
     a = scenarios.project(cloud, 'A')['id']
     b = scenarios.project(cloud, 'B')['id']
-    cloud.stack('app', a)
+    root = cloud.stack('app', a)
+    cloud.nested(root, 'group')
     cloud.stack('app', b)
     refs = kind.list(cloud.connection(), None)
     assert {r.project_id for r in refs} == {a, b}
-    assert not [
+    reads = [
         p
         for _, p in cloud.requests
         if p.endswith('/resources') or '/resources?' in p
     ]
+    assert len(reads) == 2
+    assert all('nested_depth=100' in p for p in reads)
+
+
+# -- what is not the project's -----------------------------------------------
+
+
+@pytest.fixture
+def flavors(monkeypatch):
+    """Heat's delete of a stack takes its flavors along (global: no
+    project owns a flavor)."""
+    monkeypatch.setitem(fake_heat.PHYSICAL, 'OS::Nova::Flavor', 'flavors')
+
+
+@pytest.mark.usefixtures('flavors')
+def test_a_stack_that_made_a_flavor_is_kept_and_the_flavor_stays(cloud):
+    # the reproduction: an admin's stack in the project made a flavor;
+    # deleting the stack deleted the flavor, which no project owns
+    a = scenarios.project(cloud, 'A')['id']
+    flavor = cloud.add('flavors', name='m1.app')
+    stack = cloud.stack('app', a)
+    cloud.resource(stack, 'flavor', 'OS::Nova::Flavor', flavor['id'])
+    assert kept_and_refused(cloud, a, stack['id']) == (
+        "deleting it would make Heat delete what is not the project's "
+        f'(global or admin-scoped): OS::Nova::Flavor {flavor["id"]}'
+    )
+    assert cloud.exists('flavors', flavor['id'])
+    assert cloud.exists('stacks', stack['id'])
+
+
+@pytest.mark.usefixtures('flavors')
+def test_the_fake_heat_deletes_a_stacks_flavor_with_it(cloud):
+    # what the keep prevents, as Heat does it
+    a = scenarios.project(cloud, 'A')['id']
+    flavor = cloud.add('flavors', name='m1.app')
+    stack = cloud.stack('app', a)
+    cloud.resource(stack, 'flavor', 'OS::Nova::Flavor', flavor['id'])
+    cloud.delete_stack(stack)
+    assert any(cloud.stack_gone(stack['id']) for _poll in range(3))
+    assert not cloud.exists('flavors', flavor['id'])
+
+
+@pytest.mark.parametrize(
+    'resource_type',
+    [
+        'OS::Keystone::User',
+        'OS::Keystone::RoleAssignment',
+        'OS::Cinder::VolumeType',
+        'OS::Neutron::ProviderNet',
+        'OS::Nova::HostAggregate',
+        'OS::Nova::Quota',
+    ],
+)
+def test_global_and_admin_scoped_types_keep_the_stack_nested_too(
+    cloud, kind, resource_type
+):
+    a = scenarios.project(cloud, 'A')['id']
+    stack = cloud.stack('app', a)
+    nested = cloud.nested(stack, 'group')
+    cloud.resource(nested, 'thing', resource_type, 'x-1')
+    [ref] = [
+        r for r in kind.list(cloud.connection(), a) if r.id == stack['id']
+    ]
+    step = kind.primary_step(ref)
+    assert step.action == 'keep'
+    assert f'{resource_type} x-1' in step.params['reason']
+
+
+def test_project_owned_types_and_unmade_resources_keep_nothing(cloud, kind):
+    a = scenarios.project(cloud, 'A')['id']
+    stack = cloud.stack('app', a)
+    cloud.resource(stack, 'qos', 'OS::Neutron::QoSPolicy', 'q-1')
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', 'n-1')
+    # a flavor that failed to be made: the delete has nothing to delete
+    cloud.resource(stack, 'flavor', 'OS::Nova::Flavor', None)
+    [ref] = kind.list(cloud.connection(), a)
+    assert kind.primary_step(ref).is_delete
+
+
+def test_the_orphan_purge_keeps_a_stack_of_a_deleted_project_alike(
+    cloud, kind
+):
+    # the orphan search used to skip the resources, and with them the
+    # namesake check: the purge would have deleted the admin's container
+    gone = 'p-deleted'
+    stack = cloud.stack('app', gone)
+    cloud.resource(stack, 'logs', 'OS::Swift::Container', 'logs')
+    cloud.container(ADMIN_PROJECT, 'logs')
+    other = cloud.stack('infra', gone)
+    cloud.resource(other, 'flavor', 'OS::Nova::Flavor', 'f-1')
+    refs = {r.id: r for r in kind.list(cloud.connection(), None)}
+    plan = build_plan(
+        Inventory(refs.values()),
+        {STACK: kind},
+        [{'id': gone, 'name': ''}],
+    )
+    kept = {s.target.id: s.params['reason'] for s in plan.kept()}
+    assert set(kept) == {stack['id'], other['id']}
+    assert 'your own container logs' in kept[stack['id']]
+    assert 'OS::Nova::Flavor f-1' in kept[other['id']]
+
+
+def test_a_kept_stack_names_a_few_and_counts_the_rest(cloud, kind):
+    a = scenarios.project(cloud, 'A')['id']
+    stack = cloud.stack('app', a)
+    for i in range(5):
+        cloud.resource(stack, f'u{i}', 'OS::Keystone::User', f'u-{i}')
+    [ref] = kind.list(cloud.connection(), a)
+    reason = kind.primary_step(ref).params['reason']
+    assert reason.endswith('OS::Keystone::User u-2 and 2 more')
+    assert '\n' not in reason
+
+
+# -- what the plan shows ------------------------------------------------------
+
+
+def test_a_stack_ref_holds_every_resource_it_made_with_its_type(cloud, kind):
+    a = scenarios.project(cloud, 'A')['id']
+    stack = cloud.stack('app', a)
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', 'n-1')
+    nested = cloud.nested(stack, 'group')
+    cloud.resource(nested, 'vm0', 'OS::Nova::Server', 's-0')
+    cloud.resource(nested, 'vm1', 'OS::Nova::Server', 's-1')
+    [ref] = [
+        r for r in kind.list(cloud.connection(), a) if r.id == stack['id']
+    ]
+    assert ref.attrs['made'] == [
+        {
+            'type': 'OS::Heat::ResourceGroup',
+            'id': nested['id'],
+            'name': 'group',
+        },
+        {'type': 'OS::Neutron::Net', 'id': 'n-1', 'name': 'net'},
+        {'type': 'OS::Nova::Server', 'id': 's-0', 'name': 'vm0'},
+        {'type': 'OS::Nova::Server', 'id': 's-1', 'name': 'vm1'},
+    ]
+    # it survives a plan file
+    assert ResourceRef.from_dict(json.loads(json.dumps(ref.to_dict()))) == ref
