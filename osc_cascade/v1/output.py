@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from cliff import columns as cliff_columns
 from osc_lib import exceptions
 import stevedore
 
@@ -107,8 +108,40 @@ def emit(
     formatter.emit_list(list(columns), rows, stdout, parsed_args)
 
 
+class RemovesToo(cliff_columns.FormattableColumn):
+    """The Name of a step whose delete removes more than its resource (a
+    Heat stack and everything it made): in a table the name and how many
+    resources of each type go with it, ``mystack (3 OS::Nova::Server, 1
+    OS::Neutron::Net)``; in JSON and YAML the name and every resource, with
+    its type, id and name."""
+
+    def __init__(self, name: str, made: list[dict[str, str]]):
+        super().__init__((name, made))
+
+    def human_readable(self) -> str:
+        name, made = self._value
+        return f'{name} ({removes_counts(made)})'
+
+    def machine_readable(self) -> dict[str, Any]:
+        name, made = self._value
+        return {'name': name, 'removes': [dict(r) for r in made]}
+
+
+def removes_counts(made: list[dict[str, str]]) -> str:
+    """How many resources of each type, the most frequent first."""
+    counts: dict[str, int] = {}
+    for res in made:
+        counts[res['type']] = counts.get(res['type'], 0) + 1
+    return ', '.join(
+        f'{n} {type_}'
+        for type_, n in sorted(counts.items(), key=lambda c: (-c[1], c[0]))
+    )
+
+
 def plan_rows(plan: Plan) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """The plan as a table: one row per step, in execution order."""
+    """The plan as a table: one row per step, in execution order. A step
+    whose delete takes more along (``made`` in its resource's attributes:
+    a stack) says what in its Name (``RemovesToo``)."""
     columns = list(PLAN_COLUMNS)
     stages = plan.stages()
     preds = plan.predecessors()
@@ -116,13 +149,16 @@ def plan_rows(plan: Plan) -> tuple[list[str], list[tuple[Any, ...]]]:
     for step_id in plan.order():
         step = plan.steps[step_id]
         after = sorted(preds[step_id])
+        made = step.target.attrs.get('made')
         rows.append(
             (
                 stages[step_id],
                 step.action,
                 step.target.kind,
                 step.target.id,
-                step.target.name,
+                RemovesToo(step.target.name, made)
+                if made and not step.is_break_action
+                else step.target.name,
                 step.target.project_id,
                 after,
             )
@@ -143,7 +179,15 @@ def plan_dot(plan: Plan) -> str:
             step.action,
             ', shape=ellipse, style=filled, fillcolor=lightyellow',
         )
-        label = step.describe().replace('"', "'")
+        label = step.describe()
+        if not step.is_break_action and step.target.attrs.get('made'):
+            # what goes with it, one line each
+            label += ''.join(
+                f'\\n{r["type"]} {r["id"] or "-"}'
+                + (f' ({r["name"]})' if r['name'] else '')
+                for r in step.target.attrs['made']
+            )
+        label = label.replace('"', "'")
         lines.append(f'  "{step_id}" [label="{label}"{style}];')
     for first, then in sorted(plan.edges):
         lines.append(f'  "{first}" -> "{then}";')

@@ -131,3 +131,39 @@ def test_a_stack_that_cannot_be_deleted_fails_the_cascade_with_the_way_out(
     # what it made was deleted directly once it had failed
     assert not cloud.exists('networks', a['stack_net'])
     assert not cloud.exists('containers', f'AUTH_{a["project"]}/stack-cont')
+
+
+def test_the_plan_says_what_a_stacks_delete_removes(cloud, twins, osc):
+    a, _b = twins
+    made = [
+        ('OS::Heat::ResourceGroup', a['nested_stack']),
+        ('OS::Neutron::Net', a['stack_net']),
+        ('OS::Swift::Container', 'stack-cont'),
+    ]
+    table = cascade(osc, '--dry-run', 'A', '-c', 'Kind', '-c', 'Name')
+    assert table.code == 0, table.stderr
+    cells = [
+        [c.strip() for c in line.split('|')[1:-1]]
+        for line in table.stdout.splitlines()
+        if line.startswith('| orchestration.stack')
+    ]
+    assert [
+        'orchestration.stack',
+        'app (1 OS::Heat::ResourceGroup, 1 OS::Neutron::Net, '
+        '1 OS::Swift::Container)',
+    ] in cells
+
+    rows = json.loads(cascade(osc, '--dry-run', 'A', '-f', 'json').stdout)
+    [stack] = [r for r in rows if r['ID'] == a['stack']]
+    assert stack['Name']['name'] == 'app'
+    assert [(r['type'], r['id']) for r in stack['Name']['removes']] == made
+
+    dot = cascade(osc, '--dry-run', 'A', '-f', 'dot').stdout
+    [node] = [
+        line
+        for line in dot.splitlines()
+        if line.startswith(f'  "delete:orchestration.stack:{a["stack"]}" [')
+    ]
+    for type_, id_ in made:
+        assert f'\\n{type_} {id_}' in node
+    assert cloud.changes == []

@@ -110,3 +110,22 @@ def test_no_known_column_is_a_clear_error():
         match="Recognized columns are Stage, Kind, After",
     ):
         emit('-c', 'Nope')
+
+
+def test_a_stack_name_is_counted_in_a_table_and_listed_for_machines():
+    made = [
+        {'type': 'OS::Nova::Server', 'id': 's-1', 'name': 'vm'},
+        {'type': 'OS::Neutron::Net', 'id': 'n-1', 'name': 'net'},
+    ]
+    rows = [(1, output.RemovesToo('app', made), [])]
+
+    def emitted(*argv):
+        args = parser().parse_args(list(argv))
+        out = io.StringIO()
+        output.emit(args, ['Stage', 'Name', 'After'], rows, out)
+        return out.getvalue()
+
+    assert '| app (1 OS::Neutron::Net, 1 OS::Nova::Server) |' in emitted()
+    removes = {'name': 'app', 'removes': made}
+    assert json.loads(emitted('-f', 'json'))[0]['Name'] == removes
+    assert yaml.safe_load(emitted('-f', 'yaml'))[0]['Name'] == removes

@@ -529,3 +529,51 @@ def test_a_plan_file_without_what_it_was_made_for_is_refused():
     del data['made_for']['cloud']
     with pytest.raises(PlanError, match='malformed plan file'):
         planfile.from_dict(data)
+
+
+STACK_MADE = [
+    {'type': 'OS::Neutron::Net', 'id': 'n-1', 'name': 'net'},
+    {'type': 'OS::Nova::Server', 'id': 's-1', 'name': 'vm1'},
+    {'type': 'OS::Nova::Server', 'id': 's-2', 'name': 'vm2'},
+    {'type': 'OS::Nova::Server', 'id': '', 'name': 'vm3'},
+]
+
+
+def stack_plan():
+    return make_plan(
+        [
+            resource.delete(ref('st', name='mystack', made=STACK_MADE)),
+            resource.keep(ref('kp', name='held', made=STACK_MADE[:1]), 'why'),
+            'plain',
+        ]
+    )
+
+
+def test_a_stack_row_counts_what_its_delete_removes_per_type():
+    _columns, rows = output.plan_rows(stack_plan())
+    names = {r[3]: r[4] for r in rows}
+    assert names['plain'] == 'plain'  # a plain string, as before
+    assert names['st'].human_readable() == (
+        'mystack (3 OS::Nova::Server, 1 OS::Neutron::Net)'
+    )
+    assert names['kp'].human_readable() == 'held (1 OS::Neutron::Net)'
+    assert names['st'].machine_readable() == {
+        'name': 'mystack',
+        'removes': STACK_MADE,
+    }
+
+
+def test_a_stack_node_lists_every_resource_its_delete_removes():
+    dot = output.plan_dot(stack_plan())
+    [node] = [
+        line
+        for line in dot.splitlines()
+        if '"delete:' in line and ':st"' in line
+    ]
+    assert node == (
+        f'  "delete:{KIND}:st" [label="delete {KIND} mystack (st)'
+        '\\nOS::Neutron::Net n-1 (net)'
+        '\\nOS::Nova::Server s-1 (vm1)'
+        '\\nOS::Nova::Server s-2 (vm2)'
+        '\\nOS::Nova::Server - (vm3)"];'
+    )
