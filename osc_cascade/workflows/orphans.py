@@ -102,6 +102,9 @@ class Owners:
             self._verdicts.setdefault(owner, Verdict(EXISTS))
         ask = sorted(o for o in wanted if o not in self._verdicts)
         if ask:
+            # the SDK's proxy made once, not by each thread that gets
+            # there first (each would discover Keystone's versions)
+            _ = self.conn.identity
             # One GET per owner (two for a gone one): a cloud has as many
             # owners as projects that own something, thousands on a large
             # one, so they are asked in parallel; the pool is bounded, as
