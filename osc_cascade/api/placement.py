@@ -11,8 +11,9 @@
 #    under the License.
 
 """Placement's calls for ``compute service delete --purge-allocations``,
-the microversions the purge pins in Placement and nova, and what must hold
-in Placement right before nova deletes a service.
+the microversions the purge pins in Placement and nova, what must hold
+in Placement right before nova deletes a service, and nova's switch that
+disables a compute service while the purge runs.
 
 Placement is called through the SDK connection's adapter for the
 ``placement`` service with an explicit microversion. openstacksdk's own
@@ -67,6 +68,25 @@ def _error(response: Any) -> dict:
 def error_code(exc: Exception) -> str | None:
     response = getattr(exc, 'response', None)
     return _error(response).get('code') if response is not None else None
+
+
+def set_service_status(
+    conn: Any, service_id: str, status: str, reason: str | None = None
+) -> dict[str, Any]:
+    """Enable or disable a compute service (by UUID: 2.53 or later,
+    whatever ``--os-compute-api-version`` says); ``reason`` only with
+    ``disabled`` (nova clears it on enabling). The service as nova now
+    has it."""
+    body: dict[str, Any] = {'status': status}
+    if reason is not None:
+        body['disabled_reason'] = reason
+    return request(
+        conn.compute,
+        'PUT',
+        f'/os-services/{service_id}',
+        json=body,
+        microversion=NOVA_VERSION,
+    ).json()['service']
 
 
 def list_providers(conn: Any) -> list[dict]:

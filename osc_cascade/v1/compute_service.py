@@ -13,6 +13,10 @@
 """``openstack compute service delete --purge-allocations``: a cliff hook on
 OSC's own command.
 
+An enabled service is disabled before anything is removed and enabled
+again if the purge is refused or stops before deleting it
+(``ServicePurge.execute``); a dry run only says so.
+
 The hook runs the purge (``workflows.service_purge``) in ``before()``: it
 removes the allocations that would orphan the service's resource providers,
 deletes the providers, and deletes the service itself; OSC's
@@ -93,7 +97,10 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             'With --purge-allocations, the service is deleted only once '
             'none of its resource providers is left: nova alone deletes '
             'the service even when Placement refuses to delete a '
-            'provider that still has allocations, which orphans it.'
+            'provider that still has allocations, which orphans it. An '
+            'enabled service is disabled before any allocation is '
+            'removed, so that nothing new is placed on it, and enabled '
+            'again if the purge is refused or stops before deleting it.'
         )
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:
@@ -127,6 +134,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
             on_event=progress,
+            notify=progress.note,
         )
         services = purge.resolve(parsed_args.service)
         plan = purge.plan(services)
@@ -152,8 +160,15 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             refuse_blocked(plan)
         output.chosen_columns(parsed_args, SUMMARY_COLUMNS)
         names = ', '.join(f'{s.host} ({s.id})' for s in services)
+        enabled = [s.host for s in services if s.status == 'enabled']
         confirm(
             f'The purge will, for compute service(s) {names}:\n'
+            + (
+                f'  first disable {", ".join(enabled)} (enabled again if '
+                f'the purge stops before deleting it)\n'
+                if enabled
+                else ''
+            )
             + counts_text(plan)
             + '\nContinue?',
             parsed_args.yes,

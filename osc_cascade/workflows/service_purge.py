@@ -27,9 +27,18 @@ are orphaned. The purge therefore:
    nodes' providers (it fails if one is already gone), then check that
    those are gone;
 4. runs that plan with the executor; nothing runs while anything blocks.
+   An enabled service is disabled first (``disabled_reason`` naming
+   osc-cascade), so that the scheduler places nothing new on the host
+   while its allocations go, and its consumers are read again: the plan
+   that runs is the one read with the host disabled, and it may not hold
+   more than the plan shown (a blocker, or anything new, refuses). If the
+   purge is refused or stops before nova deletes the service, the service
+   is enabled again, unless someone changed it meanwhile. A service that
+   was disabled already is left as it is.
 
-The command (``v1.compute_service``) confirms and shows the plan, the
-blockers and the outcome.
+Planning changes nothing: a dry run only says that a service would be
+disabled. The command (``v1.compute_service``) confirms and shows the
+plan, the blockers and the outcome.
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ from osc_cascade import kinds
 from osc_cascade.api import placement
 from osc_cascade.api.placement import NOVA_VERSION, PLACEMENT_VERSION
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import Event, Executor, RunResult
+from osc_cascade.engine.executor import DONE, Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
@@ -67,6 +76,11 @@ from osc_cascade.workflows.consumers import (
 
 #: reads give up sooner than deletes: nothing was changed yet
 READ_ATTEMPTS = 4
+#: what nova shows of a service the purge disabled; only a service that
+#: still says so is enabled again
+DISABLED_REASON = (
+    'osc-cascade: compute service delete --purge-allocations in progress'
+)
 
 
 class ServicePurge:
@@ -78,10 +92,13 @@ class ServicePurge:
         parallel: int = 10,
         timeout: float = 600.0,
         on_event: Callable[[Event], None] | None = None,
+        notify: Callable[[str], None] | None = None,
         clock: Clock | None = None,
         retry: RetryPolicy | None = None,
     ):
         self.conn = conn
+        #: told what is done to the services' status
+        self.notify = notify or (lambda text: None)
         #: remove the allocations of unfinished migrations and of consumers
         #: nova cannot explain, instead of refusing
         self.force = force
@@ -230,6 +247,13 @@ class ServicePurge:
                     f'nova-compute on {service.host} is up: stop it first, '
                     f'or it re-creates its providers and its service'
                 )
+            if service.status == 'enabled':
+                notes.append(
+                    f'compute service {service.host} ({service.id}) is '
+                    f'enabled: the purge disables it first, so that '
+                    f'nothing new is placed on it, and enables it again if '
+                    f'it stops before the service is deleted'
+                )
         # build_plan's owner check: everything here belongs to a service
         plan = build_plan(
             Inventory(refs),
@@ -299,7 +323,42 @@ class ServicePurge:
     # -- execution ---------------------------------------------------------
 
     def execute(self, plan: Plan) -> RunResult:
+        """Run the plan; the services that are enabled are disabled for
+        the run, and enabled again if it does not delete them."""
         refuse_blocked(plan)
+        ids = [
+            s.target.id
+            for s in plan.steps.values()
+            if s.target.kind == ComputeService.name
+        ]
+        services = self._services_now(ids)
+        enabled = [s for s in services if s.status == 'enabled']
+        if not enabled:
+            return self._run(plan)
+        self._disable(enabled)
+        try:
+            plan = self._read_again(plan, services)
+            result = self._run(plan)
+        except CascadeError as exc:
+            restored = self._restore(enabled)
+            raise CascadeError(' '.join([str(exc), *restored])) from exc
+        except BaseException:
+            self._restore(enabled)
+            raise
+        deleted = {
+            sid
+            for sid in ids
+            if getattr(
+                result.results.get(f'delete:{ComputeService.name}:{sid}'),
+                'outcome',
+                None,
+            )
+            == DONE
+        }
+        self._restore([s for s in enabled if s.id not in deleted])
+        return result
+
+    def _run(self, plan: Plan) -> RunResult:
         return Executor(
             self.conn,
             self.kinds,
@@ -309,6 +368,130 @@ class ServicePurge:
             clock=self.clock,
             on_event=self.on_event,
         ).run(plan)
+
+    # -- the services' status ------------------------------------------------
+
+    def _services_now(
+        self, ids: Sequence[str], *, changed: bool = False
+    ) -> list[Any]:
+        """The services of ``ids`` that exist, as nova has them now
+        (``changed``: read after the purge changed something)."""
+        what = 'listing compute services'
+
+        def call() -> list[Any]:
+            return list(self.conn.compute.services(microversion=NOVA_VERSION))
+
+        listed = (
+            checked(
+                what,
+                call,
+                retry=self.retry,
+                clock=self.clock,
+                needs='--purge-allocations needs the admin role',
+            )
+            if changed
+            else self._read(what, call)
+        )
+        return [s for s in listed if s.id in ids]
+
+    def _set_status(
+        self, service: Any, status: str, reason: str | None = None
+    ) -> None:
+        checked(
+            f'{"disabling" if reason else "enabling"} compute service '
+            f'{service.host} ({service.id})',
+            lambda: placement.set_service_status(
+                self.conn, service.id, status, reason
+            ),
+            retry=self.retry,
+            clock=self.clock,
+            needs='--purge-allocations needs the admin role',
+        )
+
+    def _disable(self, services: Sequence[Any]) -> None:
+        """Disable each service; if one fails, the others go back."""
+        done: list[Any] = []
+        for service in services:
+            try:
+                self._set_status(service, 'disabled', DISABLED_REASON)
+            except CascadeError as exc:
+                restored = self._restore(done)
+                raise CascadeError(
+                    ' '.join([f'{exc}. Nothing was removed.', *restored])
+                ) from exc
+            done.append(service)
+            self.notify(
+                f'disabled compute service {service.host} ({service.id}) '
+                f'for the purge: nothing new is placed on it'
+            )
+
+    def _read_again(self, shown: Plan, services: Sequence[Any]) -> Plan:
+        """The plan read again with the hosts disabled: what landed on
+        them before refuses, and so does anything the plan shown did not
+        hold."""
+        plan = self.plan(services)
+        if plan.kept():
+            raise CascadeError(
+                f'Nothing was removed: with the service(s) disabled, '
+                f'{len(plan.kept())} consumer(s) block the purge: '
+                + ', '.join(
+                    f'{s.target.id} ({s.target.attrs["class"]})'
+                    for s in plan.kept()
+                )
+                + '.'
+            )
+        new = sorted(set(plan.steps) - set(shown.steps))
+        if new:
+            raise CascadeError(
+                f'Nothing was removed: the service(s) changed since the '
+                f'plan was shown ({", ".join(new)}); run the command again.'
+            )
+        return plan
+
+    def _restore(self, services: Sequence[Any]) -> list[str]:
+        """Enable again the services the purge disabled and did not
+        delete, unless their status was changed meanwhile; what became of
+        each, one sentence each (also told)."""
+        if not services:
+            return []
+        lines: list[str] = []
+        now: dict[str, Any] | None
+        try:
+            found = self._services_now([s.id for s in services], changed=True)
+            now = {s.id: s for s in found}
+        except CascadeError as exc:
+            now = None  # unknown: enable them all the same
+            lines.append(f'Could not read the services again: {exc}.')
+        for service in services:
+            what = f'compute service {service.host} ({service.id})'
+            current = now.get(service.id) if now is not None else None
+            if now is not None and current is None:
+                continue  # deleted after all
+            if current is not None and (
+                current.status != 'disabled'
+                or current.disabled_reason != DISABLED_REASON
+            ):
+                lines.append(
+                    f'{what} was not enabled again: its status was changed '
+                    f'meanwhile ({current.status}: '
+                    f'{current.disabled_reason or "no reason"}).'
+                )
+                continue
+            try:
+                self._set_status(service, 'enabled')
+            except CascadeError as exc:
+                lines.append(
+                    f'{what} stays disabled: {exc}; enable it with '
+                    f'`openstack compute service set --enable '
+                    f'{service.host} nova-compute`.'
+                )
+            else:
+                lines.append(
+                    f'{what} was enabled again: the purge did not delete it.'
+                )
+        for line in lines:
+            self.notify(line)
+        return lines
 
     # -- reading -----------------------------------------------------------
 

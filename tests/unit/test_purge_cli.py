@@ -314,3 +314,71 @@ def test_unknown_service_is_a_clear_error(cloud, osc):
     assert result.code == 1
     assert "No nova-compute service with ID or host '12'" in result.stderr
     assert cloud.changes == []
+
+
+def test_dry_run_says_an_enabled_service_would_be_disabled(cloud, osc):
+    s = evacuation(cloud)
+    s.a['status'] = 'enabled'
+    result = purge(osc, '--dry-run', 'compute-a', '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert (
+        f'note: compute service compute-a ({s.a["id"]}) is enabled: the '
+        f'purge disables it first'
+    ) in result.stderr
+    assert cloud.changes == []
+    assert s.a['status'] == 'enabled'
+
+
+def test_enabled_service_is_disabled_then_purged(cloud, osc):
+    s = evacuation(cloud)
+    s.a['status'] = 'enabled'
+    result = purge(osc, '--yes', 'compute-a')
+    assert result.code == 0, result.stderr
+    assert f'disabled compute service compute-a ({s.a["id"]})' in (
+        result.stderr
+    )
+    assert cloud.changes[0] == ('PUT', f'/v2.1/os-services/{s.a["id"]}')
+    assert not cloud.exists('services', s.a['id'])
+
+
+def test_prompt_says_the_service_is_disabled_first(cloud, osc):
+    s = evacuation(cloud)
+    s.a['status'] = 'enabled'
+    result = osc(
+        'compute',
+        'service',
+        'delete',
+        '--purge-allocations',
+        'compute-a',
+        stdin='n\n',
+        tty=True,
+    )
+    assert result.code == 1
+    assert '  first disable compute-a (enabled again if' in result.stderr
+    assert cloud.changes == []
+
+
+def test_blocked_enabled_service_is_never_touched(cloud, osc):
+    a = cloud.compute('compute-a', status='enabled', state='up')
+    cloud.server('busy', 'compute-a')
+    result = purge(osc, '--yes', 'compute-a')
+    assert result.code == 1
+    assert cloud.changes == []
+    assert a['status'] == 'enabled'
+
+
+def test_failure_enables_the_service_again_and_says_so(cloud, osc):
+    s = evacuation(cloud)
+    s.a['status'] = 'enabled'
+    numa = cloud.provider('compute-a_NUMA0', parent=s.rp_a)['uuid']
+    cloud.respawn.add(numa)
+
+    result = purge(osc, '--yes', 'compute-a')
+
+    assert result.code == 1
+    assert (
+        f'compute service compute-a ({s.a["id"]}) was enabled again: the '
+        f'purge did not delete it.'
+    ) in result.stderr
+    assert 'The purge did not finish' in result.stderr
+    assert (s.a['status'], s.a['disabled_reason']) == ('enabled', None)

@@ -19,7 +19,7 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED, SKIPPED
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.v1.compute_service import failure_message
-from osc_cascade.workflows.service_purge import ServicePurge
+from osc_cascade.workflows.service_purge import DISABLED_REASON, ServicePurge
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakePlacementCloud
 from tests.unit.fakes.common import new_uuid
@@ -376,3 +376,199 @@ def test_ironic_service_with_300_nodes_is_purged(cloud):
     deletes = cloud.deleted_order()
     assert deletes[0] == f'/v2.1/os-services/{service["id"]}'
     assert len(deletes) == 301
+
+
+# -- the service disabled for the purge --------------------------------------
+
+
+def purge_of(cloud, events=None):
+    return ServicePurge(
+        cloud.connection(),
+        clock=FakeClock(),
+        retry=RetryPolicy(base_delay=0, max_delay=0),
+        on_event=events.append if events is not None else None,
+    )
+
+
+def enabled_evacuation(cloud):
+    s = evacuation(cloud)
+    s.a.update(status='enabled', disabled_reason=None)
+    return s
+
+
+def service_writes(cloud):
+    """The status updates of compute services, with their body."""
+    return [
+        (r.url.split('/v2.1')[1], r.json())
+        for r in cloud.mocker.request_history
+        if r.method == 'PUT' and '/os-services/' in r.url
+    ]
+
+
+def test_enabled_service_is_disabled_before_any_allocation_is_removed(cloud):
+    s = enabled_evacuation(cloud)
+    result = run(cloud, 'compute-a')
+    assert result.ok
+    assert cloud.changes == [
+        ('PUT', f'/v2.1/os-services/{s.a["id"]}'),
+        ('PUT', f'/allocations/{s.vm["id"]}'),
+        ('DELETE', f'/v2.1/os-services/{s.a["id"]}'),
+        ('DELETE', f'/resource_providers/{s.rp_a}'),
+    ]
+    assert service_writes(cloud) == [
+        (
+            f'/os-services/{s.a["id"]}',
+            {'status': 'disabled', 'disabled_reason': DISABLED_REASON},
+        )
+    ]
+    update = next(r for r in cloud.mocker.request_history if r.method == 'PUT')
+    assert update.headers['OpenStack-API-Version'] == 'compute 2.59'
+    assert 'osc-cascade' in DISABLED_REASON
+    assert not cloud.exists('services', s.a['id'])
+
+
+def test_plan_changes_nothing_and_says_the_service_would_be_disabled(cloud):
+    s = enabled_evacuation(cloud)
+    p = purge_of(cloud)
+    plan = p.plan(p.resolve(['compute-a']))
+    assert any(
+        f'compute service compute-a ({s.a["id"]}) is enabled: the purge '
+        f'disables it first' in n
+        for n in plan.notes
+    )
+    assert cloud.changes == []
+    assert s.a['status'] == 'enabled'
+
+
+def test_service_is_enabled_again_after_a_refusal(cloud):
+    s = enabled_evacuation(cloud)
+    notes = []
+    p = purge_of(cloud)
+    p.notify = notes.append
+    plan = p.plan(p.resolve(['compute-a']))
+    # the scheduler places an instance there before the purge disables it
+    late = cloud.server('late', 'compute-a')
+
+    with pytest.raises(CascadeError) as err:
+        p.execute(plan)
+
+    assert str(err.value) == (
+        f'Nothing was removed: with the service(s) disabled, 1 consumer(s) '
+        f'block the purge: {late["id"]} (instance on host). compute service '
+        f'compute-a ({s.a["id"]}) was enabled again: the purge did not '
+        f'delete it.'
+    )
+    assert [body for _, body in service_writes(cloud)] == [
+        {'status': 'disabled', 'disabled_reason': DISABLED_REASON},
+        {'status': 'enabled'},
+    ]
+    assert (s.a['status'], s.a['disabled_reason']) == ('enabled', None)
+    assert not [p for m, p in cloud.changes if 'allocations' in p]
+    assert cloud.allocations_of(s.vm['id']).keys() == {s.rp_a, s.rp_b}
+    assert notes[0].startswith('disabled compute service compute-a')
+
+
+def test_anything_the_plan_shown_did_not_hold_refuses(cloud):
+    s = enabled_evacuation(cloud)
+    p = purge_of(cloud)
+    plan = p.plan(p.resolve(['compute-a']))
+    gone = cloud.server('gone', 'compute-a')
+    cloud.delete_server(gone)  # its allocation stays: nothing blocks
+
+    with pytest.raises(CascadeError, match='changed since the plan'):
+        p.execute(plan)
+
+    assert s.a['status'] == 'enabled'
+    assert cloud.allocations_of(gone['id'])  # not removed
+
+
+def test_service_is_enabled_again_after_a_failure(cloud):
+    s = enabled_evacuation(cloud)
+    numa = cloud.provider('compute-a_NUMA0', parent=s.rp_a)['uuid']
+    cloud.respawn.add(numa)  # nova-compute still running
+
+    result = run(cloud, 'compute-a')
+
+    assert outcome(result, 'compute.service', s.a['id']).outcome == SKIPPED
+    assert cloud.exists('services', s.a['id'])
+    assert (s.a['status'], s.a['disabled_reason']) == ('enabled', None)
+    assert [body['status'] for _, body in service_writes(cloud)] == [
+        'disabled',
+        'enabled',
+    ]
+    # disabled before the first removal, enabled after the last step
+    puts = [p for m, p in cloud.changes if m == 'PUT']
+    assert puts[0] == f'/v2.1/os-services/{s.a["id"]}'
+    assert puts[-1] == f'/v2.1/os-services/{s.a["id"]}'
+
+
+def test_service_disabled_before_stays_disabled_after_a_failure(cloud):
+    s = evacuation(cloud)
+    s.a['disabled_reason'] = 'ops: failed PSU'
+    numa = cloud.provider('compute-a_NUMA0', parent=s.rp_a)['uuid']
+    cloud.respawn.add(numa)
+
+    result = run(cloud, 'compute-a')
+
+    assert not result.ok
+    assert service_writes(cloud) == []
+    assert (s.a['status'], s.a['disabled_reason']) == (
+        'disabled',
+        'ops: failed PSU',
+    )
+
+
+def test_service_whose_status_changed_meanwhile_is_left_as_it_is(cloud):
+    s = enabled_evacuation(cloud)
+    numa = cloud.provider('compute-a_NUMA0', parent=s.rp_a)['uuid']
+    cloud.respawn.add(numa)
+    events = []
+
+    def operator_steps_in(event):
+        events.append(event)
+        s.a['disabled_reason'] = 'ops: RAM errors'
+
+    p = purge_of(cloud)
+    p.on_event = operator_steps_in
+    notes = []
+    p.notify = notes.append
+    result = p.execute(p.plan(p.resolve(['compute-a'])))
+
+    assert not result.ok and events
+    assert (s.a['status'], s.a['disabled_reason']) == (
+        'disabled',
+        'ops: RAM errors',
+    )
+    assert [body['status'] for _, body in service_writes(cloud)] == [
+        'disabled'
+    ]
+    assert any('was not enabled again' in n for n in notes)
+
+
+def test_a_refused_disable_changes_nothing(cloud):
+    s = enabled_evacuation(cloud)
+    cloud.forbidden.add(rf'/os-services/{s.a["id"]}$')
+    p = purge_of(cloud)
+    plan = p.plan(p.resolve(['compute-a']))
+    with pytest.raises(
+        CascadeError,
+        match=r'disabling compute service compute-a .* was refused '
+        r'\(HTTP 403\).*Nothing was removed',
+    ):
+        p.execute(plan)
+    assert s.a['status'] == 'enabled'
+    assert [m for m, _ in cloud.changes] == ['PUT']  # the refused one
+
+
+def test_of_two_services_the_one_disabled_goes_back_if_the_next_fails(
+    cloud,
+):
+    a = cloud.compute('compute-a', status='enabled')
+    c = cloud.compute('compute-c', status='enabled')
+    cloud.forbidden.add(rf'/os-services/{c["id"]}$')
+    p = purge_of(cloud)
+    plan = p.plan(p.resolve(['compute-a', 'compute-c']))
+    with pytest.raises(CascadeError) as err:
+        p.execute(plan)
+    assert 'compute-a' in str(err.value) and 'enabled again' in str(err.value)
+    assert (a['status'], c['status']) == ('enabled', 'enabled')

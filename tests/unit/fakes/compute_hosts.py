@@ -19,7 +19,9 @@ its providers (placement.py) that swallows Placement's 409, which orphans
 the provider, and answers 500 if a compute node has no provider (nova
 34's ``ValueError: No such provider``). Hypervisors and migrations are
 paged like nova's (``page_size`` items, then a ``next`` link). A service
-delete by UUID below microversion 2.53 is refused."""
+delete or update by UUID below microversion 2.53 is refused; an update
+sets ``status`` and ``disabled_reason`` as nova's does (a reason only
+with ``disabled``; enabling clears it)."""
 
 from __future__ import annotations
 
@@ -65,6 +67,8 @@ class ComputeHosts:
         state='down',
         forced_down=True,
         binary='nova-compute',
+        status='disabled',
+        disabled_reason=None,
     ) -> dict:
         """A nova-compute service with its compute nodes (by default one,
         named like the host) and their root providers."""
@@ -74,10 +78,10 @@ class ComputeHosts:
             binary=binary,
             host=host,
             zone='nova',
-            status='disabled',
+            status=status,
             state=state,
             forced_down=forced_down,
-            disabled_reason=None,
+            disabled_reason=disabled_reason,
             updated_at=None,
         )
         for node in nodes if nodes is not None else [host]:
@@ -173,6 +177,8 @@ class ComputeHosts:
         m = re.fullmatch(r'/os-services/([^/]+)', path)
         if m and method == 'DELETE':
             return self._delete_service(m.group(1))
+        if m and method == 'PUT':
+            return self._update_service(m.group(1), body or {})
         if path == '/os-hypervisors/detail':
             return 200, self._page(
                 'hypervisors', self.all('hypervisors'), path, query, 'id'
@@ -240,7 +246,7 @@ class ComputeHosts:
         view.update(id=m['number'], uuid=m['id'])
         return view
 
-    def _delete_service(self, service_id):
+    def _service_by_uuid(self, service_id):
         version = self._microversion('compute')
         if version is None or version < (2, 53):
             raise nova_error(
@@ -252,6 +258,30 @@ class ComputeHosts:
         service = self.get('services', service_id)
         if service is None:
             raise nova_error(404, f'Service {service_id} not found.')
+        return service
+
+    def _update_service(self, service_id, body):
+        service = self._service_by_uuid(service_id)
+        status = body.get('status')
+        if status not in (None, 'enabled', 'disabled') or (
+            'disabled_reason' in body and status != 'disabled'
+        ):
+            raise nova_error(
+                400,
+                "Specifying 'disabled_reason' with status "
+                f"{status!r} is invalid.",
+            )
+        if status == 'enabled':
+            service.update(status='enabled', disabled_reason=None)
+        elif status == 'disabled':
+            service.update(
+                status='disabled',
+                disabled_reason=body.get('disabled_reason'),
+            )
+        return 200, {'service': dict(service)}
+
+    def _delete_service(self, service_id):
+        service = self._service_by_uuid(service_id)
         host = service['host']
         if any(
             s.get('OS-EXT-SRV-ATTR:host') == host for s in self.all('servers')
