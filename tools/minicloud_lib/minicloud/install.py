@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Installs what is missing: two Debian packages and the venvs."""
+"""Installs what is missing: the Debian packages and the venvs."""
 
 import glob
 import hashlib
@@ -43,7 +43,13 @@ CLIENT_PACKAGES = [
     'python-swiftclient',
     'python-cinderclient',
 ]
-APT_PACKAGES = ['mariadb-server', 'rabbitmq-server']
+APT_PACKAGES = [
+    'mariadb-server',
+    'rabbitmq-server',
+    # qemu-img: cinder-volume converts an image to a volume with it (a
+    # non-raw image without it ends in error); no service of its own
+    'qemu-utils',
+]
 
 
 def dpkg_installed(pkg):
