@@ -101,7 +101,8 @@ def test_dry_run_lists_exactly_what_the_run_deletes(admin, twins, cli):
     assert admin.image.get_image(twins['public_image'])
 
 
-def test_killed_run_finishes_when_run_again(admin, cli):
+@pytest.mark.parametrize('signum', [signal.SIGKILL, signal.SIGINT])
+def test_killed_run_finishes_when_run_again(admin, cli, signum):
     built = topology.build(admin, unique('killed'))
     pid = built.project.id
     proc = subprocess.Popen(
@@ -133,12 +134,17 @@ def test_killed_run_finishes_when_run_again(admin, cli):
             if '] done: delete ' in line:
                 break
     finally:
-        os.kill(proc.pid, signal.SIGKILL)
+        os.kill(proc.pid, signum)
         watchdog.cancel()
-        proc.communicate()
+        _, rest = proc.communicate()
     assert any('] done: delete ' in line for line in progress), (
         'no delete finished before the kill:\n' + ''.join(progress)
     )
+    if signum == signal.SIGINT:
+        # Ctrl-C: what was in flight finishes, then it says what remains
+        assert proc.returncode == 130, rest
+        assert 'Interrupted (SIGINT)' in rest
+        assert 'run the same command again' in rest
     assert topology.owned(admin, pid), 'killed too late to prove anything'
 
     again = cli('project', 'delete', '--cascade', '--yes', pid)
