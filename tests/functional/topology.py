@@ -292,6 +292,18 @@ def owned(admin, project_id):
     return found
 
 
+def create_stack(conn, name, template):
+    """A stack of the connection's project, once Heat has made it."""
+    stack = conn.orchestration.create_stack(name=name, template=template)
+    return conn.orchestration.wait_for_status(
+        stack,
+        'CREATE_COMPLETE',
+        failures=['CREATE_FAILED'],
+        interval=2,
+        wait=300,
+    )
+
+
 def build_services(admin, built, objects=300):
     """Add to a project of build() what the other services hold: a Heat
     stack that made a network and a Swift container; an Octavia load
@@ -325,14 +337,7 @@ def build_services(admin, built, objects=300):
             },
         },
     }
-    stack = conn.orchestration.create_stack(name='app', template=template)
-    stack = conn.orchestration.wait_for_status(
-        stack,
-        'CREATE_COMPLETE',
-        failures=['CREATE_FAILED'],
-        interval=2,
-        wait=300,
-    )
+    stack = create_stack(conn, 'app', template)
     ids['stack'] = stack.id
     [ids['stack_net']] = [
         n.id

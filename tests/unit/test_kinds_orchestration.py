@@ -203,20 +203,23 @@ def test_the_orphan_search_reads_each_root_stacks_resources_once(cloud, kind):
 
 
 @pytest.fixture
-def flavors(monkeypatch):
-    """Heat's delete of a stack takes its flavors along (global: no
+def flavor_stack(cloud, monkeypatch):
+    """Project A's stack that made a flavor (as an admin's may), and the
+    flavor; Heat's delete of the stack takes the flavor along (global: no
     project owns a flavor)."""
     monkeypatch.setitem(fake_heat.PHYSICAL, 'OS::Nova::Flavor', 'flavors')
-
-
-@pytest.mark.usefixtures('flavors')
-def test_a_stack_that_made_a_flavor_is_kept_and_the_flavor_stays(cloud):
-    # the reproduction: an admin's stack in the project made a flavor;
-    # deleting the stack deleted the flavor, which no project owns
     a = scenarios.project(cloud, 'A')['id']
     flavor = cloud.add('flavors', name='m1.app')
     stack = cloud.stack('app', a)
     cloud.resource(stack, 'flavor', 'OS::Nova::Flavor', flavor['id'])
+    return a, flavor, stack
+
+
+def test_a_stack_that_made_a_flavor_is_kept_and_the_flavor_stays(
+    cloud, flavor_stack
+):
+    # the reproduction: deleting the stack deleted the flavor
+    a, flavor, stack = flavor_stack
     assert kept_and_refused(cloud, a, stack['id']) == (
         "deleting it would make Heat delete what is not the project's "
         f'(global or admin-scoped): OS::Nova::Flavor {flavor["id"]}'
@@ -225,13 +228,9 @@ def test_a_stack_that_made_a_flavor_is_kept_and_the_flavor_stays(cloud):
     assert cloud.exists('stacks', stack['id'])
 
 
-@pytest.mark.usefixtures('flavors')
-def test_the_fake_heat_deletes_a_stacks_flavor_with_it(cloud):
+def test_the_fake_heat_deletes_a_stacks_flavor_with_it(cloud, flavor_stack):
     # what the keep prevents, as Heat does it
-    a = scenarios.project(cloud, 'A')['id']
-    flavor = cloud.add('flavors', name='m1.app')
-    stack = cloud.stack('app', a)
-    cloud.resource(stack, 'flavor', 'OS::Nova::Flavor', flavor['id'])
+    _a, flavor, stack = flavor_stack
     cloud.delete_stack(stack)
     assert any(cloud.stack_gone(stack['id']) for _poll in range(3))
     assert not cloud.exists('flavors', flavor['id'])
