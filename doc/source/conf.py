@@ -29,6 +29,9 @@ project = 'osc-cascade'
 copyright = 'osc-cascade developers; Apache License 2.0'
 root_doc = 'index'
 exclude_patterns = []
+# smart quotes, but no smart dashes: '--cascade' in a help text must not
+# become an en dash followed by 'cascade'
+smartquotes_action = 'qe'
 pygments_style = 'native'
 
 # -- openstackdocstheme ------------------------------------------------------

@@ -25,6 +25,9 @@ project = 'osc-cascade Release Notes'
 copyright = 'osc-cascade developers; Apache License 2.0'
 root_doc = 'index'
 exclude_patterns = []
+# smart quotes, but no smart dashes: '--cascade' in a help text must not
+# become an en dash followed by 'cascade'
+smartquotes_action = 'qe'
 
 # the same settings as doc/source/conf.py: no docs.openstack.org analytics,
 # no links to an opendev repository or a Launchpad project that do not exist
