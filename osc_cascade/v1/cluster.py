@@ -48,6 +48,7 @@ from osc_cascade.v1.constants import (
 if TYPE_CHECKING:
     from osc_cascade.engine.retry import Clock, RetryPolicy
     from osc_cascade.workflows.clusters import (
+        ClusterRecord,
         ClusterService,
         StackResource,
         StuckCluster,
@@ -440,61 +441,42 @@ def preview_rows(previews: Sequence[Preview], delete_leftovers: bool) -> Rows:
     for p in previews:
         c = p.cluster
         if p.error:
+            rows.append(_plan_row(c, f'cannot force-delete: {p.error}'))
+        elif p.stack is None:
+            rows.append(_plan_row(c, 'delete normally: no stack'))
+        elif not p.left_behind():
             rows.append(
-                (
-                    c.name,
-                    c.service,
-                    c.status,
-                    '',
-                    '',
-                    '',
-                    c.project_id,
-                    f'cannot force-delete: {p.error}',
+                _plan_row(
+                    c, 'abandon: nothing left behind', stack=p.stack.name
                 )
             )
-            continue
-        if p.stack is None:
-            rows.append(
-                (
-                    c.name,
-                    c.service,
-                    c.status,
-                    '',
-                    '',
-                    '',
-                    c.project_id,
-                    'delete normally: no stack',
-                )
-            )
-            continue
-        left = p.left_behind()
-        if not left:
-            rows.append(
-                (
-                    c.name,
-                    c.service,
-                    c.status,
-                    p.stack.name,
-                    '',
-                    '',
-                    c.project_id,
-                    'abandon: nothing left behind',
-                )
-            )
-        for r in left:
-            rows.append(
-                (
-                    c.name,
-                    c.service,
-                    c.status,
-                    r.stack,
-                    r.type,
-                    r.physical_id,
-                    r.project_id,
-                    _planned_action(r, delete_leftovers),
-                )
-            )
+        else:
+            rows += [
+                _plan_row(c, _planned_action(r, delete_leftovers), res=r)
+                for r in p.left_behind()
+            ]
     return FORCE_DELETE_PLAN_COLUMNS, rows
+
+
+def _plan_row(
+    cluster: ClusterRecord,
+    action: str,
+    *,
+    stack: str = '',
+    res: StackResource | None = None,
+) -> tuple[str, ...]:
+    """A row of FORCE_DELETE_PLAN_COLUMNS: a cluster's resource, or the
+    cluster alone."""
+    return (
+        cluster.name,
+        cluster.service,
+        cluster.status,
+        res.stack if res else stack,
+        res.type if res else '',
+        res.physical_id if res else '',
+        res.project_id if res else cluster.project_id,
+        action,
+    )
 
 
 def _planned_action(res: StackResource, delete_leftovers: bool) -> str:
@@ -530,19 +512,9 @@ def resume_rows(
     manifest: Manifest, actions: Sequence[tuple[StackResource, str]]
 ) -> Rows:
     """What a resume would do with each resource of the manifest."""
-    c = manifest.cluster
+    cluster = manifest.cluster
     return FORCE_DELETE_PLAN_COLUMNS, [
-        (
-            c.name,
-            c.service,
-            c.status,
-            r.stack,
-            r.type,
-            r.physical_id,
-            r.project_id,
-            action,
-        )
-        for r, action in actions
+        _plan_row(cluster, action, res=r) for r, action in actions
     ]
 
 

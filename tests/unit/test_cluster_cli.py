@@ -28,6 +28,8 @@ from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.test_cluster_force_delete import k8s_stack
 
 NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.timezone.utc)
+#: the stuck sweep of what is a day old
+SWEEP = ('cluster', 'force-delete', '--stuck', '--older-than', '24h')
 
 
 @pytest.fixture
@@ -44,6 +46,14 @@ def magnum(cloud, name='k8s', **cluster_args):
     built['cluster'] = cloud.magnum_cluster(
         name, project['id'], built['stack'], **cluster_args
     )
+    return built
+
+
+def deleting(cloud, name, updated='2026-11-01T10:00:00+00:00'):
+    """A Magnum cluster being deleted since ``updated``, its stack's delete
+    hanging."""
+    built = magnum(cloud, name, status='DELETE_IN_PROGRESS', updated=updated)
+    cloud.delete_stack(built['stack'])
     return built
 
 
@@ -95,13 +105,7 @@ def test_help_names_the_states_that_stuck_takes(osc):
 
 
 def test_stuck_without_older_than_is_refused_in_one_line(cloud, osc):
-    old = magnum(
-        cloud,
-        'old',
-        status='DELETE_IN_PROGRESS',
-        updated='2026-11-01T10:00:00+00:00',
-    )
-    cloud.delete_stack(old['stack'])
+    old = deleting(cloud, 'old')
     for argv in (('--stuck', '--yes'), ('--stuck', '--dry-run')):
         result = osc('cluster', 'force-delete', *argv)
         assert result.code == 1
@@ -120,18 +124,11 @@ def test_updating_clusters_are_taken_only_when_asked(cloud, osc):
         status='UPDATE_IN_PROGRESS',
         updated='2026-11-01T10:00:00+00:00',
     )
-    stuck = magnum(
-        cloud,
-        'stuck',
-        status='DELETE_IN_PROGRESS',
-        updated='2026-11-01T10:00:00+00:00',
-    )
-    cloud.delete_stack(stuck['stack'])
-    sweep = ('--stuck', '--older-than', '24h', '--yes', '-f', 'json')
+    deleting(cloud, 'stuck')
     listed = osc('cluster', 'stuck', 'list', '-f', 'json')
     assert [r['Name'] for r in json.loads(listed.stdout)] == ['stuck']
 
-    result = osc('cluster', 'force-delete', *sweep)
+    result = osc(*SWEEP, '--yes', '-f', 'json')
 
     assert result.code == 0, result.stderr
     assert [r['Cluster'] for r in json.loads(result.stdout)] == ['stuck']
@@ -142,16 +139,7 @@ def test_updating_clusters_are_taken_only_when_asked(cloud, osc):
         'cluster', 'stuck', 'list', '--include-updating', '-f', 'json'
     )
     assert [r['Name'] for r in json.loads(listed.stdout)] == ['busy']
-    shown = osc(
-        'cluster',
-        'force-delete',
-        '--stuck',
-        '--older-than',
-        '24h',
-        '--include-updating',
-        '-f',
-        'json',
-    )
+    shown = osc(*SWEEP, '--include-updating', '-f', 'json')
     assert shown.code == 0, shown.stderr
     assert {r['Cluster'] for r in json.loads(shown.stdout)} == {'busy'}
 
@@ -271,20 +259,8 @@ def test_leftovers_not_deleted_give_a_table_and_a_failure(cloud, osc):
 
 
 def test_stuck_sweep_is_a_dry_run_without_yes(cloud, osc):
-    old = magnum(
-        cloud,
-        'old',
-        status='DELETE_IN_PROGRESS',
-        updated='2026-11-01T10:00:00+00:00',
-    )
-    cloud.delete_stack(old['stack'])
-    young = magnum(
-        cloud,
-        'young',
-        status='DELETE_IN_PROGRESS',
-        updated='2026-11-03T09:00:00+00:00',
-    )
-    cloud.delete_stack(young['stack'])
+    deleting(cloud, 'old')
+    deleting(cloud, 'young', updated='2026-11-03T09:00:00+00:00')
     result = osc(
         'cluster',
         'force-delete',
@@ -315,16 +291,7 @@ def test_stuck_sweep_with_yes_force_deletes_only_the_old(cloud, osc):
     )
     for built in (old, young):
         cloud.delete_stack(built['stack'])
-    result = osc(
-        'cluster',
-        'force-delete',
-        '--stuck',
-        '--older-than',
-        '24h',
-        '--yes',
-        '-f',
-        'json',
-    )
+    result = osc(*SWEEP, '--yes', '-f', 'json')
     assert result.code == 0, result.stderr
     assert [r['Cluster'] for r in json.loads(result.stdout)] == ['old']
     assert not cloud.exists('stacks', old['stack']['id'])
@@ -424,11 +391,7 @@ def test_stuck_sweep_of_one_project(cloud, osc):
     assert result.code == 0, result.stderr
     assert [r['Name'] for r in json.loads(result.stdout)] == ['mine']
     result = osc(
-        'cluster',
-        'force-delete',
-        '--stuck',
-        '--older-than',
-        '24h',
+        *SWEEP,
         '--yes',
         '--project',
         mine['cluster']['project_id'],
