@@ -38,6 +38,7 @@ from osc_cascade.kinds.base import (
     delete_of,
     unless_absent,
 )
+from osc_cascade.kinds.paging import pages
 from osc_cascade.kinds.registry import register
 
 
@@ -76,7 +77,7 @@ class _Quota(ResourceKind):
 
 class _QuotaSets(_Quota):
     """Nova, Cinder and Manila: a project's quota set and its defaults,
-    one project at a time."""
+    one project at a time (no list call, so nothing to page)."""
 
     #: the quota sets' path in the service's API
     path: ClassVar[str]
@@ -162,7 +163,8 @@ class NetworkQuota(_Quota):
 @register
 class LoadBalancerQuota(_Quota):
     """Octavia keeps a row for every project that used it; a limit of its
-    own is one that is not null."""
+    own is one that is not null. Its list pages (``quotas_links``, at
+    ``pagination_max_limit``; the link drops the project filter)."""
 
     name = 'quota.load_balancer'
     service_type = 'load-balancer'
@@ -170,9 +172,7 @@ class LoadBalancerQuota(_Quota):
 
     def customised(self, conn, project_id):
         params = {'project_id': project_id} if project_id else {}
-        rows = request(
-            conn.load_balancer, 'GET', '/lbaas/quotas', params=params
-        ).json()['quotas']
+        rows = pages(conn.load_balancer, '/lbaas/quotas', 'quotas', params)
         return [
             (q['project_id'], {})
             for q in rows
@@ -191,16 +191,20 @@ class LoadBalancerQuota(_Quota):
 @register
 class KeyManagerQuota(_Quota):
     """Barbican lists the projects with quotas of their own (its secrets
-    are beyond the cascade's reach, its quotas are not)."""
+    are beyond the cascade's reach, its quotas are not), ten a page unless
+    asked for more (``offset``/``limit``, a ``next`` link)."""
 
     name = 'quota.key_manager'
     service_type = 'key-manager'
     deletes_of = 'key_manager'
 
     def customised(self, conn, project_id):
-        rows = request(conn.key_manager, 'GET', '/project-quotas').json()[
-            'project_quotas'
-        ]
+        rows = pages(
+            conn.key_manager,
+            '/project-quotas',
+            'project_quotas',
+            {'limit': 100},
+        )
         return [
             (q['project_id'], {})
             for q in rows
@@ -213,7 +217,9 @@ class KeyManagerQuota(_Quota):
 
 @register
 class ContainerInfraQuota(_Quota):
-    """Magnum keeps one row per project and resource that was set."""
+    """Magnum keeps one row per project and resource that was set, listed
+    a page at a time (``marker``/``limit``, a ``next`` link that drops
+    ``all_tenants``)."""
 
     name = 'quota.container_infra'
     service_type = 'container-infrastructure-management'
@@ -221,12 +227,12 @@ class ContainerInfraQuota(_Quota):
 
     def customised(self, conn, project_id):
         resources: dict[str, list[str]] = {}
-        for q in request(
+        for q in pages(
             conn.container_infrastructure_management,
-            'GET',
             '/quotas',
-            params={'all_tenants': True},
-        ).json()['quotas']:
+            'quotas',
+            {'all_tenants': True},
+        ):
             if project_id in (None, q['project_id']):
                 resources.setdefault(q['project_id'], []).append(q['resource'])
         return [

@@ -93,3 +93,28 @@ def versions(id_: str, href: str, **fields) -> dict:
             }
         ]
     }
+
+
+def page(items, query, size, key='id', url='', offset=False):
+    """One page of ``items`` as a service cuts a list (at most ``size``,
+    or the query's smaller ``limit``), after the query's ``marker`` (by
+    ``key``) or from its ``offset``; with the URL of the next page, which
+    carries only the paging (as Octavia's and Magnum's links do), or ''
+    after the last."""
+    limit = min(int(query.get('limit') or size), size)
+    ordered = sorted(items, key=lambda i: str(i[key]))
+    if offset:
+        start = int(query.get('offset') or 0)
+    else:
+        marker = query.get('marker')
+        start = next(
+            (n + 1 for n, i in enumerate(ordered) if str(i[key]) == marker),
+            0,
+        )
+    chunk = ordered[start : start + limit]
+    if start + limit >= len(ordered):
+        return chunk, ''
+    paging = (
+        f'offset={start + limit}' if offset else f'marker={chunk[-1][key]}'
+    )
+    return chunk, f'{url}?limit={limit}&{paging}'

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, new_id
+from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, new_id, page
 from tests.unit.fakes.orchestration import STAMP
 
 
@@ -161,6 +161,9 @@ class ClusterTemplates:
     """What the cascade's kinds of Magnum use: the detailed cluster list
     (it says whose a cluster is), cluster templates, and quotas."""
 
+    #: quota rows a page (Magnum's max_limit)
+    quota_page = 2
+
     def cluster_template(self, project_id, name='k8s', public=False):
         uuid = new_id('ct')
         return self.add(
@@ -212,18 +215,32 @@ class ClusterTemplates:
             self._remove('cluster_templates', m.group(1))
             return 204, None
         if path == '/quotas':
-            return 200, {
-                'quotas': [
+            # every project's only with all_tenants, which the next link
+            # drops (as Magnum's does): else the caller's project's
+            rows, link = page(
+                [
                     {
+                        'id': f'{q["project"]}/{name}',
                         'project_id': q['project'],
                         'resource': name,
                         'hard_limit': limit,
                     }
                     for q in self.all('quota_sets')
                     if q['service'] == 'magnum'
+                    and (
+                        query.get('all_tenants') == 'True'
+                        or q['project'] == ADMIN_PROJECT
+                    )
                     for name, limit in q['values'].items()
-                ]
-            }
+                ],
+                query,
+                self.quota_page,
+                url=ENDPOINTS['container-infra'] + '/quotas',
+            )
+            body = {'quotas': rows}
+            if link:
+                body['next'] = link
+            return 200, body
         m = re.fullmatch(r'/quotas/([^/]+)/([^/]+)', path)
         if m and method == 'DELETE':
             quota = self.get('quota_sets', f'magnum/{m.group(1)}')

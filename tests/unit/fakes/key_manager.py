@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS
+from tests.unit.fakes.common import ENDPOINTS, page
 
 
 class KeyManager:
+    #: the most rows a page (Barbican's max_limit_paging, 100 by default)
+    quota_page = 2
+
     def _key_manager(self, method, path, query, body):
         if path in ('', '/'):
             return 300, {
@@ -39,14 +42,24 @@ class KeyManager:
                 }
             }
         if path == '/v1/project-quotas':
-            return 200, {
-                'project_quotas': [
-                    {'project_id': q['project'], 'project_quotas': q['values']}
-                    for q in self.all('quota_sets')
-                    if q['service'] == 'barbican'
-                ],
-                'total': 0,
-            }
+            rows = [
+                {'project_id': q['project'], 'project_quotas': q['values']}
+                for q in self.all('quota_sets')
+                if q['service'] == 'barbican'
+            ]
+            # Barbican pages by offset and limit, ten a page by default
+            chunk, link = page(
+                rows,
+                {'limit': 10, **query},
+                self.quota_page,
+                'project_id',
+                ENDPOINTS['key-manager'] + '/v1/project-quotas',
+                offset=True,
+            )
+            body = {'project_quotas': chunk, 'total': len(rows)}
+            if link:
+                body['next'] = link
+            return 200, body
         m = re.fullmatch(r'/v1/project-quotas/([^/]+)', path)
         if m and method == 'DELETE':
             self._remove('quota_sets', f'barbican/{m.group(1)}')

@@ -19,7 +19,13 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, Conflict, new_id, versions
+from tests.unit.fakes.common import (
+    ENDPOINTS,
+    Conflict,
+    new_id,
+    page,
+    versions,
+)
 
 
 def octavia_error(status, message):
@@ -30,6 +36,9 @@ def octavia_error(status, message):
 
 
 class LoadBalancer:
+    #: quota rows a page (Octavia's pagination_max_limit)
+    quota_page = 2
+
     def load_balancer(
         self,
         project_id,
@@ -136,8 +145,8 @@ class LoadBalancer:
             pool = self.get('lb_pools', m.group(1))
             return 200, {'members': pool['members'] if pool else []}
         if path == '/lbaas/quotas':
-            return 200, {
-                'quotas': [
+            rows, link = page(
+                [
                     {
                         'project_id': q['project'],
                         'tenant_id': q['project'],
@@ -153,8 +162,15 @@ class LoadBalancer:
                     for q in self.all('quota_sets')
                     if q['service'] == 'octavia'
                     and query.get('project_id') in (None, q['project'])
-                ]
-            }
+                ],
+                query,
+                self.quota_page,
+                'project_id',
+                'http://octavia.test/v2/lbaas/quotas',
+            )
+            # the next link keeps the paging only, as Octavia's does
+            links = [{'rel': 'next', 'href': link}] if link else []
+            return 200, {'quotas': rows, 'quotas_links': links}
         m = re.fullmatch(r'/lbaas/quotas/([^/]+)', path)
         if m and method == 'DELETE':
             quota = self.get('quota_sets', f'octavia/{m.group(1)}')

@@ -1,0 +1,79 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Raw list calls read to the end, page by page.
+
+Services cut a list at a page size of their own (Barbican at 10, Trove at
+20, Neutron, Octavia, Magnum, Ironic and Mistral at their configured
+maximum) and link the next page: a ``next`` URL in the body (Barbican,
+Magnum, Mistral, Ironic), a ``links`` or ``<key>_links`` list with a
+``rel: next`` entry (Trove; Neutron, Octavia, Nova). The link's query (its
+marker, offset or limit) is asked of the same path with the caller's own
+filters, which some links drop (Octavia's and Magnum's keep only the
+paging) and whose host may be one the client cannot reach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib import parse
+
+from osc_cascade.api.http import request
+
+
+def next_link(body: dict[str, Any], key: str) -> str:
+    """The URL of the next page that a list's answer names, or ''."""
+    if isinstance(body.get('next'), str):
+        return body['next']
+    for links in (body.get(f'{key}_links'), body.get('links')):
+        for link in links or []:
+            if isinstance(link, dict) and link.get('rel') == 'next':
+                return link.get('href') or ''
+    return ''
+
+
+def pages(
+    proxy: Any,
+    path: str,
+    key: str,
+    params: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Iterator[dict[str, Any]]:
+    """Every item of the list at ``path`` (the answer's ``key``), each
+    page asked with ``params`` and the next link's paging. A page that
+    brings nothing new, or a link that asks the same again, ends it (a
+    service whose marker does not move would otherwise loop)."""
+    query = dict(params or {})
+    seen: set[Any] = set()
+    while True:
+        body = request(proxy, 'GET', path, params=query, **kwargs).json()
+        items = body.get(key) or []
+        new = [i for i in items if _identity(i) not in seen]
+        yield from new
+        seen.update(_identity(i) for i in new)
+        link = next_link(body, key)
+        if not link or not new:
+            return
+        paging = parse.parse_qsl(parse.urlparse(link).query)
+        following = {**query, **dict(paging)}
+        if following == query:
+            return
+        query = following
+
+
+def _identity(item: Any) -> Any:
+    if isinstance(item, dict):
+        for field in ('id', 'uuid', 'project_id'):
+            if item.get(field):
+                return (field, item[field], item.get('resource'))
+    return repr(item)
