@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Cinder: volumes, snapshots and backups.
+"""Cinder: volumes, snapshots and backups, and the project's access to
+private volume types (removed; the type stays).
 
 A volume attached to another project's server is kept, which keeps the
 project (its delete would force-detach the disk from that guest behind
@@ -25,6 +26,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
+from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.compute import Server
 from osc_cascade.kinds.registry import register
@@ -273,3 +275,27 @@ class Backup(_CinderKind):
                 details=True, all_projects=True, project_id=project_id
             )
         }
+
+
+@register
+class VolumeTypeAccess(AccessKind):
+    """The project's access to a private volume type (the type is the
+    admin's and stays)."""
+
+    name = 'block_storage.type_access'
+    service_type = 'block-storage'
+
+    def private(self, conn):
+        # Cinder shows an admin the public types alone unless asked for
+        # the private ones; the SDK follows its next links
+        return (
+            (t.id, t.name or '')
+            for t in conn.block_storage.types(is_public=False)
+            if not t.is_public
+        )
+
+    def members(self, conn, of):
+        return [a['project_id'] for a in conn.block_storage.get_type_access(of)]
+
+    def remove(self, conn, of, project_id):
+        conn.block_storage.remove_type_access(of, project_id)

@@ -10,8 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Nova: servers, server groups, and the keypairs of the project's users
-(reported, never deleted)."""
+"""Nova: servers, server groups, the keypairs of the project's users
+(reported, never deleted), and the project's access to private flavors
+(removed; the flavor stays)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import (
     GONE,
     ResourceKind,
@@ -186,3 +188,26 @@ class Keypair(ResourceKind):
             f'if it is no longer needed',
             blocking=False,
         )
+
+
+@register
+class FlavorAccess(AccessKind):
+    """The project's access to a private flavor (the flavor is the
+    admin's and stays; nova pages the flavor list at its max_limit, which
+    the SDK follows)."""
+
+    name = 'compute.flavor_access'
+    service_type = 'compute'
+
+    def private(self, conn):
+        return (
+            (f.id, f.name or '')
+            for f in conn.compute.flavors(is_public=False)
+            if not f.is_public  # a public flavor has no access list
+        )
+
+    def members(self, conn, of):
+        return [a['tenant_id'] for a in conn.compute.get_flavor_access(of)]
+
+    def remove(self, conn, of, project_id):
+        conn.compute.flavor_remove_tenant_access(of, project_id)

@@ -11,7 +11,8 @@
 #    under the License.
 
 """Manila: shares (their access rules go with them), snapshots, replicas,
-share networks and share groups.
+share networks and share groups, and the project's access to private share
+types (removed; the type stays).
 
 Manila refuses to delete a share that still has snapshots or replicas other
 than its active one, a share group with shares in it, and a share network
@@ -32,6 +33,7 @@ from openstack.shared_file_system.v2 import _proxy as manila_proxy
 from osc_cascade.api.http import request
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.registry import register
 
@@ -236,4 +238,47 @@ class ShareGroup(_ManilaKind):
             delete_of(
                 ShareNetwork.name, ref.attrs.get('share_network_id', '')
             ),
+        )
+
+
+@register
+class ShareTypeAccess(AccessKind):
+    """The project's access to a private share type (the type is the
+    admin's and stays). Manila's type list does not page."""
+
+    name = 'shared_file_system.type_access'
+    service_type = 'shared-file-system'
+
+    def private(self, conn):
+        found = request(
+            manila(conn),
+            'GET',
+            '/types',
+            params={'is_public': 'false'},
+            microversion=MICROVERSION,
+        ).json()['share_types']
+        return (
+            (t['id'], t.get('name') or '')
+            for t in found
+            if not t.get('share_type_access:is_public', True)
+        )
+
+    def members(self, conn, of):
+        return [
+            a['project_id']
+            for a in request(
+                manila(conn),
+                'GET',
+                f'/types/{of}/share_type_access',
+                microversion=MICROVERSION,
+            ).json()['share_type_access']
+        ]
+
+    def remove(self, conn, of, project_id):
+        request(
+            manila(conn),
+            'POST',
+            f'/types/{of}/action',
+            json={'removeProjectAccess': {'project': project_id}},
+            microversion=MICROVERSION,
         )

@@ -569,6 +569,11 @@ def all_services_project(cloud, name, external):
                 'magnum': {'Cluster': 3},
             }[service],
         )
+    # its access to private flavors and types of the admin's
+    for service in ('nova', 'cinder', 'manila'):
+        ids[f'{service}_type'] = cloud.private_type(
+            service, f'private-{name}', [pid]
+        )['id']
     return ids
 
 

@@ -107,7 +107,8 @@ def test_a_service_missing_from_the_catalog_is_skipped_with_a_note(clock):
     by_service = {n.split()[1]: n for n in notes}
     assert by_service['block-storage'].startswith(
         'service block-storage is not in the catalog: skipped '
-        'block_storage.backup, block_storage.snapshot, block_storage.volume'
+        'block_storage.backup, block_storage.snapshot, '
+        'block_storage.type_access, block_storage.volume'
     )
     assert by_service['image'].startswith(
         'service image is not in the catalog: skipped image.image'

@@ -38,11 +38,15 @@ from tests.unit.fakes.orchestration import Orchestration
 from tests.unit.fakes.placement import Placement
 from tests.unit.fakes.quota import Quotas
 from tests.unit.fakes.shared_file_system import SharedFileSystem
+from tests.unit.fakes.type_access import ShareTypeAccess, TypeAccess
 
 
-class FakeCloud(Identity, Compute, BlockStorage, Image, Network, Cloud):
-    """Keystone, Nova, Cinder, Glance and Neutron. Use as ``with
-    FakeCloud() as cloud: conn = cloud.connection()``."""
+class FakeCloud(
+    TypeAccess, Identity, Compute, BlockStorage, Image, Network, Cloud
+):
+    """Keystone, Nova, Cinder, Glance and Neutron (with flavors and volume
+    types). Use as ``with FakeCloud() as cloud: conn =
+    cloud.connection()``."""
 
     endpoints = catalog(
         'identity', 'compute', 'network', 'block-storage', 'image'
@@ -67,6 +71,7 @@ ENDPOINTS_WITH_HEAT = FakeHeatCloud.endpoints
 
 
 class ServicesCloud(
+    ShareTypeAccess,
     Keypairs,
     Quotas,
     ImageMembers,
@@ -85,7 +90,8 @@ class ServicesCloud(
     """Every service a project can own things in: FakeHeatCloud's with
     Octavia, Swift, Designate, Barbican (its quotas) and Manila, and the
     base services with what the cascade's other kinds list: the users'
-    keypairs, quota sets, Neutron's extensions, Glance's memberships."""
+    keypairs, quota sets, Neutron's extensions, Glance's memberships, the
+    access lists of private share types."""
 
     endpoints = catalog(
         *ENDPOINTS_WITH_HEAT,
