@@ -295,7 +295,8 @@ class VolumeTypeAccess(AccessKind):
         )
 
     def members(self, conn, of):
-        return [a['project_id'] for a in conn.block_storage.get_type_access(of)]
+        found = conn.block_storage.get_type_access(of)
+        return [a['project_id'] for a in found]
 
     def remove(self, conn, of, project_id):
         conn.block_storage.remove_type_access(of, project_id)

@@ -111,7 +111,10 @@ class _AccessLists:
             return _not_found('Access list not available for public types.')
         if m.group(2) == access:
             return 200, {
-                key: [{of: found['id'], member: p} for p in found.get('members', [])]
+                key: [
+                    {of: found['id'], member: p}
+                    for p in found.get('members', [])
+                ]
             }
         project = body[action][field]
         if project not in found['members']:
