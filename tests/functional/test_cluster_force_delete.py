@@ -104,72 +104,24 @@ def stack_exists(conn, stack_id):
     return conn.orchestration.find_stack(stack_id) is not None
 
 
-def test_stack_whose_delete_hangs_is_abandoned(
-    admin, conn, cli, tmp_path, monkeypatch
-):
+@pytest.fixture
+def hanging(admin, conn, cli, tmp_path, monkeypatch):
+    """Makes a stack of a network (and a Swift container when Swift is up)
+    whose delete hangs, in a directory of the test's own; what a test
+    leaves of it goes afterwards."""
     monkeypatch.chdir(tmp_path)
     swift = admin.has_service('object-store')
-    name = unique('hangs')
-    [stack] = create_stacks(conn, [name], network=True, container=swift)
-    net = conn.network.find_network(name + '-net', ignore_missing=False)
-    manifest = tmp_path / 'left.json'
-    try:
-        dry = cli(
-            'cluster',
-            'force-delete',
-            '--stack',
-            name,
-            '--dry-run',
-            '-f',
-            'json',
-        )
-        assert dry.code == 0, dry.stderr
-        assert {r['Type'] for r in dry.json()} == (
-            {'OS::Neutron::Net'}
-            | ({'OS::Swift::Container'} if swift else set())
-        )
-        assert conn.orchestration.get_stack(stack.id).status == (
-            'CREATE_COMPLETE'
-        )
+    made = []
 
-        run = cli(
-            'cluster',
-            'force-delete',
-            '--stack',
-            name,
-            '--yes',
-            '--grace',
-            '10',
-            '--manifest',
-            str(manifest),
-            '-f',
-            'json',
-        )
-        assert run.code == 0, run.stdout + run.stderr
-        [row] = run.json()
-        assert (row['Result'], row['Record']) == ('abandoned', 'gone')
-        assert not stack_exists(conn, stack.id)
+    def make(prefix):
+        name = unique(prefix)
+        [stack] = create_stacks(conn, [name], network=True, container=swift)
+        net = conn.network.find_network(name + '-net', ignore_missing=False)
+        made.append((name, stack, net))
+        return name, stack, net, swift
 
-        data = json.loads(manifest.read_text())
-        assert data['state'] == 'abandoned'
-        assert data['stack']['project_id'] == conn.current_project_id
-        listed = {(r['type'], r['physical_id']) for r in data['resources']}
-        assert ('OS::Neutron::Net', net.id) in listed
-        # the abandon came after the delete: Heat's answer has no resources,
-        # the export taken before it has them all
-        assert data['abandon']['resources'] == {}
-        assert {'net', 'slow'} <= set(data['export']['resources'])
-        # outside Heat, what the stack made is still there
-        assert conn.network.get_network(net.id).id == net.id
-        if swift:
-            assert ('OS::Swift::Container', name + '-bucket') in listed
-            # through the admin's reseller access: in CI, once the admin
-            # had used Swift, a connect_as_project connection still
-            # reached the admin's own account
-            account(admin, conn.current_project_id).get_container_metadata(
-                name + '-bucket'
-            )
-    finally:
+    yield make
+    for name, stack, net in made:
         if stack_exists(conn, stack.id):
             cli(
                 'cluster',
@@ -187,6 +139,65 @@ def test_stack_whose_delete_hangs_is_abandoned(
             account(admin, conn.current_project_id).delete_container(
                 name + '-bucket', ignore_missing=True
             )
+
+
+def test_stack_whose_delete_hangs_is_abandoned(
+    admin, conn, cli, tmp_path, hanging
+):
+    name, stack, net, swift = hanging('hangs')
+    manifest = tmp_path / 'left.json'
+    dry = cli(
+        'cluster',
+        'force-delete',
+        '--stack',
+        name,
+        '--dry-run',
+        '-f',
+        'json',
+    )
+    assert dry.code == 0, dry.stderr
+    assert {r['Type'] for r in dry.json()} == (
+        {'OS::Neutron::Net'} | ({'OS::Swift::Container'} if swift else set())
+    )
+    assert conn.orchestration.get_stack(stack.id).status == 'CREATE_COMPLETE'
+
+    run = cli(
+        'cluster',
+        'force-delete',
+        '--stack',
+        name,
+        '--yes',
+        '--grace',
+        '10',
+        '--manifest',
+        str(manifest),
+        '-f',
+        'json',
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    [row] = run.json()
+    assert (row['Result'], row['Record']) == ('abandoned', 'gone')
+    assert not stack_exists(conn, stack.id)
+
+    data = json.loads(manifest.read_text())
+    assert data['state'] == 'abandoned'
+    assert data['stack']['project_id'] == conn.current_project_id
+    listed = {(r['type'], r['physical_id']) for r in data['resources']}
+    assert ('OS::Neutron::Net', net.id) in listed
+    # the abandon came after the delete: Heat's answer has no resources,
+    # the export taken before it has them all
+    assert data['abandon']['resources'] == {}
+    assert {'net', 'slow'} <= set(data['export']['resources'])
+    # outside Heat, what the stack made is still there
+    assert conn.network.get_network(net.id).id == net.id
+    if swift:
+        assert ('OS::Swift::Container', name + '-bucket') in listed
+        # through the admin's reseller access: in CI, once the admin
+        # had used Swift, a connect_as_project connection still
+        # reached the admin's own account
+        account(admin, conn.current_project_id).get_container_metadata(
+            name + '-bucket'
+        )
 
 
 def test_delete_leftovers_deletes_what_the_stack_left(
@@ -233,6 +244,57 @@ def test_delete_leftovers_deletes_what_the_stack_left(
                 '0',
                 '--delete-leftovers',
             )
+
+
+def test_delete_leftovers_resumes_from_the_manifest_alone(
+    conn, cli, tmp_path, hanging
+):
+    """A run that stopped after the abandon: its manifest is all that is
+    left of the stack, and it is enough."""
+    name, stack, net, swift = hanging('resume')
+    manifest = tmp_path / 'left.json'
+    force = ('cluster', 'force-delete')
+    resume = (*force, '--delete-leftovers', '--manifest', str(manifest))
+    run = cli(
+        *force,
+        '--stack',
+        stack.id,
+        '--yes',
+        '--grace',
+        '5',
+        '--manifest',
+        str(manifest),
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert not stack_exists(conn, stack.id)
+    assert conn.network.get_network(net.id).id == net.id
+
+    dry = cli(*resume, '--dry-run', '-f', 'json')
+    assert dry.code == 0, dry.stdout + dry.stderr
+    actions = {(r['Type'], r['Physical ID']): r['Action'] for r in dry.json()}
+    assert actions[('OS::Neutron::Net', net.id)] == 'delete'
+    assert conn.network.get_network(net.id).id == net.id
+
+    resumed = cli(*resume, '--yes', '-f', 'json')
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    [row] = resumed.json()
+    left = 1 + swift
+    assert (row['Cluster'], row['Result'], row['Manifest']) == (
+        name,
+        'abandoned',
+        str(manifest),
+    )
+    assert (row['Leftovers Deleted'], row['Leftovers Not Deleted']) == (
+        left,
+        0,
+    )
+    assert list(conn.network.networks(name=name + '-net')) == []
+    data = json.loads(manifest.read_text())
+    assert data['state'] == 'abandoned'
+    assert data['leftovers'] == {
+        r['type'] + ' ' + r['physical_id']: 'deleted'
+        for r in data['resources']
+    }
 
 
 def test_stuck_sweep_takes_the_old_and_leaves_the_young(

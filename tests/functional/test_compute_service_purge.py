@@ -29,6 +29,8 @@ import uuid
 
 import pytest
 
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.workflows.service_purge import DISABLED_REASON, ServicePurge
 from tests.functional.conftest import run_openstack
 from tests.functional.topology import unique, wait_for
 
@@ -210,6 +212,29 @@ def _settled(admin, server_id):
     return server if server.status in ('ACTIVE', 'ERROR') else None
 
 
+def stray_allocation(admin, rp):
+    """An allocation of a consumer nova never had, on ``rp``."""
+    stray = str(uuid.uuid4())
+    ok(
+        run_openstack(
+            '--os-placement-api-version',
+            '1.28',
+            'resource',
+            'provider',
+            'allocation',
+            'set',
+            stray,
+            '--allocation',
+            f'rp={rp},VCPU=1,MEMORY_MB=256',
+            '--project-id',
+            admin.current_project_id,
+            '--user-id',
+            admin.current_user_id,
+        )
+    )
+    return stray
+
+
 def test_evacuated_instance_purge(admin, computes):
     vm = boot(admin, computes)
     rp_a, rp_b = provider(admin, HOST), provider(admin, OTHER)
@@ -298,29 +323,16 @@ def test_unconfirmed_migration_blocks_and_force_removes_its_allocation(
     assert allocations(admin, vm.id).keys() == {rp_a}
     assert service(admin, OTHER) is not None
     assert provider_exists(admin, rp_b)
+    # disabled for the purge, enabled again since nova kept it
+    assert f'disabled compute service {OTHER}' in forced.stderr
+    assert 'was enabled again: the purge did not delete it' in forced.stderr
+    assert service(admin, OTHER).status == 'enabled'
 
 
 def test_stale_allocation_of_a_consumer_nova_never_had(admin, computes):
     rp_a = provider(admin, HOST)
     take_down(admin)
-    stray = str(uuid.uuid4())
-    ok(
-        run_openstack(
-            '--os-placement-api-version',
-            '1.28',
-            'resource',
-            'provider',
-            'allocation',
-            'set',
-            stray,
-            '--allocation',
-            f'rp={rp_a},VCPU=1,MEMORY_MB=256',
-            '--project-id',
-            admin.current_project_id,
-            '--user-id',
-            admin.current_user_id,
-        )
-    )
+    stray = stray_allocation(admin, rp_a)
 
     blocked = purge('--yes', HOST, '-f', 'json')
     assert blocked.code == 1
@@ -350,3 +362,79 @@ def test_host_with_an_instance_is_refused(admin, computes):
     assert service(admin).id == svc.id
     assert provider_exists(admin, rp_a)
     assert allocations(admin, vm.id) == held
+    # refused before anything changed: the service was never disabled
+    assert svc.status == 'enabled'
+    assert (service(admin).status, service(admin).disabled_reason) == (
+        'enabled',
+        None,
+    )
+
+
+def test_service_is_disabled_while_its_allocations_go(admin, computes):
+    rp_a = provider(admin, HOST)
+    take_down(admin)  # stopped and forced down, still enabled
+    assert service(admin).status == 'enabled'
+    stray = stray_allocation(admin, rp_a)
+    seen = []
+
+    def look(event):
+        # what nova says of the service when the allocation's removal
+        # starts
+        if event.kind == 'started' and event.step.target.id == stray:
+            svc = service(admin)
+            seen.append((svc.status, svc.disabled_reason))
+
+    notes = []
+    purge = ServicePurge(admin, force=True, on_event=look, notify=notes.append)
+    plan = purge.plan(purge.resolve([HOST]))
+    assert any(
+        'is enabled: the purge disables it first' in n for n in plan.notes
+    )
+    assert service(admin).status == 'enabled'  # planning changed nothing
+
+    result = purge.execute(plan)
+
+    assert result.ok, [r.error for r in result.results.values() if r.error]
+    assert seen == [('disabled', DISABLED_REASON)]
+    assert any(n.startswith(f'disabled compute service {HOST}') for n in notes)
+    assert allocations(admin, stray) == {}
+    assert service(admin) is None  # deleted: nothing to enable again
+    assert not provider_exists(admin, rp_a)
+
+
+def test_refused_purge_enables_the_service_again(admin, computes):
+    svc = service(admin)
+    assert svc.status == 'enabled'
+    purge = ServicePurge(admin)
+    plan = purge.plan(purge.resolve([HOST]))  # an empty host: nothing blocks
+    assert not plan.kept()
+    # the scheduler places an instance there before the purge disables it
+    vm = boot(admin, computes)
+    held = allocations(admin, vm.id)
+    seen = []
+    read_again = purge.plan
+
+    def plan_and_look(services):
+        svc = service(admin)
+        seen.append((svc.status, svc.disabled_reason))
+        return read_again(services)
+
+    purge.plan = plan_and_look
+
+    with pytest.raises(CascadeError) as err:
+        purge.execute(plan)
+
+    assert 'with the service(s) disabled, 1 consumer(s) block the purge' in (
+        str(err.value)
+    )
+    assert f'{vm.id} (instance on host)' in str(err.value)
+    assert 'was enabled again' in str(err.value)
+    assert seen == [('disabled', DISABLED_REASON)]
+    after = service(admin)
+    assert (after.id, after.status, after.disabled_reason) == (
+        svc.id,
+        'enabled',
+        None,
+    )
+    assert allocations(admin, vm.id) == held
+    assert provider_exists(admin, provider(admin, HOST))
