@@ -12,7 +12,9 @@
 
 """Neutron: floating IPs, routers, ports, trunks, subnets, networks,
 security groups and RBAC policies, and (at the end) what its extensions
-add.
+add: VPNaaS, QoS, subnet pools, address scopes, port forwardings, segment
+ranges, local IPs, address groups, FWaaS v2, metering labels, network logs
+and BGP VPNs, each only where its extension is loaded.
 
 Neutron deletes synchronously; the order is what matters. Floating IPs go
 before the router interfaces and gateways they need, router interfaces are
@@ -33,9 +35,10 @@ from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
-from osc_cascade.engine.resource import Step
+from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import (
     ResourceKind,
     delete_of,
@@ -43,6 +46,7 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.compute import Server
+from osc_cascade.kinds.paging import pages
 from osc_cascade.kinds.registry import register
 
 # Ports that belong to another resource and go with it, never deleted
@@ -449,6 +453,7 @@ class RBACPolicy(_NeutronKind):
     _object_kinds = {
         'network': Network.name,
         'security_group': SecurityGroup.name,
+        'address_group': 'network.address_group',
     }
 
     def list(self, conn, project_id):
@@ -772,3 +777,319 @@ class LocalIP(_ExtensionKind):
         me = delete_of(self.name, ref.id)
         yield Edge(me, delete_of(Port.name, ref.attrs.get('local_port_id')))
         yield Edge(me, delete_of(Network.name, ref.attrs.get('network_id')))
+
+
+# -- more extensions: address groups, FWaaS v2, metering, logs, BGP VPNs -----
+#
+# Neutron refuses an address group that a security group rule names
+# (AddressGroupInUse, whoever's the rule), a firewall group that still has
+# ports (FirewallGroupInUse), a policy that a group uses and a rule that a
+# policy holds (...InUse): those go first. A metering label's rules, and a
+# BGP VPN's associations, go with it; a log goes with what it logs, and
+# before it. The SDK's generators follow Neutron's next links.
+
+
+def users_elsewhere(users, project_id):
+    """The ``[what, project]`` of ``users`` that are not the project's."""
+    return sorted(u for u in users if u[1] != project_id)
+
+
+@register
+class AddressGroup(_ExtensionKind):
+    name = 'network.address_group'
+    extension = 'address-group'
+    sdk_list = 'address_groups'
+    sdk_delete = 'delete_address_group'
+
+    def refs(self, conn, items, project_id):
+        # the rules naming each group, every project's (one filtered list
+        # per group: address groups are few)
+        refs = []
+        for g in items:
+            rules = [
+                [r.security_group_id, r.project_id]
+                for r in conn.network.security_group_rules(
+                    remote_address_group_id=g.id
+                )
+            ]
+            refs.append(
+                self.ref(
+                    g,
+                    named_by=sorted(rules),
+                    named_elsewhere=users_elsewhere(rules, g.project_id),
+                )
+            )
+        return refs
+
+    def primary_step(self, ref):
+        elsewhere = ref.attrs.get('named_elsewhere')
+        if elsewhere:
+            group, other = elsewhere[0]
+            return resource.keep(
+                ref,
+                f'a rule of security group {group} of project {other} '
+                f'names it{others(elsewhere)}',
+            )
+        return super().primary_step(ref)
+
+    def relations(self, ref, inventory):
+        for group_id, _project in ref.attrs.get('named_by', []):
+            yield Edge(
+                delete_of(SecurityGroup.name, group_id),
+                delete_of(self.name, ref.id),
+            )
+
+
+@register
+class FirewallGroup(_ExtensionKind):
+    """A FWaaS v2 firewall group: its ports are detached first (Neutron
+    refuses a group with ports), then it goes before its policies."""
+
+    name = 'network.firewall_group'
+    extension = 'fwaas_v2'
+    sdk_list = 'firewall_groups'
+    sdk_delete = 'delete_firewall_group'
+
+    def refs(self, conn, items, project_id):
+        return [
+            self.ref(
+                g,
+                ports=sorted(g.ports or []),
+                policy_ids=sorted(
+                    {
+                        p
+                        for p in (
+                            g.ingress_firewall_policy_id,
+                            g.egress_firewall_policy_id,
+                        )
+                        if p
+                    }
+                ),
+            )
+            for g in items
+        ]
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        if ref.attrs.get('ports'):
+            detach = Step('detach_firewall_group_ports', ref)
+            yield Edge(detach, me)
+            for port_id in ref.attrs['ports']:
+                yield Edge(detach, delete_of(Port.name, port_id))
+                # a router's port: detached before the interface goes
+                port = inventory.get(Port.name, port_id)
+                router = port and inventory.get(
+                    Router.name, port.attrs.get('device_id')
+                )
+                for iface, step in (
+                    router_interface_steps(router, inventory) if router else ()
+                ):
+                    if iface.id == port_id:
+                        yield Edge(detach, step)
+        for policy_id in ref.attrs.get('policy_ids', []):
+            yield Edge(me, delete_of(FirewallPolicy.name, policy_id))
+
+    def apply(self, conn, step):
+        if step.action != 'detach_firewall_group_ports':
+            return super().apply(conn, step)
+        conn.network.update_firewall_group(step.target.id, ports=[])
+
+
+@register
+class FirewallPolicy(_ExtensionKind):
+    """A firewall policy, after the groups that use it (another project's
+    group keeps a shared one) and before its rules."""
+
+    name = 'network.firewall_policy'
+    extension = 'fwaas_v2'
+    sdk_list = 'firewall_policies'
+    sdk_delete = 'delete_firewall_policy'
+
+    def refs(self, conn, items, project_id):
+        policies = list(items)
+        users: dict[str, list[list[str]]] = {}
+        if policies:
+            for g in conn.network.firewall_groups():  # every project's
+                for p in {
+                    g.ingress_firewall_policy_id,
+                    g.egress_firewall_policy_id,
+                } - {None}:
+                    users.setdefault(p, []).append([g.id, g.project_id])
+        return [
+            self.ref(
+                p,
+                rule_ids=sorted(p.firewall_rules or []),
+                used_elsewhere=users_elsewhere(
+                    users.get(p.id, []), p.project_id
+                ),
+            )
+            for p in policies
+        ]
+
+    def primary_step(self, ref):
+        elsewhere = ref.attrs.get('used_elsewhere')
+        if elsewhere:
+            group, other = elsewhere[0]
+            return resource.keep(
+                ref,
+                f'firewall group {group} of project {other} uses it'
+                f'{others(elsewhere)}',
+            )
+        return super().primary_step(ref)
+
+    def relations(self, ref, inventory):
+        for rule_id in ref.attrs.get('rule_ids', []):
+            yield Edge(
+                delete_of(self.name, ref.id),
+                delete_of(FirewallRule.name, rule_id),
+            )
+
+
+@register
+class FirewallRule(_ExtensionKind):
+    """A firewall rule, after the policies holding it (another project's
+    policy keeps a shared one)."""
+
+    name = 'network.firewall_rule'
+    extension = 'fwaas_v2'
+    sdk_list = 'firewall_rules'
+    sdk_delete = 'delete_firewall_rule'
+
+    def refs(self, conn, items, project_id):
+        rules = list(items)
+        holders: dict[str, list[list[str]]] = {}
+        if rules:
+            for p in conn.network.firewall_policies():  # every project's
+                for rule_id in p.firewall_rules or []:
+                    holders.setdefault(rule_id, []).append(
+                        [p.id, p.project_id]
+                    )
+        return [
+            self.ref(
+                r,
+                held_elsewhere=users_elsewhere(
+                    holders.get(r.id, []), r.project_id
+                ),
+            )
+            for r in rules
+        ]
+
+    def primary_step(self, ref):
+        elsewhere = ref.attrs.get('held_elsewhere')
+        if elsewhere:
+            policy, other = elsewhere[0]
+            return resource.keep(
+                ref,
+                f'firewall policy {policy} of project {other} holds it'
+                f'{others(elsewhere)}',
+            )
+        return super().primary_step(ref)
+
+
+@register
+class MeteringLabel(_ExtensionKind):
+    """A metering label; its rules go with it."""
+
+    name = 'network.metering_label'
+    extension = 'metering'
+    sdk_list = 'metering_labels'
+    sdk_delete = 'delete_metering_label'
+
+
+@register
+class NetworkLog(_ExtensionKind):
+    """A network log object (no SDK resource: raw calls, page by page).
+    It goes before the security group, firewall group or port it logs
+    (Neutron would drop it with them: deleting it first is the same, and
+    leaves nothing half-logged)."""
+
+    name = 'network.log'
+    extension = 'logging'
+    _logs_kinds = {
+        'security_group': SecurityGroup.name,
+        'firewall_group': FirewallGroup.name,
+    }
+
+    def list(self, conn, project_id):
+        if self.extension not in self.neutron_extensions(conn):
+            return []
+        query = {'project_id': project_id} if project_id else {}
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=log['id'],
+                    name=log.get('name') or '',
+                    project_id=log.get('project_id') or '',
+                    attrs={
+                        k: v
+                        for k, v in (
+                            ('resource_type', log.get('resource_type')),
+                            ('resource_id', log.get('resource_id')),
+                            ('target_id', log.get('target_id')),
+                        )
+                        if v
+                    },
+                    created_at=log.get('created_at') or '',
+                )
+                for log in pages(conn.network, '/log/logs', 'logs', query)
+            ),
+            project_id,
+        )
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        kind = self._logs_kinds.get(ref.attrs.get('resource_type'))
+        if kind and ref.attrs.get('resource_id'):
+            yield Edge(me, delete_of(kind, ref.attrs['resource_id']))
+        if ref.attrs.get('target_id'):
+            yield Edge(me, delete_of(Port.name, ref.attrs['target_id']))
+
+    def delete(self, conn, ref):
+        request(conn.network, 'DELETE', f'/log/logs/{ref.id}')
+
+
+@register
+class BgpVpn(_ExtensionKind):
+    """A BGP VPN; its network, router and port associations go with it
+    (they may only name the VPN's own project's), before what they
+    associate."""
+
+    name = 'network.bgpvpn'
+    extension = 'bgpvpn'
+    sdk_list = 'bgpvpns'
+    sdk_delete = 'delete_bgpvpn'
+
+    def refs(self, conn, items, project_id):
+        net = conn.network
+        return [
+            self.ref(
+                v,
+                associated=sorted(
+                    [kind, getattr(a, field)]
+                    for kind, field, found in (
+                        (
+                            Network.name,
+                            'network_id',
+                            net.bgpvpn_network_associations(v.id),
+                        ),
+                        (
+                            Router.name,
+                            'router_id',
+                            net.bgpvpn_router_associations(v.id),
+                        ),
+                        (
+                            Port.name,
+                            'port_id',
+                            net.bgpvpn_port_associations(v.id),
+                        ),
+                    )
+                    for a in found
+                ),
+            )
+            for v in items
+        ]
+
+    def relations(self, ref, inventory):
+        for kind, id_ in ref.attrs.get('associated', []):
+            yield Edge(delete_of(self.name, ref.id), delete_of(kind, id_))

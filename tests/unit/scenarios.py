@@ -569,12 +569,85 @@ def all_services_project(cloud, name, external):
                 'magnum': {'Cluster': 3},
             }[service],
         )
+    ids.update(network_services(cloud, p))
     # its access to private flavors and types of the admin's
     for service in ('nova', 'cinder', 'manila'):
         ids[f'{service}_type'] = cloud.private_type(
             service, f'private-{name}', [pid]
         )['id']
     return ids
+
+
+def network_services(cloud, p):
+    """What Neutron's newer extensions add to full_project's ``p``: an
+    address group a rule of the web group names, a firewall group on the
+    user port with a policy of two rules, a metering label with a rule, a
+    log of the web group and one of a port, a BGP VPN associated with the
+    network, the router and a port. Returns the ids."""
+    pid = p['project']['id']
+    net, subnet = p['network'], p['subnet']
+    ag = cloud.neutron_more('address-groups', pid, name='ag', addresses=[])
+    rule = add_rule(cloud, p['web_sg'], p['web_sg'])
+    rule.update(remote_group_id=None, remote_address_group_id=ag['id'])
+    fw_port = port(cloud, pid, net, subnet, 'fw-port')
+    rules = [
+        cloud.neutron_more('fwaas/firewall_rules', pid, name=f'r{n}')
+        for n in range(2)
+    ]
+    policy = cloud.neutron_more(
+        'fwaas/firewall_policies',
+        pid,
+        name='policy',
+        firewall_rules=[r['id'] for r in rules],
+    )
+    fwg = cloud.neutron_more(
+        'fwaas/firewall_groups',
+        pid,
+        name='fwg',
+        ports=[fw_port['id']],
+        ingress_firewall_policy_id=policy['id'],
+        egress_firewall_policy_id=None,
+    )
+    label = cloud.neutron_more('metering/metering-labels', pid, name='m')
+    log_port = port(cloud, pid, net, subnet, 'logged-port')
+    sg_log = cloud.neutron_more(
+        'log/logs',
+        pid,
+        name='sg-log',
+        resource_type='security_group',
+        resource_id=p['web_sg']['id'],
+        target_id=None,
+    )
+    port_log = cloud.neutron_more(
+        'log/logs',
+        pid,
+        name='port-log',
+        resource_type='security_group',
+        resource_id=None,
+        target_id=log_port['id'],
+    )
+    vpn_port = port(cloud, pid, net, subnet, 'vpn-port')
+    bgpvpn = cloud.neutron_more(
+        'bgpvpn/bgpvpns',
+        pid,
+        name='bgpvpn',
+        networks=[net['id']],
+        routers=[p['router']['id']],
+        ports=[vpn_port['id']],
+    )
+    return {
+        'address_group': ag['id'],
+        'fw_port': fw_port['id'],
+        'fw_rules': [r['id'] for r in rules],
+        'fw_policy': policy['id'],
+        'fw_group': fwg['id'],
+        'metering_label': label['id'],
+        'sg_log': sg_log['id'],
+        'port_log': port_log['id'],
+        'log_port': log_port['id'],
+        'bgpvpn': bgpvpn['id'],
+        'vpn_port': vpn_port['id'],
+    }
 
 
 def share_image_with(cloud, owner_id, member_id, name='golden'):

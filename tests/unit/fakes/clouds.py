@@ -33,6 +33,7 @@ from tests.unit.fakes.key_manager import KeyManager
 from tests.unit.fakes.load_balancer import LoadBalancer
 from tests.unit.fakes.network import Network
 from tests.unit.fakes.network_extensions import NetworkExtensions
+from tests.unit.fakes.network_services import NetworkServices
 from tests.unit.fakes.object_store import ObjectStore
 from tests.unit.fakes.orchestration import Orchestration
 from tests.unit.fakes.placement import Placement
@@ -75,6 +76,7 @@ class ServicesCloud(
     Keypairs,
     Quotas,
     ImageMembers,
+    NetworkServices,
     NetworkExtensions,
     ClusterTemplates,
     LoadBalancer,
@@ -90,7 +92,8 @@ class ServicesCloud(
     """Every service a project can own things in: FakeHeatCloud's with
     Octavia, Swift, Designate, Barbican (its quotas) and Manila, and the
     base services with what the cascade's other kinds list: the users'
-    keypairs, quota sets, Neutron's extensions, Glance's memberships, the
+    keypairs, quota sets, Neutron's extensions (NetworkServices: the
+    newer ones), Glance's memberships, the
     access lists of private share types."""
 
     endpoints = catalog(

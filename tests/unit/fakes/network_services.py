@@ -1,0 +1,177 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""More of Neutron's extensions: address groups, FWaaS v2, metering labels,
+network logs and BGP VPNs. Their lists are cut at ``neutron_page`` items
+and link the next page (``<key>_links``, as Neutron does with a
+pagination_max_limit), and a delete in the wrong order is refused as
+Neutron refuses it: an address group a rule names (AddressGroupInUse), a
+firewall group with ports (FirewallGroupInUse), a policy a group uses, a
+rule a policy holds (...InUse). A log goes with its security group or
+port, a label's rules and a VPN's associations with them."""
+
+from __future__ import annotations
+
+import re
+
+from tests.unit.fakes.common import ENDPOINTS, matches, page
+from tests.unit.fakes.network import neutron_error
+
+# URL path -> (JSON key, extension)
+MORE = {
+    'address-groups': ('address_groups', 'address-group'),
+    'fwaas/firewall_groups': ('firewall_groups', 'fwaas_v2'),
+    'fwaas/firewall_policies': ('firewall_policies', 'fwaas_v2'),
+    'fwaas/firewall_rules': ('firewall_rules', 'fwaas_v2'),
+    'metering/metering-labels': ('metering_labels', 'metering'),
+    'log/logs': ('logs', 'logging'),
+    'bgpvpn/bgpvpns': ('bgpvpns', 'bgpvpn'),
+}
+ASSOCIATIONS = ('network', 'router', 'port')
+_ROUTE = re.compile(
+    r'/v2\.0/({})(?:/([^/]+))?(?:/(\w+)_associations)?'.format(
+        '|'.join(re.escape(p) for p in MORE)
+    )
+)
+
+
+class NetworkServices:
+    #: items a page of these lists (Neutron's pagination_max_limit)
+    neutron_page = 2
+    #: aliases of these extensions the cloud does not load
+    without_extensions: frozenset[str] = frozenset()
+
+    def neutron_more(self, collection, project_id, **obj):
+        """An object of one of these collections (by URL path)."""
+        return self.add(
+            MORE[collection][0],
+            project_id=project_id,
+            tenant_id=project_id,
+            name=obj.pop('name', ''),
+            **obj,
+        )
+
+    def _network(self, method, path, query, body):
+        if path == '/v2.0/extensions':
+            status, answer = super()._network(method, path, query, body)
+            answer['extensions'] = [
+                e
+                for e in answer['extensions']
+                + [
+                    {
+                        'alias': a,
+                        'name': a,
+                        'description': '',
+                        'links': [],
+                        'updated': '2026-01-01T00:00:00Z',
+                    }
+                    for a in sorted({ext for _, ext in MORE.values()})
+                ]
+                if e['alias'] not in self.without_extensions
+            ]
+            return status, answer
+        m = _ROUTE.fullmatch(path)
+        if not m or MORE[m.group(1)][1] in self.without_extensions:
+            return super()._network(method, path, query, body)
+        coll, id_, assoc = m.groups()
+        key = MORE[coll][0]
+        if id_ is None:
+            items = [
+                o
+                for o in self.all(key)
+                if matches(o, query, set(query) - {'limit', 'marker'})
+            ]
+            chunk, link = page(
+                items,
+                query,
+                self.neutron_page,
+                url=f'{ENDPOINTS["network"]}/v2.0/{coll}',
+            )
+            links = [{'rel': 'next', 'href': link}] if link else []
+            return 200, {key: chunk, f'{key}_links': links}
+        obj = self.get(key, id_)
+        if obj is None:
+            return 404, {
+                'NeutronError': {'type': 'NotFound', 'message': 'not found'}
+            }
+        if assoc:
+            found = [
+                {'id': f'{id_}-{target}', f'{assoc}_id': target}
+                for target in obj.get(f'{assoc}s', [])
+            ]
+            return 200, {f'{assoc}_associations': found}
+        if method == 'GET':
+            return 200, {key[:-1]: obj}
+        if method == 'PUT' and key == 'firewall_groups':
+            obj.update(body['firewall_group'])
+            return 200, {'firewall_group': obj}
+        if method == 'DELETE':
+            self._check_more_unused(key, obj)
+            self._remove(key, id_)
+            return 204, None
+        return 405, None
+
+    def _check_more_unused(self, key, obj):
+        uses = {
+            'address_groups': (
+                'AddressGroupInUse',
+                [
+                    r
+                    for r in self.all('security_group_rules')
+                    if r.get('remote_address_group_id') == obj['id']
+                ],
+            ),
+            'firewall_groups': (
+                'FirewallGroupInUse',
+                [{'id': p} for p in obj.get('ports') or []],
+            ),
+            'firewall_policies': (
+                'FirewallPolicyInUse',
+                [
+                    g
+                    for g in self.all('firewall_groups')
+                    if obj['id']
+                    in (
+                        g.get('ingress_firewall_policy_id'),
+                        g.get('egress_firewall_policy_id'),
+                    )
+                ],
+            ),
+            'firewall_rules': (
+                'FirewallRuleInUse',
+                [
+                    p
+                    for p in self.all('firewall_policies')
+                    if obj['id'] in p.get('firewall_rules', [])
+                ],
+            ),
+        }.get(key)
+        if uses and uses[1]:
+            raise neutron_error(
+                uses[0],
+                f'{obj["id"]} is in use by '
+                f'{", ".join(u["id"] for u in uses[1])}.',
+            )
+
+    def _neutron_delete_security_groups(self, group):
+        super()._neutron_delete_security_groups(group)
+        self._drop_logs(resource_id=group['id'])
+
+    def _neutron_delete_ports(self, port):
+        super()._neutron_delete_ports(port)
+        self._drop_logs(target_id=port['id'])
+
+    def _drop_logs(self, **what):
+        """Neutron's logging plugin deletes a log with what it logs."""
+        for log in self.all('logs'):
+            if all(log.get(k) == v for k, v in what.items()):
+                self._remove('logs', log['id'])

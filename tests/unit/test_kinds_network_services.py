@@ -1,0 +1,194 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Neutron's newer extensions: address groups, FWaaS v2, metering labels,
+network logs and BGP VPNs: listed page by page where the extension is
+loaded, deleted in the order Neutron accepts, kept where another project
+uses them."""
+
+from openstack import exceptions as sdk_exc
+import pytest
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.kinds import network
+from tests.unit import scenarios
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.network_services import MORE
+from tests.unit.fakes.run import cascade_for
+
+#: kind -> the fake's collection (URL path)
+COLLECTION = {
+    network.AddressGroup: 'address-groups',
+    network.FirewallGroup: 'fwaas/firewall_groups',
+    network.FirewallPolicy: 'fwaas/firewall_policies',
+    network.FirewallRule: 'fwaas/firewall_rules',
+    network.MeteringLabel: 'metering/metering-labels',
+    network.NetworkLog: 'log/logs',
+    network.BgpVpn: 'bgpvpn/bgpvpns',
+}
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def everything(cloud, external):
+    p = scenarios.full_project(cloud, 'A', external)
+    return {
+        'project': p['project']['id'],
+        **scenarios.network_services(cloud, p),
+        'web_sg': p['web_sg']['id'],
+        'network': p['network']['id'],
+        'router': p['router']['id'],
+    }
+
+
+def d(kind, id_):
+    return f'delete:{kind.name}:{id_}'
+
+
+@pytest.mark.parametrize('kind_class', list(COLLECTION), ids=lambda k: k.name)
+def test_each_lists_the_projects_own_page_by_page(cloud, kind_class):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    coll = COLLECTION[kind_class]
+    mine = sorted(
+        cloud.neutron_more(coll, a, name=f'a{n}')['id'] for n in range(5)
+    )
+    theirs = cloud.neutron_more(coll, b, name='b')['id']
+    conn = cloud.connection()
+    kind = kinds_mod.build()[kind_class.name]
+
+    assert sorted(r.id for r in kind.list(conn, a)) == mine
+    lists = [
+        p for m, p in cloud.requests if m == 'GET' and f'/v2.0/{coll}?' in p
+    ]
+    assert len(lists) >= 3  # two a page
+    assert all(f'project_id={a}' in p for p in lists)
+    # the orphan search: every project's
+    assert sorted(r.id for r in kind.list(conn, None)) == sorted(
+        [*mine, theirs]
+    )
+
+
+def test_without_their_extensions_nothing_is_asked(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    for coll in COLLECTION.values():
+        cloud.neutron_more(coll, a)
+    cloud.without_extensions = frozenset(ext for _, ext in MORE.values())
+    conn = cloud.connection()
+    for kind_class in COLLECTION:
+        assert kinds_mod.build()[kind_class.name].list(conn, a) == []
+    assert not [p for _, p in cloud.requests if any(c in p for c in MORE)]
+
+
+def test_the_order_neutron_needs(cloud, everything):
+    e = everything
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    detach = (
+        f'detach_firewall_group_ports:network.firewall_group:{e["fw_group"]}'
+    )
+    assert {
+        (
+            d(network.SecurityGroup, e['web_sg']),
+            d(network.AddressGroup, e['address_group']),
+        ),
+        (detach, d(network.FirewallGroup, e['fw_group'])),
+        (detach, d(network.Port, e['fw_port'])),
+        (
+            d(network.FirewallGroup, e['fw_group']),
+            d(network.FirewallPolicy, e['fw_policy']),
+        ),
+        *(
+            (
+                d(network.FirewallPolicy, e['fw_policy']),
+                d(network.FirewallRule, r),
+            )
+            for r in e['fw_rules']
+        ),
+        (
+            d(network.NetworkLog, e['sg_log']),
+            d(network.SecurityGroup, e['web_sg']),
+        ),
+        (d(network.NetworkLog, e['port_log']), d(network.Port, e['log_port'])),
+        (d(network.BgpVpn, e['bgpvpn']), d(network.Network, e['network'])),
+        (d(network.BgpVpn, e['bgpvpn']), d(network.Router, e['router'])),
+        (d(network.BgpVpn, e['bgpvpn']), d(network.Port, e['vpn_port'])),
+    } <= plan.edges
+    assert f'delete:{network.MeteringLabel.name}:{e["metering_label"]}' in (
+        plan.steps
+    )
+
+
+def test_neutron_accepts_every_delete_in_that_order(cloud, everything):
+    pc, targets, plan = cascade_for(cloud, everything['project'])
+    pc.execute(plan, targets)
+    assert len(pc.runs) == 1  # no ...InUse, nothing left for a 2nd round
+    for key, _ext in MORE.values():
+        assert not [
+            o
+            for o in cloud.all(key)
+            if o['project_id'] == everything['project']
+        ], key
+
+
+def test_the_fake_refuses_what_neutron_refuses(cloud, everything):
+    conn = cloud.connection()
+    e = everything
+    for call, id_ in (
+        (conn.network.delete_firewall_group, e['fw_group']),
+        (conn.network.delete_firewall_policy, e['fw_policy']),
+        (conn.network.delete_firewall_rule, e['fw_rules'][0]),
+        (conn.network.delete_address_group, e['address_group']),
+    ):
+        with pytest.raises(sdk_exc.ConflictException, match=r'in use'):
+            call(id_)
+
+
+def test_what_another_project_uses_is_kept(cloud, everything):
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    other_sg = scenarios.security_group(cloud, b, 'b-web')
+    rule = scenarios.add_rule(cloud, other_sg, other_sg)
+    rule.update(
+        remote_group_id=None, remote_address_group_id=e['address_group']
+    )
+    other_fwg = cloud.neutron_more(
+        'fwaas/firewall_groups',
+        b,
+        ports=[],
+        ingress_firewall_policy_id=e['fw_policy'],
+        egress_firewall_policy_id=None,
+    )
+    other_policy = cloud.neutron_more(
+        'fwaas/firewall_policies', b, firewall_rules=[e['fw_rules'][1]]
+    )
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    kept = {
+        key: plan.steps[
+            f'keep:{kind.name}:{e[key] if key != "rule" else e["fw_rules"][1]}'
+        ]
+        for key, kind in (
+            ('address_group', network.AddressGroup),
+            ('fw_policy', network.FirewallPolicy),
+            ('rule', network.FirewallRule),
+        )
+    }
+    assert other_sg['id'] in kept['address_group'].params['reason']
+    assert other_fwg['id'] in kept['fw_policy'].params['reason']
+    assert other_policy['id'] in kept['rule'].params['reason']
+    assert f'delete:{network.FirewallRule.name}:{e["fw_rules"][0]}' in (
+        plan.steps
+    )
