@@ -35,8 +35,11 @@ from osc_lib import exceptions
 from osc_lib.command import command
 
 from osc_cascade.v1.common import (
+    add_api_timeout_option,
     add_execution_options,
+    age,
     confirm,
+    connection,
     engine_errors,
 )
 from osc_cascade.v1.constants import (
@@ -74,15 +77,6 @@ UPDATING_STATES = (
 )
 
 Rows = tuple[Sequence[str], list[tuple[Any, ...]]]
-
-
-def age(text: str) -> float:
-    from osc_cascade.workflows.clusters import parse_age
-
-    try:
-        return parse_age(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def non_negative_float(text: str) -> float:
@@ -149,7 +143,7 @@ class ListStuckCluster(command.Lister):
         from osc_cascade.engine.retry import Clock, RetryPolicy
         from osc_cascade.workflows import clusters
 
-        conn = self.app.client_manager.sdk_connection
+        conn = connection(self.app, parsed_args)
         with engine_errors():
             stuck = _find_stuck(
                 conn,
@@ -197,6 +191,7 @@ class ForceDeleteCluster(command.Lister):
         add_stuck_options(parser, default_age=None)
         group = parser.add_argument_group('force-delete (osc-cascade)')
         add_execution_options(group)
+        add_api_timeout_option(group)
         group.add_argument(
             '--grace',
             metavar='<seconds>',
@@ -236,7 +231,7 @@ class ForceDeleteCluster(command.Lister):
         from osc_cascade.workflows import clusters, force_delete
 
         _check_arguments(parsed_args)
-        conn = self.app.client_manager.sdk_connection
+        conn = connection(self.app, parsed_args)
         retry, clock = RetryPolicy(), Clock()
         progress = Progress()
         dry_run = parsed_args.dry_run

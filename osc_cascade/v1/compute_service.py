@@ -38,8 +38,10 @@ from osc_lib import exceptions
 
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
+    add_api_timeout_option,
     add_execution_options,
     confirm,
+    connection,
     counts_text,
     engine_errors,
     hand_to_osc,
@@ -56,7 +58,7 @@ if TYPE_CHECKING:  # imported at start-up: `openstack help` builds the hook
     from osc_cascade.engine.planner import Plan
 
 #: options that mean nothing without --purge-allocations
-_PURGE_ONLY = ('dry_run', 'yes', 'force', 'column')
+_PURGE_ONLY = ('dry_run', 'yes', 'force', 'column', 'api_timeout')
 
 
 class ComputeServiceDeletePurge(hooks.CommandHook):
@@ -89,6 +91,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             'nova does not know (they refuse the purge by default)',
         )
         add_execution_options(group)
+        add_api_timeout_option(group)
         output.add_format_options(parser)
         return parser
 
@@ -129,7 +132,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         stdout = self.cmd.app.stdout
         progress = Progress(self.cmd.app.stderr)
         purge = ServicePurge(
-            self.cmd.app.client_manager.sdk_connection,
+            connection(self.cmd.app, parsed_args),
             force=parsed_args.force,
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
