@@ -18,9 +18,12 @@ from typing import Any
 
 # imported for their @register
 from osc_cascade.kinds import (  # noqa: F401
+    alarming,
+    baremetal,
     block_storage,
     compute,
     container_infra,
+    database,
     dns,
     identity,
     image,
@@ -32,6 +35,7 @@ from osc_cascade.kinds import (  # noqa: F401
     placement,
     quota,
     shared_file_system,
+    workflow,
 )
 from osc_cascade.kinds.base import PROJECT, Facts, ResourceKind
 from osc_cascade.kinds.registry import CLASSES

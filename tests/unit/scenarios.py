@@ -570,6 +570,19 @@ def all_services_project(cloud, name, external):
             }[service],
         )
     ids.update(network_services(cloud, p))
+    # Trove (a replica and its source), Aodh, Mistral, and an Ironic node
+    # it leases and runs its server on (one it owned would keep it)
+    db = cloud.trove_instance(pid, 'db')
+    ids['trove'] = db['id']
+    ids['trove_replica'] = cloud.trove_instance(pid, 'db-r', db)['id']
+    ids['alarm'] = cloud.alarm(pid)['id']
+    wf = cloud.mistral('workflows', pid, scope='private')
+    ids['workflow'] = wf['id']
+    for trigger in ('cron_triggers', 'event_triggers'):
+        ids[trigger] = cloud.mistral(trigger, pid, workflow_id=wf['id'])['id']
+    ids['node'] = cloud.node(
+        f'node-{name}', lessee=pid, instance_uuid=p['server']['id']
+    )['id']
     # its access to private flavors and types of the admin's
     for service in ('nova', 'cinder', 'manila'):
         ids[f'{service}_type'] = cloud.private_type(

@@ -19,6 +19,8 @@ knows and passes the rest on with ``super()``."""
 
 from __future__ import annotations
 
+from tests.unit.fakes.alarming import Alarming
+from tests.unit.fakes.baremetal import Baremetal
 from tests.unit.fakes.block_storage import BlockStorage
 from tests.unit.fakes.cloud import Cloud
 from tests.unit.fakes.common import catalog
@@ -26,6 +28,7 @@ from tests.unit.fakes.compute import CallerKeypairs, Compute, Keypairs
 from tests.unit.fakes.compute_hosts import ComputeHosts
 from tests.unit.fakes.container_infra import ClusterTemplates, ContainerInfra
 from tests.unit.fakes.data_processing import DataProcessing
+from tests.unit.fakes.database import Database
 from tests.unit.fakes.dns import Dns
 from tests.unit.fakes.identity import Identity
 from tests.unit.fakes.image import Image, ImageMembers
@@ -40,6 +43,7 @@ from tests.unit.fakes.placement import Placement
 from tests.unit.fakes.quota import Quotas
 from tests.unit.fakes.shared_file_system import SharedFileSystem
 from tests.unit.fakes.type_access import ShareTypeAccess, TypeAccess
+from tests.unit.fakes.workflow import Workflow
 
 
 class FakeCloud(
@@ -73,6 +77,10 @@ ENDPOINTS_WITH_HEAT = FakeHeatCloud.endpoints
 
 class ServicesCloud(
     ShareTypeAccess,
+    Database,
+    Alarming,
+    Workflow,
+    Baremetal,
     Keypairs,
     Quotas,
     ImageMembers,
@@ -90,7 +98,8 @@ class ServicesCloud(
     FakeCloud,
 ):
     """Every service a project can own things in: FakeHeatCloud's with
-    Octavia, Swift, Designate, Barbican (its quotas) and Manila, and the
+    Octavia, Swift, Designate, Barbican (its quotas), Manila, Trove, Aodh,
+    Mistral and Ironic, and the
     base services with what the cascade's other kinds list: the users'
     keypairs, quota sets, Neutron's extensions (NetworkServices: the
     newer ones), Glance's memberships, the
@@ -103,6 +112,10 @@ class ServicesCloud(
         'dns',
         'key-manager',
         'shared-file-system',
+        'database',
+        'alarming',
+        'workflow',
+        'baremetal',
     )
 
 

@@ -40,6 +40,10 @@ ENDPOINTS = {
     'key-manager': 'http://barbican.test',
     'shared-file-system': 'http://manila.test/v2',
     'placement': PLACEMENT,
+    'database': f'http://trove.test/v1.0/{ADMIN_PROJECT}',
+    'alarming': 'http://aodh.test',
+    'workflow': 'http://mistral.test/v2',
+    'baremetal': 'http://ironic.test',
 }
 _ids = itertools.count(1)
 

@@ -1,0 +1,132 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Ironic: bare metal nodes whose ``lessee`` or ``owner`` is the project.
+
+A node is hardware, never deleted. One the project leases is released
+(its ``lessee`` unset) once the project's server on it is gone. One the
+project owns is its hardware record: it is kept, which keeps the project,
+until an admin gives it another owner. Ironic filters nodes by owner and
+lessee (microversions 1.50 and 1.65) and pages them (``marker``/``limit``,
+a ``next`` link).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from osc_cascade.api.http import request
+from osc_cascade.engine import resource
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.compute import Server
+from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.registry import register
+
+#: the filters and fields of owner and lessee
+MICROVERSION = '1.65'
+FIELDS = 'uuid,name,owner,lessee,instance_uuid,created_at'
+
+
+class _NodeKind(ResourceKind):
+    service_type = 'baremetal'
+    synchronous_delete = True
+    #: the node's field that names the project: ``owner`` or ``lessee``
+    role: ClassVar[str]
+
+    def nodes(self, conn: Any, project_id: str | None) -> list[dict]:
+        query = {'fields': FIELDS}
+        if project_id:
+            query[self.role] = project_id
+        return [
+            n
+            for n in pages(
+                conn.baremetal,
+                '/nodes',
+                'nodes',
+                query,
+                microversion=MICROVERSION,
+            )
+            if n.get(self.role)
+        ]
+
+    def list(self, conn, project_id):
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=n['uuid'],
+                    name=n.get('name') or '',
+                    project_id=n[self.role],
+                    attrs={
+                        k: v
+                        for k, v in (
+                            ('instance_uuid', n.get('instance_uuid')),
+                            ('owner', n.get('owner')),
+                        )
+                        if v
+                    },
+                    created_at=n.get('created_at') or '',
+                )
+                for n in self.nodes(conn, project_id)
+                if self.wanted(n)
+            ),
+            project_id,
+        )
+
+    def wanted(self, node: dict) -> bool:
+        return True
+
+
+@register
+class NodeLease(_NodeKind):
+    """The project's lease of a node: its "delete" unsets the lessee."""
+
+    name = 'baremetal.node_lease'
+    role = 'lessee'
+
+    def wanted(self, node):
+        # a node the project also owns is kept (baremetal.node)
+        return node.get('owner') != node['lessee']
+
+    def relations(self, ref, inventory):
+        server = ref.attrs.get('instance_uuid')
+        if server:
+            yield Edge(
+                delete_of(Server.name, server), delete_of(self.name, ref.id)
+            )
+
+    def delete(self, conn, ref):
+        request(
+            conn.baremetal,
+            'PATCH',
+            f'/nodes/{ref.id}',
+            json=[{'op': 'remove', 'path': '/lessee'}],
+            microversion=MICROVERSION,
+        )
+
+
+@register
+class Node(_NodeKind):
+    """A node the project owns: kept, with the way to let it go."""
+
+    name = 'baremetal.node'
+    role = 'owner'
+
+    def primary_step(self, ref):
+        return resource.keep(
+            ref,
+            'the project owns this bare metal node (its hardware record, '
+            'never deleted): give it another owner with `openstack '
+            f'baremetal node set --owner <project> {ref.id}` or unset it',
+        )

@@ -1,0 +1,121 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Mistral: workflows, and the cron and event triggers that keep starting
+them after their project is gone.
+
+An admin lists any project's with ``all_projects`` and ``project_id``, a
+page at a time (``marker``/``limit``, a ``next`` link). Mistral refuses a
+workflow that any project's trigger starts ("Can't delete workflow that
+has cron triggers associated", 400): the triggers go first. A public
+workflow (others may run it, or start it from their triggers) is kept
+unless ``--delete-shared``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.api.http import request
+from osc_cascade.engine import resource
+from osc_cascade.engine.planner import Edge
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.registry import register
+
+
+class _MistralKind(ResourceKind):
+    service_type = 'workflow'
+    synchronous_delete = True
+    #: the collection's path and JSON key: ``workflows``
+    collection: ClassVar[str]
+
+    def list(self, conn, project_id):
+        query = {'all_projects': 'true'}
+        if project_id:
+            query['project_id'] = project_id
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=item['id'],
+                    name=item.get('name') or '',
+                    project_id=item.get('project_id') or '',
+                    attrs=self.attrs_of(item),
+                    created_at=item.get('created_at') or '',
+                )
+                for item in pages(
+                    conn.workflow,
+                    f'/{self.collection}',
+                    self.collection,
+                    query,
+                )
+            ),
+            project_id,
+        )
+
+    def attrs_of(self, item):
+        return {}
+
+    def delete(self, conn, ref):
+        request(conn.workflow, 'DELETE', f'/{self.collection}/{ref.id}')
+
+
+@register
+class Workflow(_MistralKind):
+    name = 'workflow.workflow'
+    collection = 'workflows'
+    heat_types = ('OS::Mistral::Workflow',)
+
+    def attrs_of(self, item):
+        return {'public': True} if item.get('scope') == 'public' else {}
+
+    def primary_step(self, ref):
+        if ref.attrs.get('public') and not self.options.get('delete_shared'):
+            return resource.keep(
+                ref, 'public workflow: other projects may run it'
+            )
+        return super().primary_step(ref)
+
+    def is_in_use(self, exc):
+        # a trigger that is still going away
+        return super().is_in_use(exc) or (
+            isinstance(exc, sdk_exc.BadRequestException)
+            and 'triggers associated' in str(exc)
+        )
+
+
+class _Trigger(_MistralKind):
+    def attrs_of(self, item):
+        return {'workflow_id': item.get('workflow_id')}
+
+    def relations(self, ref, inventory):
+        yield Edge(
+            delete_of(self.name, ref.id),
+            delete_of(Workflow.name, ref.attrs.get('workflow_id')),
+        )
+
+
+@register
+class CronTrigger(_Trigger):
+    name = 'workflow.cron_trigger'
+    collection = 'cron_triggers'
+    heat_types = ('OS::Mistral::CronTrigger',)
+
+
+@register
+class EventTrigger(_Trigger):
+    name = 'workflow.event_trigger'
+    collection = 'event_triggers'

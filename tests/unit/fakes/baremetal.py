@@ -1,0 +1,90 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Ironic: nodes, filtered by ``owner`` and ``lessee`` (microversions
+1.50 and 1.65: asked with less, Ironic refuses the filter), ``ironic_page``
+a page with a ``next`` link; a PATCH that removes the lessee."""
+
+from __future__ import annotations
+
+import re
+
+from tests.unit.fakes.common import ENDPOINTS, page
+
+
+class Baremetal:
+    #: nodes a page (Ironic's max_limit)
+    ironic_page = 2
+
+    def node(self, name='node', owner=None, lessee=None, instance_uuid=None):
+        uuid_ = f'node-{len(self.all("nodes"))}-{name}'
+        return self.add(
+            'nodes',
+            id=uuid_,
+            uuid=uuid_,
+            name=name,
+            owner=owner,
+            lessee=lessee,
+            instance_uuid=instance_uuid,
+        )
+
+    def _baremetal(self, method, path, query, body):
+        if path in ('', '/'):
+            v1 = {
+                'id': 'v1',
+                'status': 'CURRENT',
+                'min_version': '1.1',
+                'version': '1.90',
+                'links': [
+                    {'rel': 'self', 'href': ENDPOINTS['baremetal'] + '/v1/'}
+                ],
+            }
+            return 200, {'versions': [v1], 'default_version': v1}
+        version = self._microversion('baremetal') or (1, 1)
+        if path == '/v1/nodes':
+            if ('lessee' in query and version < (1, 65)) or (
+                'owner' in query and version < (1, 50)
+            ):
+                return 406, {'error_message': 'filter not acceptable'}
+            items = [
+                {k: n[k] for k in query['fields'].split(',') if k in n}
+                if 'fields' in query
+                else n
+                for n in self.all('nodes')
+                if all(
+                    query.get(k) in (None, n.get(k))
+                    for k in ('owner', 'lessee')
+                )
+            ]
+            chunk, link = page(
+                items,
+                query,
+                self.ironic_page,
+                'uuid',
+                ENDPOINTS['baremetal'] + '/v1/nodes',
+            )
+            answer = {'nodes': chunk}
+            if link:
+                answer['next'] = link
+            return 200, answer
+        m = re.fullmatch(r'/v1/nodes/([^/]+)', path)
+        found = m and self.get('nodes', m.group(1))
+        if not found:
+            return 404, {'error_message': 'node not found'}
+        if method == 'PATCH':
+            for change in body:
+                field = change['path'].strip('/')
+                found[field] = (
+                    None if change['op'] == 'remove' else change['value']
+                )
+            return 200, found
+        return 200, found

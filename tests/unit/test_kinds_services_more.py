@@ -1,0 +1,174 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Trove instances, Aodh alarms, Mistral workflows and triggers, Ironic
+nodes: each listed page by page for the project (every project's for the
+orphan search), deleted in the order the service accepts (its fake refuses
+any other, as the service does), kept where it is not the project's to
+delete."""
+
+from openstack import exceptions as sdk_exc
+import pytest
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.executor import DONE
+from osc_cascade.kinds import alarming, baremetal, database, workflow
+from tests.unit import scenarios
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.run import cascade_for, run_kind
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def ab(cloud):
+    return [scenarios.project(cloud, n)['id'] for n in 'AB']
+
+
+def names(refs):
+    return sorted(r.name for r in refs)
+
+
+def build(name, **attrs):
+    kind = kinds_mod.build()[name]
+    for k, v in attrs.items():
+        setattr(kind, k, v)
+    return kind
+
+
+MAKERS = {
+    database.Instance.name: lambda c, p, n: c.trove_instance(p, n),
+    alarming.Alarm.name: lambda c, p, n: c.alarm(p, n),
+    workflow.Workflow.name: lambda c, p, n: c.mistral('workflows', p, name=n),
+    workflow.CronTrigger.name: lambda c, p, n: c.mistral(
+        'cron_triggers', p, name=n, workflow_id='w'
+    ),
+    workflow.EventTrigger.name: lambda c, p, n: c.mistral(
+        'event_triggers', p, name=n, workflow_id='w'
+    ),
+    baremetal.NodeLease.name: lambda c, p, n: c.node(n, lessee=p),
+    baremetal.Node.name: lambda c, p, n: c.node(n, owner=p),
+}
+
+
+@pytest.mark.parametrize('name', sorted(MAKERS))
+def test_lists_the_projects_own_page_by_page(cloud, ab, name):
+    a, b = ab
+    for n in range(5):
+        MAKERS[name](cloud, a, f'a{n}')
+    MAKERS[name](cloud, b, 'b')
+    # every fake pages at two; Aodh pages only when asked
+    kind = build(name, page=2) if name == alarming.Alarm.name else build(name)
+    conn = cloud.connection()
+    before = len(cloud.requests)
+
+    assert names(kind.list(conn, a)) == [f'a{n}' for n in range(5)]
+    assert len(cloud.requests) - before >= 3
+    assert names(kind.list(conn, None)) == [*(f'a{n}' for n in range(5)), 'b']
+
+
+def test_a_trove_replica_goes_before_its_source(cloud, ab):
+    a, _b = ab
+    source = cloud.trove_instance(a, 'source')
+    replica = cloud.trove_instance(a, 'replica', source)
+    conn = cloud.connection()
+    with pytest.raises(sdk_exc.ForbiddenException, match='replica'):
+        conn.database.delete_instance(source['id'], ignore_missing=False)
+    kind = build(database.Instance.name)
+    refused = len(cloud.deleted_order())
+    run = run_kind(cloud, kind, kind.list(conn, a))
+    assert {r.outcome for r in run.results.values()} == {DONE}
+    assert cloud.all('trove_instances') == []
+    assert [p.rsplit('/', 1)[1] for p in cloud.deleted_order()[refused:]] == [
+        replica['id'],
+        source['id'],
+    ]
+
+
+def test_alarms_go_and_others_stay(cloud, ab):
+    a, b = ab
+    cloud.alarm(a)
+    theirs = cloud.alarm(b)
+    kind = build(alarming.Alarm.name)
+    run = run_kind(cloud, kind, kind.list(cloud.connection(), a))
+    assert {r.outcome for r in run.results.values()} == {DONE}
+    assert [x['id'] for x in cloud.all('alarms')] == [theirs['id']]
+
+
+def test_triggers_go_before_their_workflow(cloud, ab):
+    a, _b = ab
+    wf = cloud.mistral('workflows', a, scope='private')
+    cron = cloud.mistral('cron_triggers', a, workflow_id=wf['id'])
+    event = cloud.mistral('event_triggers', a, workflow_id=wf['id'])
+    conn = cloud.connection()
+    with pytest.raises(sdk_exc.BadRequestException, match='triggers'):
+        conn.workflow.delete_workflow(wf['id'], ignore_missing=False)
+    pc, targets, plan = cascade_for(cloud, a)
+    for trigger, kind in (
+        (cron, workflow.CronTrigger),
+        (event, workflow.EventTrigger),
+    ):
+        assert (
+            f'delete:{kind.name}:{trigger["id"]}',
+            f'delete:{workflow.Workflow.name}:{wf["id"]}',
+        ) in plan.edges
+    pc.execute(plan, targets)
+    assert not any(cloud.all(c) for c in ('workflows', 'cron_triggers'))
+
+
+def test_a_public_workflow_is_kept_unless_shared_ones_go(cloud, ab):
+    a, _b = ab
+    wf = cloud.mistral('workflows', a, scope='public')
+    step = f'{workflow.Workflow.name}:{wf["id"]}'
+    _pc, _t, plan = cascade_for(cloud, a)
+    assert (
+        'other projects may run it'
+        in (plan.steps[f'keep:{step}'].params['reason'])
+    )
+    _pc, _t, plan = cascade_for(cloud, a, delete_shared=True)
+    assert f'delete:{step}' in plan.steps
+
+
+def test_a_leased_node_is_released_after_the_server_on_it(cloud, ab, external):
+    p = scenarios.full_project(cloud, 'C', external)
+    pid = p['project']['id']
+    node = cloud.node('leased', lessee=pid, instance_uuid=p['server']['id'])
+    other = cloud.node('other', lessee=ab[1])
+    pc, targets, plan = cascade_for(cloud, pid)
+    lease = f'delete:{baremetal.NodeLease.name}:{node["id"]}'
+    assert (f'delete:compute.server:{p["server"]["id"]}', lease) in (
+        plan.edges
+    )
+    pc.execute(plan, targets)
+    assert cloud.get('nodes', node['id'])['lessee'] is None  # released
+    assert cloud.get('nodes', other['id'])['lessee'] == ab[1]
+    assert ('PATCH', f'/v1/nodes/{node["id"]}') in cloud.changes
+    assert not [
+        c for c in cloud.changes if c[0] == 'DELETE' and 'nodes' in c[1]
+    ]
+
+
+def test_a_node_the_project_owns_is_kept_and_keeps_it(cloud, ab):
+    a, b = ab
+    owned = cloud.node('owned', owner=a, lessee=b)
+    both = cloud.node('both', owner=a, lessee=a)
+    _pc, _t, plan = cascade_for(cloud, a)
+    for node in (owned, both):
+        step = plan.steps[f'keep:{baremetal.Node.name}:{node["id"]}']
+        assert 'owns this bare metal node' in step.params['reason']
+    # a node it owns and leases is not released: the keep says it all
+    assert not [s for s in plan.steps if baremetal.NodeLease.name in s]
+    assert cloud.get('nodes', owned['id'])['lessee'] == b
