@@ -16,7 +16,9 @@ Discovery runs as admin across projects with the project filter on every
 list call, in parallel, and the kinds check each owner again client-side.
 A service missing from the catalog is skipped with a note; one that is in
 the catalog but answers errors is an error: a cascade must never plan on a
-partial picture and then delete the project.
+partial picture and then delete the project. The services of the catalog
+that no kind covers are named in one note: what a project has there stays
+behind.
 """
 
 from __future__ import annotations
@@ -27,11 +29,21 @@ import contextlib
 from typing import Any
 
 from keystoneauth1 import exceptions as ks_exc
+import os_service_types
 
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds import PROJECT_KIND
 from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.kinds.registry import CLASSES
+
+_SERVICE_TYPES = os_service_types.ServiceTypes()
+
+
+def official(service_type: str) -> str:
+    """The official name of a service type, its aliases' too
+    (``volumev3`` is ``block-storage``)."""
+    return _SERVICE_TYPES.get_service_type(service_type) or service_type
 
 
 class Discovery:
@@ -73,7 +85,37 @@ class Discovery:
             )
         for reason, names in sorted(unreachable.items()):
             notes.append(f'not listed: {", ".join(sorted(names))}: {reason}')
+        uncovered = self.uncovered_services()
+        if uncovered:
+            notes.append(
+                f'no kind for the catalog\'s {", ".join(uncovered)}: what '
+                f'a project has there stays behind'
+            )
         return usable, notes
+
+    def uncovered_services(self) -> list[str]:
+        """The catalog's services (in the cloud's region) that no kind
+        covers, as the catalog names them; aliases of a covered service
+        (``volumev3``) are covered."""
+        covered = {official(cls.service_type) for cls in CLASSES.values()}
+        session = self.conn.session
+        catalog = session.auth.get_access(session).service_catalog.catalog
+        region = self.conn.config.get_region_name()
+        return sorted(
+            {
+                entry['type']
+                for entry in catalog or []
+                if entry.get('type')
+                and official(entry['type']) not in covered
+                and (
+                    not region
+                    or any(
+                        region in (e.get('region_id'), e.get('region'))
+                        for e in entry.get('endpoints') or []
+                    )
+                )
+            }
+        )
 
     def _in_catalog(self, service_type: str) -> bool:
         # Asked of keystoneauth's catalog (which knows the service types'

@@ -211,8 +211,15 @@ def test_each_services_proxy_is_made_once_before_its_lists(clock):
         def get_interface(self, service_type):
             return 'public'
 
-        def get_region_name(self, service_type):
+        def get_region_name(self, service_type=None):
             return 'RegionOne'
+
+        @property
+        def auth(self):  # the catalog of services: none uncovered
+            access = type('Access', (), {'service_catalog': self})
+            return type('Auth', (), {'get_access': lambda _s, _x: access})()
+
+        catalog = ()
 
     class Conn:
         session = config = Catalog()
@@ -281,3 +288,40 @@ def test_a_service_missing_from_the_catalog_is_a_note_not_a_warning():
         logging.getLogger().removeHandler(records)
     assert any('service compute is not in the catalog' in n for n in notes)
     assert not [m for m in records.messages if 'catalog entry not found' in m]
+
+
+class MoreCatalogCloud(FakeCloud):
+    """FakeCloud whose catalog also has services no kind covers (one in
+    another region only), and an alias of a covered one."""
+
+    def token(self):
+        tok = super().token()
+        for service, region in (
+            ('messaging', 'RegionOne'),
+            ('nfv-orchestration', 'RegionOne'),
+            ('clustering', 'RegionTwo'),
+            ('volumev3', 'RegionOne'),
+        ):
+            tok.add_service(service).add_endpoint(
+                interface='public',
+                url=f'http://{service}.test',
+                region=region,
+            )
+        return tok
+
+
+def test_one_note_names_the_catalogs_services_no_kind_covers(clock):
+    with MoreCatalogCloud() as cloud:
+        pid = scenarios.project(cloud, 'A')['id']
+        _refs, notes = discovery(cloud.connection(), clock).run([pid])
+    [note] = [n for n in notes if n.startswith('no kind')]
+    assert note == (
+        "no kind for the catalog's messaging, nfv-orchestration: what a "
+        'project has there stays behind'
+    )
+    assert not [n for n in notes if 'volumev3' in n]
+
+
+def test_no_note_when_every_catalog_service_is_covered(cloud, clock):
+    _usable, notes = discovery(cloud.connection(), clock).available_kinds()
+    assert not [n for n in notes if n.startswith('no kind')]
