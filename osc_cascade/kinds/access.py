@@ -31,9 +31,17 @@ from osc_cascade.kinds.base import ResourceKind, owned
 class AccessKind(ResourceKind):
     synchronous_delete = True
 
-    def private(self, conn: Any) -> Iterable[tuple[str, str]]:
-        """The id and name of every private flavor or type."""
+    def listing(self, conn: Any) -> Iterable[Any]:
+        """The SDK's list of the private flavors or types (a filter the
+        service may ignore: each is checked again)."""
         raise NotImplementedError
+
+    def private(self, conn: Any) -> Iterable[tuple[str, str]]:
+        """The id and name of every private flavor or type (a public one
+        has no access list)."""
+        return (
+            (t.id, t.name or '') for t in self.listing(conn) if not t.is_public
+        )
 
     def members(self, conn: Any, of: str) -> Iterable[str]:
         """The projects on its access list."""

@@ -22,8 +22,8 @@ it); a short page is the last.
 from __future__ import annotations
 
 from osc_cascade.api.http import request
-from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, owned
+from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
 
 
@@ -67,14 +67,9 @@ class Alarm(ResourceKind):
                 break
             query['marker'] = chunk[-1]['alarm_id']
         return owned(
+            # no created_at: an alarm's timestamp moves at every update
             (
-                ResourceRef(
-                    kind=self.name,
-                    id=a['alarm_id'],
-                    name=a.get('name') or '',
-                    # no created_at: its timestamp moves at every update
-                    project_id=a.get('project_id') or '',
-                )
+                item_ref(self.name, a, id_key='alarm_id', created_key='')
                 for a in found
             ),
             project_id,

@@ -27,10 +27,9 @@ from typing import Any, ClassVar
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
-from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.compute import Server
-from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 #: the filters and fields of owner and lessee
@@ -63,20 +62,13 @@ class _NodeKind(ResourceKind):
     def list(self, conn, project_id):
         return owned(
             (
-                ResourceRef(
-                    kind=self.name,
-                    id=n['uuid'],
-                    name=n.get('name') or '',
-                    project_id=n[self.role],
-                    attrs={
-                        k: v
-                        for k, v in (
-                            ('instance_uuid', n.get('instance_uuid')),
-                            ('owner', n.get('owner')),
-                        )
-                        if v
-                    },
-                    created_at=n.get('created_at') or '',
+                item_ref(
+                    self.name,
+                    n,
+                    id_key='uuid',
+                    project_key=self.role,
+                    instance_uuid=n.get('instance_uuid'),
+                    owner=n.get('owner'),
                 )
                 for n in self.nodes(conn, project_id)
                 if self.wanted(n)

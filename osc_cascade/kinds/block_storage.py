@@ -285,14 +285,10 @@ class VolumeTypeAccess(AccessKind):
     name = 'block_storage.type_access'
     service_type = 'block-storage'
 
-    def private(self, conn):
+    def listing(self, conn):
         # Cinder shows an admin the public types alone unless asked for
         # the private ones; the SDK follows its next links
-        return (
-            (t.id, t.name or '')
-            for t in conn.block_storage.types(is_public=False)
-            if not t.is_public
-        )
+        return conn.block_storage.types(is_public=False)
 
     def members(self, conn, of):
         found = conn.block_storage.get_type_access(of)

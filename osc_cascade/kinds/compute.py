@@ -199,12 +199,8 @@ class FlavorAccess(AccessKind):
     name = 'compute.flavor_access'
     service_type = 'compute'
 
-    def private(self, conn):
-        return (
-            (f.id, f.name or '')
-            for f in conn.compute.flavors(is_public=False)
-            if not f.is_public  # a public flavor has no access list
-        )
+    def listing(self, conn):
+        return conn.compute.flavors(is_public=False)
 
     def members(self, conn, of):
         return [a['tenant_id'] for a in conn.compute.get_flavor_access(of)]

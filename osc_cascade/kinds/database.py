@@ -26,9 +26,8 @@ from __future__ import annotations
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.engine.planner import Edge
-from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
-from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 
@@ -48,15 +47,12 @@ class Instance(ResourceKind):
     def list(self, conn, project_id):
         return owned(
             (
-                ResourceRef(
-                    kind=self.name,
-                    id=i['id'],
-                    name=i.get('name') or '',
-                    project_id=i.get('tenant_id') or '',
-                    attrs={'replica_of': (i.get('replica_of') or {})['id']}
-                    if i.get('replica_of')
-                    else {},
-                    created_at=i.get('created') or '',
+                item_ref(
+                    self.name,
+                    i,
+                    project_key='tenant_id',
+                    created_key='created',
+                    replica_of=(i.get('replica_of') or {}).get('id'),
                 )
                 for i in self._listed(conn, project_id)
             ),

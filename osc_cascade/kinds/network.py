@@ -38,7 +38,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
-from osc_cascade.engine.resource import ResourceRef, Step
+from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import (
     ResourceKind,
     delete_of,
@@ -46,7 +46,7 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.compute import Server
-from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 # Ports that belong to another resource and go with it, never deleted
@@ -794,43 +794,80 @@ def users_elsewhere(users, project_id):
     return sorted(u for u in users if u[1] != project_id)
 
 
+def by_item(uses) -> dict[str, list[list[str]]]:
+    """``(item, user, project)`` triples as each item's ``[user,
+    project]`` pairs."""
+    found: dict[str, list[list[str]]] = {}
+    for item, user, project in uses:
+        if item:
+            found.setdefault(item, []).append([user, project])
+    return found
+
+
+class _UsedElsewhere(_ExtensionKind):
+    """A kind whose resource is kept while another project's uses it
+    (its ``elsewhere`` attr: ``[user, project]`` pairs)."""
+
+    #: the keep's reason, of the first user: ``{user}``, ``{project}``
+    elsewhere_says: ClassVar[str]
+
+    def users(self, conn, items) -> dict[str, list[list[str]]]:
+        """Every project's users of each item: ``[user, project]``."""
+        raise NotImplementedError
+
+    def attrs_of(self, item, users) -> dict:
+        """What else the item's reference needs."""
+        return {}
+
+    def refs(self, conn, items, project_id):
+        items = list(items)
+        users = self.users(conn, items) if items else {}
+        return [
+            self.ref(
+                i,
+                elsewhere=users_elsewhere(users.get(i.id, []), i.project_id),
+                **self.attrs_of(i, users.get(i.id, [])),
+            )
+            for i in items
+        ]
+
+    def primary_step(self, ref):
+        elsewhere = ref.attrs.get('elsewhere')
+        if elsewhere:
+            user, other = elsewhere[0]
+            return resource.keep(
+                ref,
+                self.elsewhere_says.format(user=user, project=other)
+                + others(elsewhere),
+            )
+        return super().primary_step(ref)
+
+
 @register
-class AddressGroup(_ExtensionKind):
+class AddressGroup(_UsedElsewhere):
     name = 'network.address_group'
     extension = 'address-group'
     sdk_list = 'address_groups'
     sdk_delete = 'delete_address_group'
+    elsewhere_says = (
+        'a rule of security group {user} of project {project} names it'
+    )
 
-    def refs(self, conn, items, project_id):
+    def users(self, conn, items):
         # the rules naming each group, every project's (one filtered list
         # per group: address groups are few)
-        refs = []
-        for g in items:
-            rules = [
+        return {
+            g.id: [
                 [r.security_group_id, r.project_id]
                 for r in conn.network.security_group_rules(
                     remote_address_group_id=g.id
                 )
             ]
-            refs.append(
-                self.ref(
-                    g,
-                    named_by=sorted(rules),
-                    named_elsewhere=users_elsewhere(rules, g.project_id),
-                )
-            )
-        return refs
+            for g in items
+        }
 
-    def primary_step(self, ref):
-        elsewhere = ref.attrs.get('named_elsewhere')
-        if elsewhere:
-            group, other = elsewhere[0]
-            return resource.keep(
-                ref,
-                f'a rule of security group {group} of project {other} '
-                f'names it{others(elsewhere)}',
-            )
-        return super().primary_step(ref)
+    def attrs_of(self, item, users):
+        return {'named_by': sorted(users)}
 
     def relations(self, ref, inventory):
         for group_id, _project in ref.attrs.get('named_by', []):
@@ -896,7 +933,7 @@ class FirewallGroup(_ExtensionKind):
 
 
 @register
-class FirewallPolicy(_ExtensionKind):
+class FirewallPolicy(_UsedElsewhere):
     """A firewall policy, after the groups that use it (another project's
     group keeps a shared one) and before its rules."""
 
@@ -904,38 +941,20 @@ class FirewallPolicy(_ExtensionKind):
     extension = 'fwaas_v2'
     sdk_list = 'firewall_policies'
     sdk_delete = 'delete_firewall_policy'
+    elsewhere_says = 'firewall group {user} of project {project} uses it'
 
-    def refs(self, conn, items, project_id):
-        policies = list(items)
-        users: dict[str, list[list[str]]] = {}
-        if policies:
-            for g in conn.network.firewall_groups():  # every project's
-                for p in {
-                    g.ingress_firewall_policy_id,
-                    g.egress_firewall_policy_id,
-                } - {None}:
-                    users.setdefault(p, []).append([g.id, g.project_id])
-        return [
-            self.ref(
-                p,
-                rule_ids=sorted(p.firewall_rules or []),
-                used_elsewhere=users_elsewhere(
-                    users.get(p.id, []), p.project_id
-                ),
-            )
-            for p in policies
-        ]
+    def users(self, conn, items):
+        return by_item(
+            (policy, g.id, g.project_id)
+            for g in conn.network.firewall_groups()  # every project's
+            for policy in {
+                g.ingress_firewall_policy_id,
+                g.egress_firewall_policy_id,
+            }
+        )
 
-    def primary_step(self, ref):
-        elsewhere = ref.attrs.get('used_elsewhere')
-        if elsewhere:
-            group, other = elsewhere[0]
-            return resource.keep(
-                ref,
-                f'firewall group {group} of project {other} uses it'
-                f'{others(elsewhere)}',
-            )
-        return super().primary_step(ref)
+    def attrs_of(self, item, users):
+        return {'rule_ids': sorted(item.firewall_rules or [])}
 
     def relations(self, ref, inventory):
         for rule_id in ref.attrs.get('rule_ids', []):
@@ -946,7 +965,7 @@ class FirewallPolicy(_ExtensionKind):
 
 
 @register
-class FirewallRule(_ExtensionKind):
+class FirewallRule(_UsedElsewhere):
     """A firewall rule, after the policies holding it (another project's
     policy keeps a shared one)."""
 
@@ -954,36 +973,14 @@ class FirewallRule(_ExtensionKind):
     extension = 'fwaas_v2'
     sdk_list = 'firewall_rules'
     sdk_delete = 'delete_firewall_rule'
+    elsewhere_says = 'firewall policy {user} of project {project} holds it'
 
-    def refs(self, conn, items, project_id):
-        rules = list(items)
-        holders: dict[str, list[list[str]]] = {}
-        if rules:
-            for p in conn.network.firewall_policies():  # every project's
-                for rule_id in p.firewall_rules or []:
-                    holders.setdefault(rule_id, []).append(
-                        [p.id, p.project_id]
-                    )
-        return [
-            self.ref(
-                r,
-                held_elsewhere=users_elsewhere(
-                    holders.get(r.id, []), r.project_id
-                ),
-            )
-            for r in rules
-        ]
-
-    def primary_step(self, ref):
-        elsewhere = ref.attrs.get('held_elsewhere')
-        if elsewhere:
-            policy, other = elsewhere[0]
-            return resource.keep(
-                ref,
-                f'firewall policy {policy} of project {other} holds it'
-                f'{others(elsewhere)}',
-            )
-        return super().primary_step(ref)
+    def users(self, conn, items):
+        return by_item(
+            (rule_id, p.id, p.project_id)
+            for p in conn.network.firewall_policies()  # every project's
+            for rule_id in p.firewall_rules or []
+        )
 
 
 @register
@@ -1016,21 +1013,12 @@ class NetworkLog(_ExtensionKind):
         query = {'project_id': project_id} if project_id else {}
         return owned(
             (
-                ResourceRef(
-                    kind=self.name,
-                    id=log['id'],
-                    name=log.get('name') or '',
-                    project_id=log.get('project_id') or '',
-                    attrs={
-                        k: v
-                        for k, v in (
-                            ('resource_type', log.get('resource_type')),
-                            ('resource_id', log.get('resource_id')),
-                            ('target_id', log.get('target_id')),
-                        )
-                        if v
-                    },
-                    created_at=log.get('created_at') or '',
+                item_ref(
+                    self.name,
+                    log,
+                    resource_type=log.get('resource_type'),
+                    resource_id=log.get('resource_id'),
+                    target_id=log.get('target_id'),
                 )
                 for log in pages(conn.network, '/log/logs', 'logs', query)
             ),

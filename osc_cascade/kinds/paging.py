@@ -29,6 +29,7 @@ from typing import Any
 from urllib import parse
 
 from osc_cascade.api.http import request
+from osc_cascade.engine.resource import ResourceRef
 
 
 def next_link(body: dict[str, Any], key: str) -> str:
@@ -77,3 +78,24 @@ def _identity(item: Any) -> Any:
             if item.get(field):
                 return (field, item[field], item.get('resource'))
     return repr(item)
+
+
+def item_ref(
+    kind: str,
+    item: dict[str, Any],
+    *,
+    id_key: str = 'id',
+    project_key: str = 'project_id',
+    created_key: str = 'created_at',
+    **attrs: Any,
+) -> ResourceRef:
+    """The reference of an item of a raw list; ``attrs`` without the
+    empty ones."""
+    return ResourceRef(
+        kind=kind,
+        id=item[id_key],
+        name=item.get('name') or '',
+        project_id=item.get(project_key) or '',
+        attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
+        created_at=item.get(created_key) or '',
+    )

@@ -30,9 +30,8 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
-from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
-from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 
@@ -48,14 +47,7 @@ class _MistralKind(ResourceKind):
             query['project_id'] = project_id
         return owned(
             (
-                ResourceRef(
-                    kind=self.name,
-                    id=item['id'],
-                    name=item.get('name') or '',
-                    project_id=item.get('project_id') or '',
-                    attrs=self.attrs_of(item),
-                    created_at=item.get('created_at') or '',
-                )
+                item_ref(self.name, item, **self.attrs_of(item))
                 for item in pages(
                     conn.workflow,
                     f'/{self.collection}',

@@ -43,12 +43,12 @@ def cloud():
         yield c
 
 
-@pytest.fixture
-def everything(cloud, external):
+def build_everything(cloud, external):
+    """Project A of full_project with what these extensions add; ids."""
     p = scenarios.full_project(cloud, 'A', external)
     return {
-        'project': p['project']['id'],
         **scenarios.network_services(cloud, p),
+        'project': p['project']['id'],
         'web_sg': p['web_sg']['id'],
         'network': p['network']['id'],
         'router': p['router']['id'],
@@ -94,9 +94,9 @@ def test_without_their_extensions_nothing_is_asked(cloud):
     assert not [p for _, p in cloud.requests if any(c in p for c in MORE)]
 
 
-def test_the_order_neutron_needs(cloud, everything):
-    e = everything
-    _pc, _t, plan = cascade_for(cloud, e['project'])
+def test_the_order_neutron_needs_and_accepts(cloud, external):
+    e = build_everything(cloud, external)
+    pc, targets, plan = cascade_for(cloud, e['project'])
     detach = (
         f'detach_firewall_group_ports:network.firewall_group:{e["fw_group"]}'
     )
@@ -130,23 +130,18 @@ def test_the_order_neutron_needs(cloud, everything):
     assert f'delete:{network.MeteringLabel.name}:{e["metering_label"]}' in (
         plan.steps
     )
-
-
-def test_neutron_accepts_every_delete_in_that_order(cloud, everything):
-    pc, targets, plan = cascade_for(cloud, everything['project'])
+    # and Neutron takes it: no ...InUse, nothing left for a second round
     pc.execute(plan, targets)
-    assert len(pc.runs) == 1  # no ...InUse, nothing left for a 2nd round
-    for key, _ext in MORE.values():
-        assert not [
-            o
-            for o in cloud.all(key)
-            if o['project_id'] == everything['project']
-        ], key
+    assert len(pc.runs) == 1
+    left = {k: cloud.all(k) for k, _ext in MORE.values()}
+    assert not [
+        o for k in left for o in left[k] if o['project_id'] == e['project']
+    ]
 
 
-def test_the_fake_refuses_what_neutron_refuses(cloud, everything):
+def test_the_fake_refuses_what_neutron_refuses(cloud, external):
     conn = cloud.connection()
-    e = everything
+    e = build_everything(cloud, external)
     for call, id_ in (
         (conn.network.delete_firewall_group, e['fw_group']),
         (conn.network.delete_firewall_policy, e['fw_policy']),
@@ -157,8 +152,8 @@ def test_the_fake_refuses_what_neutron_refuses(cloud, everything):
             call(id_)
 
 
-def test_what_another_project_uses_is_kept(cloud, everything):
-    e = everything
+def test_what_another_project_uses_is_kept(cloud, external):
+    e = build_everything(cloud, external)
     b = scenarios.project(cloud, 'B')['id']
     other_sg = scenarios.security_group(cloud, b, 'b-web')
     rule = scenarios.add_rule(cloud, other_sg, other_sg)
