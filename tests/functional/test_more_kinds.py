@@ -85,39 +85,57 @@ def test_an_address_group_goes_with_the_rule_naming_it(admin, projects, cli):
             admin.network.delete_address_group(theirs.id)
 
 
-def test_access_to_a_private_flavor_goes_the_flavor_stays(
-    admin, projects, cli
-):
-    a, b = projects
+def private_flavor(admin):
     flavor = admin.compute.create_flavor(
         name=unique('private'), ram=64, vcpus=1, disk=0, is_public=False
     )
-    try:
-        for project in (a, b):
-            admin.compute.flavor_add_tenant_access(flavor.id, project.id)
-        planned = cascade(cli, a.id)
-        assert ('compute.flavor_access', f'{flavor.id}/{a.id}') in planned
-        left = admin.compute.get_flavor_access(flavor.id)
-        assert [x['tenant_id'] for x in left] == [b.id]
-        assert admin.compute.get_flavor(flavor.id).is_public is False
-    finally:
-        admin.compute.delete_flavor(flavor.id, ignore_missing=True)
+    return flavor.id, {
+        'grant': lambda p: admin.compute.flavor_add_tenant_access(
+            flavor.id, p
+        ),
+        'members': lambda: [
+            x['tenant_id'] for x in admin.compute.get_flavor_access(flavor.id)
+        ],
+        'is_public': lambda: admin.compute.get_flavor(flavor.id).is_public,
+        'delete': lambda: admin.compute.delete_flavor(flavor.id),
+    }
 
 
-def test_access_to_a_private_volume_type_goes_the_type_stays(
-    admin, projects, cli
-):
-    a, b = projects
+def private_volume_type(admin):
     vtype = admin.block_storage.create_type(
         name=unique('private'), is_public=False
     )
+    storage = admin.block_storage
+    return vtype.id, {
+        'grant': lambda p: storage.add_type_access(vtype.id, p),
+        'members': lambda: [
+            x['project_id'] for x in storage.get_type_access(vtype.id)
+        ],
+        'is_public': lambda: storage.get_type(vtype.id).is_public,
+        'delete': lambda: storage.delete_type(vtype.id),
+    }
+
+
+@pytest.mark.parametrize(
+    ('kind', 'make'),
+    [
+        ('compute.flavor_access', private_flavor),
+        ('block_storage.type_access', private_volume_type),
+    ],
+    ids=['flavor', 'volume-type'],
+)
+def test_access_to_a_private_flavor_or_type_goes_it_stays(
+    admin, projects, cli, kind, make
+):
+    a, b = projects
+    made, calls = make(admin)
     try:
         for project in (a, b):
-            admin.block_storage.add_type_access(vtype.id, project.id)
+            calls['grant'](project.id)
         planned = cascade(cli, a.id)
-        assert ('block_storage.type_access', f'{vtype.id}/{a.id}') in planned
-        left = admin.block_storage.get_type_access(vtype.id)
-        assert [x['project_id'] for x in left] == [b.id]
-        assert admin.block_storage.get_type(vtype.id).is_public is False
+        assert (kind, f'{made}/{a.id}') in planned
+        assert calls['members']() == [b.id]
+        assert calls['is_public']() is False  # it is still there
     finally:
-        admin.block_storage.delete_type(vtype.id, ignore_missing=True)
+        with contextlib.suppress(openstack.exceptions.SDKException):
+            calls['delete']()
