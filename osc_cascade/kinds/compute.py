@@ -111,36 +111,30 @@ class ServerGroup(ResourceKind):
         # page (limit and offset; the SDK asks once and nova caps that list
         # at its max_limit, so the rest would be missed). A short page may
         # be max_limit's: only an empty one ends the list.
-        refs, offset = [], 0
-        while page := request(
-            conn.compute,
-            'GET',
-            '/os-server-groups',
-            params={
-                'all_projects': 'True',
-                'limit': self.page,
-                'offset': offset,
-            },
-        ).json()['server_groups']:
+        refs: list[ResourceRef] = []
+        while page := self._page(conn, offset=len(refs)):
             refs += [
                 ResourceRef(
                     kind=self.name,
                     id=g['id'],
                     name=g.get('name') or '',
                     project_id=g.get('project_id') or '',
-                    attrs={'members': g['members']}
-                    if g.get('members')
-                    else {},
+                    attrs={'members': g['members']} if g['members'] else {},
                 )
                 for g in page
             ]
-            offset += len(page)
         return owned(refs, project_id)
 
     def _page(self, conn, offset):
         query = {'all_projects': 'True', 'limit': self.page, 'offset': offset}
+        # project_id is in the answer from 2.13 on: without it no group
+        # could be told the project's
         return request(
-            conn.compute, 'GET', '/os-server-groups', params=query
+            conn.compute,
+            'GET',
+            '/os-server-groups',
+            params=query,
+            microversion='2.13',
         ).json()['server_groups']
 
     def relations(self, ref, inventory):

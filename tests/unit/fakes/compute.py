@@ -99,6 +99,12 @@ class Compute:
             offset = int(query.get('offset', 0))
             limit = min(int(query.get('limit', 1000)), self.nova_max_limit)
             groups = self.all('server_groups')[offset : offset + limit]
+            if (self._microversion('compute') or (2, 1)) < (2, 13):
+                # as nova: the owner is shown from 2.13 on
+                groups = [
+                    {k: v for k, v in g.items() if k != 'project_id'}
+                    for g in groups
+                ]
             return 200, {'server_groups': groups}
         m = re.fullmatch(r'/os-server-groups/([^/]+)', path)
         if m and method == 'DELETE':
