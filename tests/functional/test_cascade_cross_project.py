@@ -18,6 +18,11 @@ Each test makes a project A to cascade and what uses A's resource, and
 undoes that use and deletes what it made in ``finally``, also when it
 fails (the module's own clean-up, in conftest, would otherwise be refused
 in the same way).
+
+It runs before test_compute_service_purge (file order): that module deletes
+and re-creates the computes' services, and nova then refuses to attach a
+volume to a server on such a host ("Service is unavailable at this time":
+it checks the host's first service row, the soft-deleted one).
 """
 
 from __future__ import annotations
