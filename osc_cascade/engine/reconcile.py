@@ -54,11 +54,6 @@ def reconcile(
         for s in shown.steps.values()
         if not s.is_break_action and s.id not in fresh.steps
     ]
-    unpreviewed = [
-        s
-        for s in unplanned(fresh.steps.values(), shown_ids)
-        if not created_after(s.target, since)
-    ]
     return Reconciled(
         fresh.subplan(
             lambda s: (
@@ -69,16 +64,21 @@ def reconcile(
             )
         ),
         dropped,
-        unpreviewed,
+        unpreviewed(fresh.steps.values(), shown_ids, since),
     )
 
 
-def unplanned(steps: Iterable[Step], planned: set[str]) -> list[Step]:
-    """The deletes (and keeps) among ``steps`` that were not planned."""
+def unpreviewed(
+    steps: Iterable[Step], planned: set[str], since: datetime.datetime
+) -> list[Step]:
+    """The deletes (and keeps) among ``steps`` that were not planned and
+    whose resource is older than ``since``: what the preview missed."""
     return [
         s
         for s in steps
-        if not (s.is_break_action or s.is_report_only) and s.id not in planned
+        if not (s.is_break_action or s.is_report_only)
+        and s.id not in planned
+        and not created_after(s.target, since)
     ]
 
 

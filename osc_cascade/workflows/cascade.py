@@ -47,7 +47,7 @@ from osc_cascade.engine.executor import (
     RunResult,
 )
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
-from osc_cascade.engine.reconcile import created_after, reconcile, unplanned
+from osc_cascade.engine.reconcile import reconcile, unpreviewed
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.workflows.projects import Projects, project_ref
@@ -226,11 +226,7 @@ class ProjectCascade:
         for _round in range(self.options.verify_rounds):
             leftover = still_to_do(self.plan(targets))
             self._refuse_unpreviewed(
-                [
-                    s
-                    for s in unplanned(leftover.steps.values(), ran)
-                    if not created_after(s.target, since)
-                ]
+                unpreviewed(leftover.steps.values(), ran, since)
             )
             if not leftover.steps:
                 break
@@ -298,7 +294,7 @@ class ProjectCascade:
             for r in run.results.values()
         )
         left = sum(
-            r.error == INTERRUPTED or r.error.startswith(INTERRUPTED)
+            r.error.startswith(INTERRUPTED)
             for run in self.runs
             for r in run.results.values()
         )
