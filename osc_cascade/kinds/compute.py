@@ -29,6 +29,7 @@ from osc_cascade.kinds.base import (
     unless_absent,
 )
 from osc_cascade.kinds.identity import users_of
+from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
 
 
@@ -114,14 +115,7 @@ class ServerGroup(ResourceKind):
         refs: list[ResourceRef] = []
         while page := self._page(conn, offset=len(refs)):
             refs += [
-                ResourceRef(
-                    kind=self.name,
-                    id=g['id'],
-                    name=g.get('name') or '',
-                    project_id=g.get('project_id') or '',
-                    attrs={'members': g['members']} if g['members'] else {},
-                )
-                for g in page
+                item_ref(self.name, g, members=g['members']) for g in page
             ]
         return owned(refs, project_id)
 
