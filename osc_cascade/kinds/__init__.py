@@ -62,8 +62,3 @@ def for_heat_type(heat_type: str) -> str:
         if heat_type in cls.heat_types:
             return name
     return ''
-
-
-def in_module(module: Any) -> list[type[ResourceKind]]:
-    """The kinds registered by one kind module."""
-    return [c for c in CLASSES.values() if c.__module__ == module.__name__]

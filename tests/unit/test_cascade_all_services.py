@@ -20,13 +20,14 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import baremetal, key_manager
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.kinds import kinds_of
 from tests.unit.scenarios import all_services_project, share_image_with
 
 #: every kind but Barbican's, which the cascade cannot reach (a note says),
 #: and Ironic's owned node, which would keep the project (its own test)
 REACHABLE = sorted(
     set(kinds_mod.build())
-    - {k.name for k in kinds_mod.in_module(key_manager)}
+    - {k.name for k in kinds_of(key_manager)}
     - {baremetal.Node.name}
 )
 

@@ -26,7 +26,7 @@ from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
-from tests.unit.fakes.kinds import sdk_error
+from tests.unit.fakes.kinds import kinds_of, sdk_error
 from tests.unit.fakes.run import cascade_for
 
 VOL, SNAP, BACKUP = (
@@ -331,7 +331,7 @@ def test_an_attached_volume_delete_is_classified_in_use(cloud, conn, pid):
     ],
 )
 def test_in_use_classification(exc, in_use):
-    for kind in kinds_mod.in_module(block_storage):
+    for kind in kinds_of(block_storage):
         if not issubclass(kind, AccessKind):  # not a delete: no status
             assert kind().is_in_use(exc) is in_use
 

@@ -15,7 +15,6 @@
 from openstack import exceptions as sdk_exc
 import pytest
 
-from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine import resource
 from osc_cascade.engine.executor import DONE, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
@@ -24,6 +23,7 @@ from osc_cascade.kinds.base import GONE
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
+from tests.unit.fakes.kinds import kinds_of
 
 
 def projects(cloud):
@@ -199,7 +199,7 @@ def test_server_group_goes_after_its_members_and_deletes_synchronously(
         *compute.Server().list(conn, a),
         *compute.ServerGroup().list(conn, a),
     ]
-    kinds = {k.name: k() for k in kinds_mod.in_module(compute)}
+    kinds = {k.name: k() for k in kinds_of(compute)}
     plan = build_plan(Inventory(refs), kinds, [{'id': a, 'name': 'A'}])
     assert plan.edges == {
         (

@@ -25,6 +25,7 @@ from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
+from tests.unit.fakes.kinds import kinds_of
 
 PORT, ROUTER, FIP = (
     network.Port.name,
@@ -54,7 +55,7 @@ LISTS = {
 
 
 def discover(conn, pid):
-    kinds = [*kinds_mod.in_module(network), compute.Server]
+    kinds = [*kinds_of(network), compute.Server]
     return [r for k in kinds for r in k().list(conn, pid)]
 
 
@@ -133,9 +134,7 @@ def test_other_projects_network_resources_never_get_in():
         b = scenarios.full_project(cloud, 'B', ext)['project']['id']
         conn = cloud.connection()
         assert len(list(conn.network.networks(project_id=a))) == 3
-        refs = [
-            r for k in kinds_mod.in_module(network) for r in k().list(conn, a)
-        ]
+        refs = [r for k in kinds_of(network) for r in k().list(conn, a)]
         assert refs and {r.project_id for r in refs} == {a}
         mine = {r.id for r in refs}
         assert not mine & {id_ for _, id_ in cloud.owned_by(b)}
@@ -509,7 +508,7 @@ def test_neutron_extensions_are_asked_once_per_connection():
         conn = services.connection()
         kinds = [
             k
-            for k in kinds_mod.in_module(network)
+            for k in kinds_of(network)
             if issubclass(k, network._ExtensionKind)
         ]
         assert len(kinds) > 1

@@ -26,6 +26,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge, Plan
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of
+from osc_cascade.kinds.registry import CLASSES
 
 PROJECT = 'p1'
 KIND = 'test.thing'
@@ -199,3 +200,8 @@ def http_error(status: int, message: str = 'boom') -> Exception:
 
 def not_found() -> Exception:
     return sdk_error(sdk_exc.NotFoundException, 404, 'not found')
+
+
+def kinds_of(module) -> list[type[ResourceKind]]:
+    """The kinds a kind module registers."""
+    return [c for c in CLASSES.values() if c.__module__ == module.__name__]
