@@ -134,8 +134,18 @@ def delete(ref: ResourceRef) -> Step:
     return Step(DELETE, ref)
 
 
-def keep(ref: ResourceRef, reason: str, *, blocking: bool = True) -> Step:
+def keep(
+    ref: ResourceRef,
+    reason: str,
+    *,
+    blocking: bool = True,
+    shared: bool = False,
+) -> Step:
+    """``shared``: kept because others may use it, which ``--delete-shared``
+    overrides (the refusal then says so)."""
     params: dict[str, Any] = {'reason': reason}
     if not blocking:
         params['blocking'] = False
+    if shared:
+        params['shared'] = True
     return Step(KEEP, ref, params)

@@ -85,6 +85,7 @@ class Zone(ResourceKind):
                 ref,
                 'shared with project(s) ' + ', '.join(shared_with) + ', '
                 'whose record sets in it its delete would take along',
+                shared=True,
             )
         return super().primary_step(ref)
 

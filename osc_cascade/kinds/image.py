@@ -77,7 +77,9 @@ class Image(ResourceKind):
 
     def primary_step(self, ref):
         reason = self.reason_to_keep(ref)
-        return resource.keep(ref, reason) if reason else resource.delete(ref)
+        if reason:
+            return resource.keep(ref, reason, shared=True)
+        return resource.delete(ref)
 
     def relations(self, ref, inventory):
         if ref.attrs.get('protected') and not self.reason_to_keep(ref):

@@ -77,7 +77,7 @@ class Workflow(_MistralKind):
     def primary_step(self, ref):
         if ref.attrs.get('public') and not self.options.get('delete_shared'):
             return resource.keep(
-                ref, 'public workflow: other projects may run it'
+                ref, 'public workflow: other projects may run it', shared=True
             )
         return super().primary_step(ref)
 

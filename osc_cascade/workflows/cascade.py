@@ -371,21 +371,16 @@ def _kept_message(kept: Sequence[Step], *, drained: bool) -> str:
         if drained
         else 'Nothing was changed'
     )
-    shared = {s.target.kind for s in kept} & SHARED_KINDS
     return (
         f'{done}: they own resources that the cascade keeps, and a project '
         'is never deleted while it still owns something: '
         + '; '.join(s.describe() for s in kept)
         + (
-            '. Pass --delete-shared to delete shared images and zones too.'
-            if shared
+            '. Pass --delete-shared to delete what others may use too.'
+            if any(s.params.get('shared') for s in kept)
             else '.'
         )
     )
-
-
-#: the kinds whose kept resources --delete-shared deletes
-SHARED_KINDS = frozenset({'image.image', 'dns.zone'})
 
 
 def _leftover_message(leftover: Plan, runs: Sequence[RunResult]) -> str:

@@ -412,3 +412,16 @@ def test_leaves_first_orders_by_depth():
     assert order.index('b') < order.index('a') < order.index('root')
     assert order.index('c') < order.index('root')
     assert order[0] == 'b'
+
+
+def test_the_refusal_suggests_delete_shared_only_where_it_would_help():
+    lent = resource.keep(ResourceRef('block_storage.volume', 'v'), 'lent')
+    public = resource.keep(
+        ResourceRef('workflow.workflow', 'w'), 'public', shared=True
+    )
+    assert '--delete-shared' not in cascade._kept_message(
+        [lent], drained=False
+    )
+    assert 'Pass --delete-shared' in cascade._kept_message(
+        [lent, public], drained=True
+    )

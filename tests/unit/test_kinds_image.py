@@ -77,7 +77,7 @@ def test_public_and_community_images_are_kept(cloud, conn, pid, visibility):
     scenarios.image(cloud, pid, visibility=visibility)
     step = only_step(plan_for(conn, pid))
     assert step.action == 'keep'
-    assert step.params == {'reason': f'{visibility} image'}
+    assert step.params == {'reason': f'{visibility} image', 'shared': True}
 
 
 def test_shared_image_with_members_is_kept_naming_them(cloud, conn, pid):
@@ -105,7 +105,10 @@ def test_members_are_asked_only_for_shared_images(cloud, conn, pid):
 def test_protected_image_is_kept(cloud, conn, pid):
     scenarios.image(cloud, pid, protected=True)
     plan = plan_for(conn, pid)
-    assert only_step(plan).params == {'reason': 'protected image'}
+    assert only_step(plan).params == {
+        'reason': 'protected image',
+        'shared': True,
+    }
     # kept: no unprotect action either
     assert len(plan.steps) == 1
 
