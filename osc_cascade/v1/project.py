@@ -87,9 +87,9 @@ class ProjectDeleteCascade(hooks.CommandHook):
             dest='delete_shared',
             action='store_true',
             help="With --cascade, also delete the project's public, "
-            'community, shared and protected images and its zones shared '
-            'with other projects (kept by default, which keeps the project '
-            'too)',
+            'community, shared and protected images, its zones shared '
+            'with other projects and its public workflows (kept by default, '
+            'which keeps the project too)',
         )
         group.add_argument(
             '--plan-file',
