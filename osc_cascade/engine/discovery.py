@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Finds what projects own, in every service of the catalog.
+"""Finds what projects own, in every service and region of the catalog.
 
 Discovery runs as admin across projects with the project filter on every
 list call, in parallel, and the kinds check each owner again client-side.
@@ -23,14 +23,14 @@ behind.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 import concurrent.futures
 import contextlib
 from typing import Any
 
-from keystoneauth1 import exceptions as ks_exc
 import os_service_types
 
+from osc_cascade.engine.regions import GLOBAL, Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds import PROJECT_KIND
@@ -47,21 +47,36 @@ def official(service_type: str) -> str:
 
 
 class Discovery:
+    """``regions`` are the regions to list in (by default the client's):
+    every kind is listed in each of them that offers its service, Keystone's
+    kinds once, and what is found carries its region."""
+
     def __init__(
         self,
         conn: Any,
         kinds: Mapping[str, ResourceKind],
         *,
+        regions: Regions | None = None,
         parallel: int = 8,
         retry: RetryPolicy | None = None,
         clock: Clock | None = None,
     ):
         self.conn = conn
         self.kinds = kinds
+        self.regions = regions or Regions.client(conn)
         self.parallel = parallel
         self.retry = retry or RetryPolicy(max_attempts=4)
         self.clock = clock or Clock()
-        self._catalog: dict[str, bool] = {}
+
+    def regions_of(
+        self, kind: ResourceKind, among: Sequence[str] = ()
+    ) -> list[str]:
+        """Where ``kind`` is listed: once for Keystone's kinds, else each
+        region (of ``among``, by default those worked in) with its
+        service."""
+        if kind.is_global:
+            return [GLOBAL]
+        return self.regions.of_service(kind.service_type, among)
 
     def available_kinds(self) -> tuple[list[ResourceKind], list[str]]:
         """The kinds whose service is in the catalog, and a note for each
@@ -72,7 +87,7 @@ class Discovery:
         for kind in self.kinds.values():
             if kind.name == PROJECT_KIND:
                 continue
-            if not self._in_catalog(kind.service_type):
+            if not self.regions_of(kind):
                 missing.setdefault(kind.service_type, []).append(kind.name)
             elif kind.unreachable:
                 unreachable.setdefault(kind.unreachable, []).append(kind.name)
@@ -94,53 +109,41 @@ class Discovery:
         return usable, notes
 
     def uncovered_services(self) -> list[str]:
-        """The catalog's services (in the cloud's region) that no kind
+        """The catalog's services (in the regions worked in) that no kind
         covers, as the catalog names them; aliases of a covered service
         (``volumev3``) are covered."""
         covered = {official(cls.service_type) for cls in CLASSES.values()}
         session = self.conn.session
         catalog = session.auth.get_access(session).service_catalog.catalog
-        region = self.conn.config.get_region_name()
+        regions = set(self.regions.names)
         return sorted(
             {
                 entry['type']
                 for entry in catalog or []
                 if entry.get('type')
                 and official(entry['type']) not in covered
-                and (
-                    not region
-                    or any(
-                        region in (e.get('region_id'), e.get('region'))
-                        for e in entry.get('endpoints') or []
-                    )
+                and any(
+                    (e.get('region_id') or e.get('region') or GLOBAL)
+                    in regions
+                    for e in entry.get('endpoints') or []
                 )
             }
         )
 
-    def _in_catalog(self, service_type: str) -> bool:
-        # Asked of keystoneauth's catalog (which knows the service types'
-        # aliases) rather than with the SDK's has_service, which logs a
-        # warning for every service a cloud does not run; the note says it.
-        if service_type not in self._catalog:
-            config = self.conn.config
-            try:
-                self._catalog[service_type] = bool(
-                    self.conn.session.get_endpoint(
-                        service_type=service_type,
-                        interface=config.get_interface(service_type),
-                        region_name=config.get_region_name(service_type),
-                    )
-                )
-            except ks_exc.EndpointNotFound:
-                self._catalog[service_type] = False
-        return self._catalog[service_type]
-
     def run(
-        self, project_ids: Iterable[str | None]
+        self,
+        project_ids: Iterable[str | None],
+        among: Sequence[str] = (),
     ) -> tuple[list[ResourceRef], list[str]]:
-        """What the projects own; a None project stands for all."""
+        """What the projects own (a None project stands for all) in the
+        regions of ``among`` (by default those worked in)."""
         kinds, notes = self.available_kinds()
-        jobs = [(kind, pid) for pid in project_ids for kind in kinds]
+        jobs = [
+            (kind, region, pid)
+            for pid in project_ids
+            for kind in kinds
+            for region in self.regions_of(kind, among)
+        ]
         refs: list[ResourceRef] = []
         with concurrent.futures.ThreadPoolExecutor(
             max_workers=self.parallel, thread_name_prefix='discover'
@@ -152,38 +155,52 @@ class Discovery:
             # of Nova's version document per round). Submitted first, so
             # every list that waits for one waits for a running one.
             ready = {
-                service: pool.submit(self._proxy, service)
-                for service in sorted({k.service_type for k in kinds})
+                where: pool.submit(self._proxy, *where)
+                for where in sorted(
+                    {(k.service_type, region) for k, region, _ in jobs}
+                )
             }
             futures = [
-                pool.submit(self._list, kind, pid, ready[kind.service_type])
-                for kind, pid in jobs
+                pool.submit(
+                    self._list,
+                    kind,
+                    pid,
+                    region,
+                    ready[kind.service_type, region],
+                )
+                for kind, region, pid in jobs
             ]
             for fut in futures:
                 refs.extend(fut.result())
         return refs, notes
 
-    def _proxy(self, service_type: str) -> None:
+    def _proxy(self, service_type: str, region: str) -> None:
         # a failure here is the lists' to report, with what was listed
         with contextlib.suppress(Exception):
-            getattr(self.conn, service_type.replace('-', '_'), None)
+            conn = self.regions.connection(region)
+            getattr(conn, service_type.replace('-', '_'), None)
 
     def _list(
         self,
         kind: ResourceKind,
         project_id: str | None,
+        region: str = GLOBAL,
         proxy_ready: concurrent.futures.Future | None = None,
     ) -> list[ResourceRef]:
         if proxy_ready is not None:
             proxy_ready.result()
-        what = f'listing {kind.name} of ' + (
-            f'project {project_id}' if project_id else 'all projects'
+        conn = self.regions.connection(region)
+        what = (
+            f'listing {kind.name} of '
+            + (f'project {project_id}' if project_id else 'all projects')
+            + (f' in {region}' if region else '')
         )
-        return checked(
+        found = checked(
             what,
-            lambda: list(kind.list(self.conn, project_id)),
+            lambda: list(kind.list(conn, project_id)),
             retry=self.retry,
             clock=self.clock,
             needs=kind.forbidden_hint.format(service_type=kind.service_type),
             outcome='Nothing was deleted',
         )
+        return [ref.in_region(region) for ref in found]

@@ -38,7 +38,8 @@ from typing import Any
 from osc_cascade.engine.errors import one_line
 from osc_cascade.engine.listing import UNLISTED, SharedListing
 from osc_cascade.engine.planner import Plan
-from osc_cascade.engine.resource import KEEP, Step
+from osc_cascade.engine.regions import Regions
+from osc_cascade.engine.resource import KEEP, ResourceRef, Step
 from osc_cascade.engine.retry import Clock, RetryPolicy, is_gone, is_transient
 from osc_cascade.engine.slots import Slots
 from osc_cascade.kinds.base import GONE, ResourceKind
@@ -163,10 +164,13 @@ class Executor:
         retry: RetryPolicy | None = None,
         clock: Clock | None = None,
         on_event: Callable[[Event], None] | None = None,
+        regions: Regions | None = None,
     ):
         if parallel < 1:
             raise ValueError('parallel must be at least 1')
         self.conn = conn
+        #: the connection to each step's region (without: ``conn`` for all)
+        self.regions = regions
         self.kinds = kinds
         self.parallel = parallel
         self.timeout = timeout
@@ -178,12 +182,17 @@ class Executor:
         #: polling) happen outside
         self._slots = Slots(parallel)
         self._priority: dict[str, float] = {}
-        self._listings: dict[tuple[str, str], SharedListing] = {}
+        self._listings: dict[tuple[str, str, str], SharedListing] = {}
         self._listings_lock = threading.Lock()
         #: orders deletes and listings across threads (a clock may tie)
         self._sequence = itertools.count().__next__
         #: set by stop(): start nothing more, give up retries and polls
         self._stopping = threading.Event()
+
+    def _conn(self, ref: ResourceRef) -> Any:
+        if self.regions is None:
+            return self.conn
+        return self.regions.connection(ref.region)
 
     def stop(self) -> None:
         """Stop the run (from a signal handler): nothing more starts, a
@@ -306,7 +315,7 @@ class Executor:
                     step,
                     deadline,
                     queue,
-                    lambda: kind.delete(self.conn, step.target),
+                    lambda: kind.delete(self._conn(step.target), step.target),
                 )
                 if attempts and not kind.synchronous_delete:
                     self._wait_gone(
@@ -318,7 +327,7 @@ class Executor:
                     step,
                     deadline,
                     queue,
-                    lambda: kind.apply(self.conn, step),
+                    lambda: kind.apply(self._conn(step.target), step),
                 )
         except StepFailed as exc:
             # _call raised before returning its count: the count is on exc
@@ -423,7 +432,7 @@ class Executor:
         """The kind's calls before its delete, each in a slot: at most
         ``parallel`` in flight, the next one taken from the generator (in
         a slot too: it may read a listing page) only when one is done."""
-        parts = iter(kind.parts(self.conn, step.target))
+        parts = iter(kind.parts(self._conn(step.target), step.target))
         with self._slot(step, queue):
             part = next(parts, None)
         if part is None:
@@ -487,7 +496,9 @@ class Executor:
                     step,
                     deadline,
                     queue,
-                    lambda: kind.finish_delete(self.conn, step.target),
+                    lambda: kind.finish_delete(
+                        self._conn(step.target), step.target
+                    ),
                 )
             if self.stopped:
                 raise StepFailed(
@@ -513,12 +524,15 @@ class Executor:
         delete, or last poll, was the event numbered ``since``."""
         project_id = step.target.project_id
         if project_id:
-            key = (kind.name, project_id)
+            key = (kind.name, project_id, step.target.region)
             with self._listings_lock:
                 listing = self._listings.get(key)
                 if listing is None:
                     listing = self._listings[key] = SharedListing(
-                        self.conn, kind, project_id, self._sequence
+                        self._conn(step.target),
+                        kind,
+                        project_id,
+                        self._sequence,
                     )
             status = listing.status_of(
                 step.target.id, since, lambda: self._slot(step, queue)
@@ -526,7 +540,7 @@ class Executor:
             if status is not UNLISTED:
                 return status, True
         with self._slot(step, queue):
-            return kind.status(self.conn, step.target), False
+            return kind.status(self._conn(step.target), step.target), False
 
 
 class _QueueTime:

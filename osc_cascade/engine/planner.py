@@ -197,7 +197,62 @@ def build_plan(
 
     Every resource must be owned by one of ``projects``: discovery filters
     by owner, and this is the second line of that defence.
+
+    Each region is planned on its own, with what is global (the projects,
+    Keystone's kinds: no region), as if it were the only one: what a kind
+    refers to is in the same region (a port's network, a volume's server),
+    the one exception being what a kind names in its ``across_regions``
+    (a Designate PTR record's floating IP).
     """
+    global_refs = [r for r in inventory if not r.region]
+    global_keys = {r.key for r in global_refs}
+    by_region: dict[str, list[ResourceRef]] = {'': []}
+    for ref in inventory:
+        if ref.region:
+            by_region.setdefault(ref.region, []).append(ref.in_region(''))
+    merged = Plan(projects=projects, steps={}, edges=set())
+    for region, found in sorted(by_region.items()):
+        plan = _plan_region(Inventory([*found, *global_refs]), rules, projects)
+
+        def placed(step: Step, region: str = region) -> Step:
+            if step.target.key in global_keys:
+                return step
+            return dataclasses.replace(
+                step, target=step.target.in_region(region)
+            )
+
+        ids = {old: placed(step) for old, step in plan.steps.items()}
+        merged.steps.update({s.id: s for s in ids.values()})
+        merged.edges |= {(ids[a].id, ids[b].id) for a, b in plan.edges}
+        merged.soft_edges |= {
+            (ids[a].id, ids[b].id) for a, b in plan.soft_edges
+        }
+    if len(by_region) > 1:
+        _link_regions(merged, rules)
+    return merged
+
+
+def _link_regions(plan: Plan, rules: Mapping[str, KindRules]) -> None:
+    for step in list(plan.steps.values()):
+        across = getattr(rules[step.target.kind], 'across_regions', None)
+        if step.is_delete and across is not None:
+            for edge in across(step.target):
+                pair = (edge.first.id, edge.then.id)
+                if pair[0] in plan.steps and pair[1] in plan.steps:
+                    plan.edges.add(pair)
+    cycle = find_cycle(plan.steps, plan.edges)
+    if cycle is not None:
+        raise PlanError(
+            'dependency cycle across regions: '
+            + ' -> '.join(plan.steps[s].describe() for s in cycle)
+        )
+
+
+def _plan_region(
+    inventory: Inventory,
+    rules: Mapping[str, KindRules],
+    projects: list[dict[str, str]],
+) -> Plan:
     project_ids = {p['id'] for p in projects}
     foreign = [r for r in inventory if r.project_id not in project_ids]
     if foreign:

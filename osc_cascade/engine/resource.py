@@ -39,17 +39,25 @@ class ResourceRef:
     #: when the service says it was created (ISO 8601), if it says: what
     #: tells a resource created after the drain from one the preview missed
     created_at: str = dataclasses.field(default='', compare=False)
+    #: the catalog region whose service holds it; '' for what is global
+    #: (Keystone's): the same ID in two regions is two resources
+    region: str = ''
 
     @property
     def key(self) -> str:
-        return f'{self.kind}:{self.id}'
+        return f'{self.kind}:{self.id}' + (
+            f'@{self.region}' if self.region else ''
+        )
 
     def label(self) -> str:
         return (
             f'{self.kind} {self.name} ({self.id})'
             if self.name
             else (f'{self.kind} {self.id}')
-        )
+        ) + (f' in {self.region}' if self.region else '')
+
+    def in_region(self, region: str) -> ResourceRef:
+        return dataclasses.replace(self, region=region)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -94,6 +94,11 @@ class ResourceKind:
         #: what the kinds built together learnt of the cloud
         self.facts = facts or Facts()
 
+    @property
+    def is_global(self) -> bool:
+        """Keystone's kinds are global: listed once, not in each region."""
+        return self.service_type == 'identity'
+
     def list(self, conn: Any, project_id: str | None) -> Iterable[ResourceRef]:
         """The project's resources of this kind, or every project's when
         ``project_id`` is None (the orphan search: a None filter is left
@@ -151,6 +156,11 @@ class ResourceKind:
         except sdk_exc.NotFoundException:
             return None
         return getattr(found, 'project_id', '') or ''
+
+    def across_regions(self, ref: ResourceRef) -> Iterable[Edge]:
+        """Edges to resources of other regions (their steps name their
+        region), for the few references the cloud makes across regions."""
+        return ()
 
     def apply(self, conn: Any, step: Step) -> None:
         raise NotImplementedError(f'{self.name} has no action {step.action}')

@@ -135,6 +135,17 @@ class FloatingIPRecord(ResourceKind):
             delete_of(FloatingIP.name, ref.attrs['floating_ip_id']),
         )
 
+    def across_regions(self, ref):
+        # the record is named region:floatingip_id after the floating IP,
+        # which may be in another region than Designate's endpoint
+        region, _, floating_ip = ref.id.rpartition(':')
+        yield Edge(
+            resource.delete(ref),
+            resource.delete(
+                ResourceRef(FloatingIP.name, floating_ip, region=region)
+            ),
+        )
+
     def delete(self, conn, ref):
         request(
             conn.dns,

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 import contextlib
 import dataclasses
+import functools
 import signal
 from typing import Any
 
@@ -48,7 +49,8 @@ from osc_cascade.engine.executor import (
 )
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.reconcile import reconcile, unpreviewed
-from osc_cascade.engine.resource import ResourceRef, Step
+from osc_cascade.engine.regions import Regions
+from osc_cascade.engine.resource import ResourceRef, Step, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.workflows.projects import Projects, project_ref
 
@@ -66,6 +68,9 @@ class CascadeOptions:
     report_file: str | None = None
     #: the oldest saved plan that may be run, in seconds
     plan_max_age: float = 24 * 3600
+    #: the regions to cascade in (``--region``); none: every region. The
+    #: projects are deleted only if the other regions hold nothing of them
+    regions: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -102,9 +107,19 @@ class ProjectCascade:
         #: the signal that interrupted the run, if one did
         self._interrupted: int | None = None
         self._executor: Executor | None = None
-        self.discovery = Discovery(
-            conn,
+
+    @functools.cached_property
+    def regions(self) -> Regions:
+        """The regions cascaded in, one connection each (read from the
+        catalog when first needed)."""
+        return Regions(self.conn, self.options.regions)
+
+    @functools.cached_property
+    def discovery(self) -> Discovery:
+        return Discovery(
+            self.conn,
             self.kinds,
+            regions=self.regions,
             clock=self.clock,
             parallel=max(1, self.options.parallel),
         )
@@ -158,15 +173,41 @@ class ProjectCascade:
     # -- planning ----------------------------------------------------------
 
     def plan(self, targets: Sequence[ResourceRef]) -> Plan:
+        """The plan of the regions cascaded in; with ``--region``, what
+        the other regions hold is in it too, as kept (report-only) steps:
+        the projects stay while anything is left there."""
         started = self.clock.now()
-        refs, notes = self.discovery.run(t.id for t in targets)
-        inventory = Inventory([*refs, *targets])
-        with _planning():
-            plan = build_plan(inventory, self.kinds, _projects(targets))
-        plan.notes.extend(notes)
-        plan.made_for = self._here()
+        plan = self._plan_here(targets)
+        for ref in self.elsewhere(targets):
+            step = keep(
+                ref,
+                f'in {ref.region}, outside --region: it stays, and so do '
+                'the projects',
+                blocking=False,
+            )
+            plan.steps[step.id] = step
         self.phases.setdefault('plan', self.clock.now() - started)
         return plan
+
+    def _plan_here(self, targets: Sequence[ResourceRef]) -> Plan:
+        refs, notes = self.discovery.run(t.id for t in targets)
+        with _planning():
+            plan = build_plan(
+                Inventory([*refs, *targets]), self.kinds, _projects(targets)
+            )
+        plan.notes.extend(notes)
+        plan.made_for = self._here()
+        return plan
+
+    def elsewhere(self, targets: Sequence[ResourceRef]) -> list[ResourceRef]:
+        """What the projects own in the catalog's regions outside
+        ``--region`` (Keystone's kinds are the cascade's own)."""
+        if not self.regions.others:
+            return []
+        refs, _notes = self.discovery.run(
+            (t.id for t in targets), among=self.regions.others
+        )
+        return [r for r in refs if r.region in self.regions.others]
 
     def load_plan(self, path: str, targets: Sequence[ResourceRef]) -> Plan:
         """The plan saved by a dry run, for exactly these projects."""
@@ -179,10 +220,8 @@ class ProjectCascade:
             )
 
     def _here(self) -> dict[str, Any]:
-        config = self.conn.config
-        region = config.get_region_name()
         return planfile.made_for(
-            config.auth.get('auth_url', ''), [region] if region else []
+            self.conn.config.auth.get('auth_url', ''), self.regions.names
         )
 
     # -- execution ---------------------------------------------------------
@@ -210,7 +249,11 @@ class ProjectCascade:
         self.drain(targets)
         # what the projects own now, after the drain: a step runs only if
         # its resource is still theirs
-        checked = reconcile(plan, self.plan(targets), since)
+        # what the other regions hold is looked at again at the end
+        shown = plan.subplan(
+            lambda s: s.target.region not in self.regions.others
+        )
+        checked = reconcile(shown, self._plan_here(targets), since)
         self._report_dropped(checked.dropped)
         self._refuse_unpreviewed(checked.unpreviewed)
         if checked.plan.kept():
@@ -224,7 +267,7 @@ class ProjectCascade:
         self._check_interrupted()
         ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
-            leftover = still_to_do(self.plan(targets))
+            leftover = still_to_do(self._plan_here(targets))
             self._refuse_unpreviewed(
                 unpreviewed(leftover.steps.values(), ran, since)
             )
@@ -234,9 +277,12 @@ class ProjectCascade:
             self._check_interrupted()
             ran |= set(runs[-1].results)
         else:
-            leftover = still_to_do(self.plan(targets))
+            leftover = still_to_do(self._plan_here(targets))
             if leftover.steps:
                 raise CascadeError(_leftover_message(leftover, runs))
+        remaining = self.elsewhere(targets)
+        if remaining:
+            raise CascadeError(_elsewhere_message(remaining))
         parents = {t.id for t in targets}
         children = [t for t in targets if t.attrs.get('parent_id') in parents]
         self.projects.delete(children)
@@ -248,7 +294,9 @@ class ProjectCascade:
         """A planned resource that is no longer the project's is not
         touched; say where it went."""
         for step in dropped:
-            owner = self.kinds[step.target.kind].owner(self.conn, step.target)
+            owner = self.kinds[step.target.kind].owner(
+                self.regions.connection(step.target.region), step.target
+            )
             if owner is None:
                 why = 'it is gone'
             elif owner:
@@ -316,6 +364,7 @@ class ProjectCascade:
             retry=self.retry,
             clock=self.clock,
             on_event=self.on_event,
+            regions=self.regions,
         )
         result = executor.run(plan)
         self._executor = None
@@ -380,6 +429,21 @@ def _kept_message(kept: Sequence[Step], *, drained: bool) -> str:
             if any(s.params.get('shared') for s in kept)
             else '.'
         )
+    )
+
+
+def _elsewhere_message(remaining: Sequence[ResourceRef]) -> str:
+    by_region: dict[str, list[str]] = {}
+    for ref in remaining:
+        by_region.setdefault(ref.region, []).append(ref.label())
+    return (
+        'The projects were not deleted and stay drained (disabled): '
+        + '; '.join(
+            f'{region} still holds {len(labels)} resource(s): '
+            + ', '.join(sorted(labels))
+            for region, labels in sorted(by_region.items())
+        )
+        + '. Cascade those regions too (--region, or no --region for all).'
     )
 
 
