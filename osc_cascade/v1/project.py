@@ -53,6 +53,7 @@ _CASCADE_ONLY = (
     'plan_max_age',
     'report_file',
     'column',
+    'cascade_regions',
 )
 
 
@@ -90,6 +91,17 @@ class ProjectDeleteCascade(hooks.CommandHook):
             'community, shared and protected images, its zones shared '
             'with other projects and its public workflows (kept by default, '
             'which keeps the project too)',
+        )
+        group.add_argument(
+            '--region',
+            metavar='<region>',
+            dest='cascade_regions',
+            action='append',
+            default=[],
+            help='With --cascade, only in this region of the catalog '
+            '(repeat for more; default: every region). The project is '
+            'then deleted only if the other regions hold nothing of it; '
+            'otherwise it stays drained and the command fails',
         )
         group.add_argument(
             '--plan-file',
@@ -153,6 +165,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 parallel=parsed_args.parallel,
                 timeout=parsed_args.timeout,
                 report_file=parsed_args.report_file,
+                regions=tuple(parsed_args.cascade_regions),
                 **(
                     {'plan_max_age': parsed_args.plan_max_age}
                     if parsed_args.plan_max_age is not None
@@ -179,6 +192,15 @@ class ProjectDeleteCascade(hooks.CommandHook):
                     f'The real run would refuse: {len(plan.kept())} '
                     'resource(s) are kept (see the plan), so the projects '
                     'would not be deleted.'
+                )
+            outside = workflow.outside(plan)
+            if outside:
+                raise exceptions.CommandError(
+                    f'The real run would delete in '
+                    f'{", ".join(workflow.regions.names)} only: '
+                    f'{len(outside)} resource(s) in '
+                    f'{", ".join(sorted({s.target.region for s in outside}))} '
+                    'stay (see the plan), so the projects would stay drained.'
                 )
             return []
 

@@ -199,6 +199,15 @@ class ProjectCascade:
         plan.made_for = self._here()
         return plan
 
+    def outside(self, plan: Plan) -> list[Step]:
+        """The plan's steps on what other regions than ``--region``'s
+        hold: report-only keeps, which keep the projects."""
+        return [
+            s
+            for s in plan.steps.values()
+            if s.target.region in self.regions.others
+        ]
+
     def elsewhere(self, targets: Sequence[ResourceRef]) -> list[ResourceRef]:
         """What the projects own in the catalog's regions outside
         ``--region`` (Keystone's kinds are the cascade's own)."""
@@ -250,9 +259,8 @@ class ProjectCascade:
         # what the projects own now, after the drain: a step runs only if
         # its resource is still theirs
         # what the other regions hold is looked at again at the end
-        shown = plan.subplan(
-            lambda s: s.target.region not in self.regions.others
-        )
+        outside = {s.id for s in self.outside(plan)}
+        shown = plan.subplan(lambda s: s.id not in outside)
         checked = reconcile(shown, self._plan_here(targets), since)
         self._report_dropped(checked.dropped)
         self._refuse_unpreviewed(checked.unpreviewed)
