@@ -44,6 +44,10 @@ class Identity:
         self.unlisted: set[str] = set()
         #: called once each, right after a project listing is answered
         self.after_project_listing: list = []
+        #: the catalog's region of this cloud's endpoints
+        self.region = 'RegionOne'
+        #: the clouds of the catalog's other regions (``add_region``)
+        self.other_regions: list = []
         self.add(
             'projects',
             id=ADMIN_PROJECT,
@@ -57,12 +61,40 @@ class Identity:
 
     def __enter__(self):
         super().__enter__()
+        self._answer_tokens()
+        return self
+
+    def _answer_tokens(self):
         self.mocker.post(
             AUTH_URL + '/auth/tokens',
             json=self.token(),
             headers={'X-Subject-Token': 'fake-token'},
         )
-        return self
+
+    def add_region(self, name, services, *, shared=()):
+        """Another region in the catalog, where ``services`` have their
+        own endpoints (``http://<name>.neutron.test``) and their own
+        resources, and the ``shared`` services the same URL as here (one
+        Glance for both): a cloud of this class, which answers the
+        requests to its endpoints; call it before the first connection."""
+        other = type(self)(services)
+        other.region = name
+        other.mocker = self.mocker
+        other.endpoints = {
+            service: self.endpoints[service].replace(
+                '://', f'://{name.lower()}.', 1
+            )
+            for service in services
+        }
+        other.endpoints.update(
+            {service: self.endpoints[service] for service in shared}
+        )
+        other.services = tuple(other.endpoints)
+        for service in services:
+            other._route(service, other.endpoints[service])
+        self.other_regions.append(other)
+        self._answer_tokens()
+        return other
 
     def token(self):
         tok = ks_fixture.V3Token(
@@ -74,13 +106,16 @@ class Identity:
             user_domain_id='default',
         )
         tok.add_role(name='admin')
-        for service in self.services:
-            svc = tok.add_service(service)
-            svc.add_endpoint(
-                interface='public',
-                url=self.endpoints[service],
-                region='RegionOne',
-            )
+        entries = {}
+        for cloud in (self, *self.other_regions):
+            for service in cloud.services:
+                if service not in entries:
+                    entries[service] = tok.add_service(service)
+                entries[service].add_endpoint(
+                    interface='public',
+                    url=cloud.endpoints[service],
+                    region=cloud.region,
+                )
         return tok
 
     def connection(self) -> openstack.connection.Connection:
