@@ -19,6 +19,7 @@ SUMMARY_COLUMNS = ('Kind', 'Done', 'Failed', 'Skipped')
 #: ``orphan list``
 ORPHAN_COLUMNS = (
     'Project ID',
+    'Region',
     'Kind',
     'ID',
     'Name',

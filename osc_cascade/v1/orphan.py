@@ -58,6 +58,14 @@ def _add_search_options(parser: argparse.ArgumentParser) -> None:
         help='Only the orphans of this deleted project (its ID: a deleted '
         'project has no name to look up); repeat for more',
     )
+    parser.add_argument(
+        '--region',
+        metavar='<region>',
+        action='append',
+        default=[],
+        help='Search only this region of the catalog (default: every '
+        'region); repeat for more',
+    )
     add_api_timeout_option(parser)
     parser.add_argument(
         '--parallel-discovery',
@@ -71,13 +79,16 @@ def _add_search_options(parser: argparse.ArgumentParser) -> None:
 def _search(app: Any, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
     """The search workflow and what it found; its notes are warnings."""
     from osc_cascade import kinds as kinds_mod
+    from osc_cascade.engine.regions import Regions
     from osc_cascade.workflows import orphans
 
+    conn = connection(app, parsed_args)
     search = orphans.OrphanSearch(
-        connection(app, parsed_args),
+        conn,
         orphans.select_kinds(
             kinds_mod.build(), parsed_args.service, parsed_args.kind
         ),
+        regions=Regions(conn, parsed_args.region),
         parallel=parsed_args.parallel_discovery,
     )
     findings = search.find(parsed_args.project)

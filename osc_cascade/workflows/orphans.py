@@ -12,7 +12,8 @@
 """Orphans: resources whose owner project no longer exists in Keystone.
 
 Every kind the cascade knows is listed across all projects (the kinds'
-``list`` with no project), and then each resource's owner is proven gone or
+``list`` with no project) in every region of the catalog (or those asked
+for), and then each resource's owner is proven gone or
 not (``Owners``). Blind spots of earlier tools are handled on purpose: an
 RBAC policy's wildcard target ``*`` is not an owner (only the policy's own
 project is), a resource with an empty owner is reported as such rather than
@@ -38,6 +39,7 @@ from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError, PlanError, describe
 from osc_cascade.engine.executor import Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
+from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked, retrying
 from osc_cascade.kinds.base import ResourceKind
@@ -151,6 +153,7 @@ class Orphan:
         attrs = self.ref.attrs
         return (
             self.ref.project_id,
+            self.ref.region,
             self.ref.kind,
             self.ref.id,
             self.ref.name,
@@ -229,12 +232,15 @@ class OrphanSearch:
         conn: Any,
         kinds: Mapping[str, ResourceKind],
         *,
+        regions: Regions | None = None,
         parallel: int = 8,
         clock: Clock | None = None,
         retry: RetryPolicy | None = None,
     ):
         self.conn = conn
         self.kinds = kinds
+        #: where to search: by default every region of the catalog
+        self.regions = regions or Regions(conn)
         self.parallel = parallel
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
@@ -251,7 +257,11 @@ class OrphanSearch:
         """Every orphan of the kinds (of the owners in ``owners_filter``
         only, if given)."""
         refs, notes = Discovery(
-            self.conn, self.kinds, parallel=self.parallel, clock=self.clock
+            self.conn,
+            self.kinds,
+            regions=self.regions,
+            parallel=self.parallel,
+            clock=self.clock,
         ).run([None])
         wanted = set(owners_filter)
         refs = [r for r in refs if not wanted or r.project_id in wanted]
@@ -271,7 +281,13 @@ class OrphanSearch:
             if reason:
                 found.append(Orphan(ref, reason))
         found.sort(
-            key=lambda o: (o.ref.project_id, o.ref.kind, o.ref.name, o.ref.id)
+            key=lambda o: (
+                o.ref.project_id,
+                o.ref.region,
+                o.ref.kind,
+                o.ref.name,
+                o.ref.id,
+            )
         )
         unknown = {
             o: v.error for o, v in verdicts.items() if v.state == UNKNOWN
@@ -356,6 +372,7 @@ class OrphanSearch:
             retry=self.retry,
             clock=self.clock,
             on_event=on_event,
+            regions=self.regions,
         ).run(plan)
 
 

@@ -290,3 +290,39 @@ def test_keystones_kinds_are_listed_once():
         ]
         assert listed == [('identity.application_credential', '')]
         assert pc.plan(pc.resolve([a])).steps
+
+
+def test_orphan_list_searches_every_region_and_names_it(two, osc):
+    one, r2 = two
+    net = own_network(r2, 'f' * 32, 'left')  # its project is gone
+    result = osc('orphan', 'list', '--service', 'network', '-f', 'json')
+    assert result.code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert {(r['Region'], r['Kind'], r['ID']) for r in rows} >= {
+        ('RegionTwo', 'network.network', net['id'])
+    }
+    assert {r['Region'] for r in rows} == {'RegionTwo'}
+    narrowed = osc(
+        'orphan',
+        'list',
+        '--service',
+        'network',
+        '--region',
+        'RegionOne',
+        '-f',
+        'json',
+    )
+    assert narrowed.code == 0, narrowed.stderr
+    assert json.loads(narrowed.stdout) == []
+
+
+def test_orphan_purge_deletes_in_the_orphans_region(two, osc):
+    one, r2 = two
+    gone = 'f' * 32
+    own_network(r2, gone, 'left')
+    keep = own_network(r2, scenarios.project(one, 'B')['id'], 'kept')
+    result = osc('orphan', 'purge', '--service', 'network', '--yes')
+    assert result.code == 0, result.stderr
+    assert r2.owned_by(gone) == []
+    assert r2.exists('networks', keep['id'])
+    assert not [c for c in one.changes if c[0] == 'DELETE']
