@@ -58,7 +58,14 @@ if TYPE_CHECKING:  # imported at start-up: `openstack help` builds the hook
     from osc_cascade.engine.planner import Plan
 
 #: options that mean nothing without --purge-allocations
-_PURGE_ONLY = ('dry_run', 'yes', 'force', 'column', 'api_timeout')
+_PURGE_ONLY = (
+    'dry_run',
+    'yes',
+    'force',
+    'column',
+    'api_timeout',
+    'purge_regions',
+)
 
 
 class ComputeServiceDeletePurge(hooks.CommandHook):
@@ -82,6 +89,16 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             'then the service. Refuses while an instance is on the '
             'host. Takes the service UUID or its host. Needs the admin '
             'role.',
+        )
+        group.add_argument(
+            '--region',
+            metavar='<region>',
+            dest='purge_regions',
+            action='append',
+            default=[],
+            help='With --purge-allocations, look for the service in this '
+            'region only (default: every region with Nova; a host found '
+            'in two is refused)',
         )
         group.add_argument(
             '--force',
@@ -123,6 +140,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
 
     def _purge(self, parsed_args: argparse.Namespace) -> None:
         # imported here: `openstack help` builds every hook, keep it cheap
+        from osc_cascade.engine.regions import Regions
         from osc_cascade.v1.progress import Progress
         from osc_cascade.workflows.service_purge import (
             ServicePurge,
@@ -131,13 +149,17 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
 
         stdout = self.cmd.app.stdout
         progress = Progress(self.cmd.app.stderr)
+        conn = connection(self.cmd.app, parsed_args)
         purge = ServicePurge(
-            connection(self.cmd.app, parsed_args),
+            conn,
             force=parsed_args.force,
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
             on_event=progress,
             notify=progress.note,
+        )
+        purge.locate(
+            Regions(conn, parsed_args.purge_regions), parsed_args.service
         )
         services = purge.resolve(parsed_args.service)
         plan = purge.plan(services)

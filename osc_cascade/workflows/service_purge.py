@@ -56,6 +56,7 @@ from osc_cascade.api.placement import NOVA_VERSION, PLACEMENT_VERSION
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
+from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds.base import SERVICE
@@ -110,6 +111,52 @@ class ServicePurge:
         self.on_event = on_event
 
     # -- which services ----------------------------------------------------
+
+    def locate(self, regions: Regions, names_or_ids: Sequence[str]) -> str:
+        """The region whose Nova has the services named; the purge then
+        works there (its Nova and Placement). A name found in two regions
+        is refused with both named, and so are services of two regions."""
+        where = regions.of_service('compute')
+        if len(where) == 1:
+            self.conn = regions.connection(where[0])
+        if len(where) < 2:
+            return where[0] if where else ''
+        found: dict[str, list[str]] = {}
+        for region in where:
+            services = self._read(
+                f'listing compute services in {region}',
+                lambda region=region: list(
+                    regions.connection(region).compute.services(
+                        microversion=NOVA_VERSION
+                    )
+                ),
+            )
+            for wanted in names_or_ids:
+                if any(
+                    s.id == wanted
+                    or (s.host == wanted and s.binary == 'nova-compute')
+                    for s in services
+                ):
+                    found.setdefault(wanted, []).append(region)
+        for wanted, in_regions in sorted(found.items()):
+            if len(in_regions) > 1:
+                raise CascadeError(
+                    f'Compute service {wanted!r} is in more than one '
+                    f'region: {", ".join(in_regions)}. Name the region '
+                    f'with --region.'
+                )
+        chosen = sorted({r for rs in found.values() for r in rs})
+        if len(chosen) > 1:
+            raise CascadeError(
+                'The compute services named are in different regions ('
+                + ', '.join(
+                    f'{w} in {rs[0]}' for w, rs in sorted(found.items())
+                )
+                + '): purge one region at a time.'
+            )
+        region = chosen[0] if chosen else regions.names[0]
+        self.conn = regions.connection(region)
+        return region
 
     def resolve(self, names_or_ids: Sequence[str]) -> list[Any]:
         """The nova-compute services named by UUID or, if unambiguous, by

@@ -382,3 +382,33 @@ def test_failure_enables_the_service_again_and_says_so(cloud, osc):
     ) in result.stderr
     assert 'The purge did not finish' in result.stderr
     assert (s.a['status'], s.a['disabled_reason']) == ('enabled', None)
+
+
+def test_the_service_is_purged_in_the_region_it_lives_in(osc):
+    with FakePlacementCloud() as one:
+        two = one.add_region('RegionTwo', ['compute', 'placement'])
+        one.compute('only-here')
+        service = two.compute('edge-1')
+        result = purge(osc, '--yes', 'edge-1')
+        assert result.code == 0, result.stderr
+        assert not two.exists('services', service['id'])
+        assert two.all('resource_providers') == []
+        assert not [c for c in one.changes if c[0] == 'DELETE']
+
+
+def test_a_host_in_two_regions_is_refused_with_both_named(osc):
+    with FakePlacementCloud() as one:
+        two = one.add_region('RegionTwo', ['compute', 'placement'])
+        one.compute('twin')
+        two.compute('twin')
+        result = purge(osc, '--yes', 'twin')
+        assert result.code == 1
+        assert result.stderr.strip().endswith(
+            "Compute service 'twin' is in more than one region: RegionOne, "
+            'RegionTwo. Name the region with --region.'
+        )
+        assert not [c for c in one.changes + two.changes if c[0] != 'POST']
+        narrowed = purge(osc, '--yes', '--region', 'RegionTwo', 'twin')
+        assert narrowed.code == 0, narrowed.stderr
+        assert [s['host'] for s in one.all('services')] == ['twin']
+        assert two.all('services') == []
