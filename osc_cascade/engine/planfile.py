@@ -32,7 +32,7 @@ from osc_cascade.engine.graph import find_cycle
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import Step
 
-PLAN_FORMAT_VERSION = 2
+PLAN_FORMAT_VERSION = 3
 
 
 def to_dict(plan: Plan) -> dict[str, Any]:
