@@ -24,44 +24,64 @@ DEPENDS = ['keystone']
 DATABASES = ['glance']
 DATA_DIRS = ['glance/lock']
 RPC_QUEUES = []
-CONF = os.path.join(ETC, 'glance', 'glance-api.conf')
+
+
+# RegionTwo's Glance (services/region_two.py) is one more of these, with its
+# own unit, port, etc/ and data/ directory (its file store) and database
+
+
+def api_unit(name, service, port, subdir):
+    return gunicorn(
+        name,
+        service,
+        port,
+        'glance.wsgi.api:application',
+        threads=1,
+        env={'OS_GLANCE_CONFIG_DIR': f'{ETC}/{subdir}'},
+    )
 
 
 def units():
-    return [
-        gunicorn(
-            'glance-api',
-            'glance',
-            PORTS['glance'],
-            'glance.wsgi.api:application',
-            threads=1,
-            env={'OS_GLANCE_CONFIG_DIR': ETC + '/glance'},
-        )
-    ]
+    return [api_unit('glance-api', NAME, PORTS['glance'], 'glance')]
 
 
-def write_configs():
+def write_server_configs(unit, subdir, port, database):
+    """etc/<subdir>/: glance-api.conf (logs/<unit>.log, the file store in
+    data/<subdir>/images/) and glance-api-paste.ini."""
     copy_from_venv(
-        'glance/glance-api-paste.ini', ETC + '/glance/glance-api-paste.ini'
+        'glance/glance-api-paste.ini', f'{ETC}/{subdir}/glance-api-paste.ini'
     )
     write_config(
         'glance/glance-api.conf',
-        port=PORTS['glance'],
-        database=db_url('glance'),
+        f'{subdir}/glance-api.conf',
+        unit=unit,
+        subdir=subdir,
+        port=port,
+        database=db_url(database),
         password=service_password('glance'),
     )
 
 
-def add_steps(plan):
+def write_configs():
+    write_server_configs('glance-api', 'glance', PORTS['glance'], 'glance')
+
+
+def add_server_steps(plan, unit, subdir):
+    """<subdir>-db (the migrations), then the unit's start."""
+    step = f'{subdir}-db'
     sync = [
         os.path.join(VBIN, 'glance-manage'),
         '--config-file',
-        CONF,
+        f'{ETC}/{subdir}/glance-api.conf',
         'db_sync',
     ]
     plan.add(
-        'glance-db',
-        once('glance-db', manage('glance-manage.log', sync)),
+        step,
+        once(step, manage(f'{subdir}-manage.log', sync)),
         ['mariadb'],
     )
-    plan.start(['glance-api'], ['glance-db'])
+    plan.start([unit], [step])
+
+
+def add_steps(plan):
+    add_server_steps(plan, 'glance-api', 'glance')

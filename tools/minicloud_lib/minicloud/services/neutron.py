@@ -27,45 +27,66 @@ DATA_DIRS = ['neutron/lock']
 RPC_QUEUES = []
 
 
+# RegionTwo's Neutron (services/region_two.py) is one more of these, with
+# its own unit, port, etc/ and data/ directory and database
+
+
+def api_unit(name, service, port, subdir):
+    return gunicorn(
+        name,
+        service,
+        port,
+        'neutron.wsgi.api:application',
+        threads=1,
+        env={
+            'OS_NEUTRON_CONFIG_DIR': f'{ETC}/{subdir}',
+            'OS_NEUTRON_CONFIG_FILES': 'neutron.conf;ml2_conf.ini',
+        },
+    )
+
+
 def units():
-    return [
-        gunicorn(
-            'neutron-api',
-            'neutron',
-            PORTS['neutron'],
-            'neutron.wsgi.api:application',
-            threads=1,
-            env={
-                'OS_NEUTRON_CONFIG_DIR': ETC + '/neutron',
-                'OS_NEUTRON_CONFIG_FILES': 'neutron.conf;ml2_conf.ini',
-            },
-        )
-    ]
+    return [api_unit('neutron-api', NAME, PORTS['neutron'], 'neutron')]
+
+
+def write_server_configs(unit, subdir, database):
+    """etc/<subdir>/: neutron.conf (logs/<unit>.log, data/<subdir>/),
+    ml2_conf.ini, api-paste.ini."""
+    copy_from_venv('neutron/api-paste.ini', f'{ETC}/{subdir}/api-paste.ini')
+    write_config(
+        'neutron/neutron.conf',
+        f'{subdir}/neutron.conf',
+        unit=unit,
+        subdir=subdir,
+        database=db_url(database),
+        password=service_password('neutron'),
+    )
+    write_config('neutron/ml2_conf.ini', f'{subdir}/ml2_conf.ini')
 
 
 def write_configs():
-    copy_from_venv('neutron/api-paste.ini', ETC + '/neutron/api-paste.ini')
-    write_config(
-        'neutron/neutron.conf',
-        database=db_url('neutron'),
-        password=service_password('neutron'),
-    )
-    write_config('neutron/ml2_conf.ini')
+    write_server_configs('neutron-api', 'neutron', 'neutron')
 
 
-def add_steps(plan):
+def add_server_steps(plan, unit, subdir):
+    """<subdir>-db (the migrations), then the unit's start."""
+    step = f'{subdir}-db'
     upgrade = [
         os.path.join(VBIN, 'neutron-db-manage'),
         '--config-file',
-        ETC + '/neutron/neutron.conf',
+        f'{ETC}/{subdir}/neutron.conf',
         '--config-file',
-        ETC + '/neutron/ml2_conf.ini',
+        f'{ETC}/{subdir}/ml2_conf.ini',
         'upgrade',
         'heads',
     ]
     plan.add(
-        'neutron-db',
-        once('neutron-db', manage('neutron-db-manage.log', upgrade)),
+        step,
+        once(step, manage(f'{subdir}-db-manage.log', upgrade)),
         ['mariadb'],
     )
-    plan.start(['neutron-api'], ['neutron-db', 'rabbitmq'])
+    plan.start([unit], [step, 'rabbitmq'])
+
+
+def add_steps(plan):
+    add_server_steps(plan, 'neutron-api', 'neutron')
