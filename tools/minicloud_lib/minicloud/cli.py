@@ -27,6 +27,7 @@ from .cloud import (
     SERVICES,
     all_units,
     find_units,
+    remembered_services,
     resolve_services,
     units_for,
     write_clouds_yaml,
@@ -68,7 +69,9 @@ def cmd_up(args):
             [x.strip() for x in args.services.split(',') if x.strip()]
         )
     else:
-        services = state.get('services') or list(SERVICES)
+        services = remembered_services(state)
+    # remembered: a later up without --services gets new services too
+    all_services = services == SERVICES
     units = units_for(services)
     me = sys.argv[0]
     if (
@@ -84,7 +87,7 @@ def cmd_up(args):
         return 0
     say(f'home {HOME}; services: {", ".join(services)}')
     mkdirs(HOME, LOGS)
-    update_state(services=services, ready=None)
+    update_state(services=services, all_services=all_services, ready=None)
 
     t = Tasks()
     t.add('install: apt packages', install_apt)
@@ -103,7 +106,7 @@ def cmd_up(args):
         return 1
     install_extras()
     write_configs(services)
-    write_clouds_yaml()
+    write_clouds_yaml(services)
     if not bring_up(services, args.demo):
         say(
             f'bring-up FAILED after {time.monotonic() - T0:.1f}s; processes '
@@ -141,7 +144,7 @@ def cmd_down(args, quiet=False):
 
 def cmd_status(args):
     state = load_state()
-    services = state.get('services') or list(SERVICES)
+    services = remembered_services(state)
     print(f'minicloud home: {HOME}')
     ready = '' if state.get('ready') else '  (not ready)'
     print(f'services: {", ".join(services)}{ready}')
@@ -194,7 +197,7 @@ def cmd_start(args):
         note = start_unit(u)
         phase('start ' + u.name, time.monotonic() - t, note or '')
     state = load_state()
-    services = state.get('services') or list(SERVICES)
+    services = remembered_services(state)
     if all(u.running() for u in units_for(services)):
         update_state(ready=services)
     return 0

@@ -28,6 +28,8 @@ from .paths import (
     LOGS,
     PASSWORDS,
     PORTS,
+    REGION,
+    REGION_TWO,
     RUN,
 )
 from .services import (
@@ -40,6 +42,7 @@ from .services import (
     nova,
     octavia,
     placement,
+    region_two,
     swift,
 )
 from .util import Failure, mkdirs, write
@@ -55,10 +58,27 @@ MODULES = [
     heat,
     octavia,
     swift,
+    region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]
 DEPENDS = {m.NAME: m.DEPENDS for m in MODULES}
 DATABASES = [db for m in MODULES for db in m.DATABASES]
+# every service before region-two: a state.json that remembers this list
+# (written before the all_services flag) chose no subset
+_ALL_BEFORE_REGION_TWO = [s for s in SERVICES if s != region_two.NAME]
+
+
+def remembered_services(state):
+    """The services of the last up: all of them, unless it chose a subset
+    with --services (a cloud of all services gets those added since)."""
+    services = state.get('services')
+    if (
+        not services
+        or state.get('all_services')
+        or ('all_services' not in state and services == _ALL_BEFORE_REGION_TWO)
+    ):
+        return list(SERVICES)
+    return services
 
 
 def modules_for(services):
@@ -128,6 +148,8 @@ def write_configs(services):
                 'groups': list(services),
                 'ports': PORTS,
                 'auth_url': KS_URL,
+                'region': REGION,
+                'region_two': REGION_TWO,
                 'passwords': PASSWORDS,
                 'compute_hosts': list(COMPUTE_HOSTS),
                 'image_file': os.path.join(DATA, 'cirros.img'),
@@ -143,10 +165,18 @@ def write_configs(services):
     )
 
 
-def write_clouds_yaml():
+def write_clouds_yaml(services):
+    # region_name: RegionOne, what a client without --os-region-name gets;
+    # regions: every region, or openstacksdk refuses --os-region-name
+    # RegionTwo ("not a valid region name for cloud")
+    regions = [REGION]
+    if region_two.NAME in services:
+        regions.append(REGION_TWO)
     text = render(
         'clouds.yaml',
         path=CLOUDS_YAML,
+        region=REGION,
+        regions=', '.join(regions),
         admin_password=PASSWORDS['admin'],
         demo_password=PASSWORDS['demo'],
         alt_password=PASSWORDS['alt'],

@@ -54,6 +54,9 @@ PORTS = {
         'nova': 774,
         'glance': 292,
         'neutron': 696,
+        # RegionTwo's own Glance and Neutron (services/region_two.py)
+        'glance_r2': 293,
+        'neutron_r2': 697,
         'cinder': 776,
         'heat': 4,
         'octavia': 876,
@@ -78,6 +81,10 @@ DB_USER = 'minicloud'
 KS_URL = f'http://127.0.0.1:{PORTS["keystone"]}/v3'
 TRANSPORT_URL = f'rabbit://guest:guest@127.0.0.1:{PORTS["rabbitmq"]}/'
 COMPUTE_HOSTS = ('compute-a', 'compute-b')
+# every service is in REGION, but RegionTwo's Neutron and Glance; Keystone
+# is global (its endpoint is registered in both)
+REGION = 'RegionOne'
+REGION_TWO = 'RegionTwo'
 
 
 def service_password(user):

@@ -17,7 +17,17 @@ import base64
 import os
 
 from ..configs import write_config
-from ..paths import DATA, ETC, KS_URL, PASSWORDS, PORTS, VBIN, VPYTHON, db_url
+from ..paths import (
+    DATA,
+    ETC,
+    KS_URL,
+    PASSWORDS,
+    PORTS,
+    REGION,
+    VBIN,
+    VPYTHON,
+    db_url,
+)
 from ..state import initialised, load_state, mark_initialised, update_state
 from ..tasks import PRIORITY, heavy, manage, once
 from ..units import gunicorn, start_unit
@@ -116,7 +126,7 @@ def add_steps(plan):
         '--bootstrap-service-name',
         'keystone',
         '--bootstrap-region-id',
-        'RegionOne',
+        REGION,
         '--bootstrap-admin-url',
         KS_URL,
         '--bootstrap-internal-url',

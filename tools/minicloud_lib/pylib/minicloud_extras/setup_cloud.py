@@ -24,6 +24,7 @@ Both phases are idempotent.
 import json
 import sys
 import time
+import urllib.parse
 
 import openstack
 
@@ -43,7 +44,7 @@ def connect(cfg, **over):
         project_name='admin',
         user_domain_name='Default',
         project_domain_name='Default',
-        region_name='RegionOne',
+        region_name=cfg['region'],
         interface='public',
     )
     kw.update(over)
@@ -82,6 +83,7 @@ SERVICE_USERS = (
 
 
 def catalog(cfg):
+    """(service name, type, URL, region) of every endpoint."""
     p = cfg['ports']
     url = 'http://127.0.0.1:%d'
     g = set(cfg['groups'])
@@ -111,6 +113,17 @@ def catalog(cfg):
                 url % p['swift'] + '/v1/AUTH_%(tenant_id)s',
             )
         )
+    out = [(*entry, cfg['region']) for entry in out]
+    if 'region-two' in g:
+        r2 = cfg['region_two']
+        # the same services, with endpoints in one more region; Keystone
+        # is one for both (keystone-manage bootstrap registered it in
+        # RegionOne): a client pointed at RegionTwo finds it there too
+        out += [
+            ('keystone', 'identity', cfg['auth_url'], r2),
+            ('glance', 'image', url % p['glance_r2'], r2),
+            ('neutron', 'network', url % p['neutron_r2'], r2),
+        ]
     return out
 
 
@@ -165,8 +178,12 @@ def identity(cfg):
         for r in role_names:
             idn.assign_project_role_to_user(project, u, roles[r])
 
+    # RegionTwo's Neutron and Glance run as RegionOne's users
+    with_users = set(groups)
+    if 'region-two' in groups:
+        with_users |= {'neutron', 'glance'}
     for name in SERVICE_USERS:
-        if name in groups:
+        if name in with_users:
             grant(
                 user(name, pw['service'] % name, projects['service']),
                 projects['service'],
@@ -205,28 +222,36 @@ def identity(cfg):
         idn.assign_domain_role_to_user(domain, dadmin, roles['admin'])
     say('users and role assignments')
 
+    entries = catalog(cfg)
+    regions = list(dict.fromkeys(e[3] for e in entries))
+    have_regions = {r.id for r in idn.regions()}
+    for region in regions:
+        if region not in have_regions:
+            idn.create_region(id=region)
     services = {(s.name, s.type): s for s in idn.services()}
     endpoints = {}
     for e in idn.endpoints():
-        endpoints.setdefault(e.service_id, {})[e.interface] = e
-    for name, stype, url in catalog(cfg):
+        endpoints.setdefault(e.service_id, {})[e.region_id, e.interface] = e
+    for name, stype, url, region in entries:
         svc = services.get((name, stype))
         if svc is None:
-            svc = idn.create_service(name=name, type=stype)
+            svc = services[name, stype] = idn.create_service(
+                name=name, type=stype
+            )
         have = endpoints.get(svc.id, {})
         # public only, as DevStack does: every service here is configured
         # to use public endpoints, and each extra endpoint costs a call
         for iface in ('public',):
-            if iface not in have:
+            if (region, iface) not in have:
                 idn.create_endpoint(
                     service_id=svc.id,
                     interface=iface,
                     url=url,
-                    region_id='RegionOne',
+                    region_id=region,
                 )
-            elif have[iface].url != url:
-                idn.update_endpoint(have[iface], url=url)
-    say('services and endpoints')
+            elif have[region, iface].url != url:
+                idn.update_endpoint(have[region, iface], url=url)
+    say(f'services and endpoints ({", ".join(regions)})')
 
 
 # -------------------------------------------------------------- resources
@@ -362,6 +387,46 @@ def resources(cfg):
 
         wait('swift proxy', swift_up, timeout=60)
         say('swift proxy')
+
+    if 'region-two' in groups:
+        region_two(cfg)
+
+
+def region_two(cfg):
+    """RegionTwo's Neutron and Glance answer, as the admin, through the
+    endpoints of region RegionTwo (and Keystone is found there too)."""
+    region = cfg['region_two']
+    conn = connect(cfg, region_name=region)
+    ports = cfg['ports']
+    for proxy, port in (
+        (conn.network, ports['neutron_r2']),
+        (conn.image, ports['glance_r2']),
+    ):
+        url = proxy.get_endpoint()
+        if urllib.parse.urlsplit(url).port != port:
+            raise SystemExit(
+                f'{region} {proxy.service_type} endpoint is {url}, '
+                f'not port {port}'
+            )
+
+    # Neutron 29 + SQLAlchemy 2.1: as RegionOne's (see resources)
+    def warm():
+        list(conn.network.networks(limit=1))
+        list(conn.network.ports(limit=1))
+        return True
+
+    wait(f'{region} neutron API', warm, timeout=120)
+    wait(
+        f'{region} glance API',
+        lambda: list(conn.image.images(limit=1)) or True,
+        timeout=120,
+    )
+    wait(
+        f'{region} identity endpoint',
+        lambda: conn.identity.find_region(region),
+        timeout=30,
+    )
+    say(f'{region}: neutron, glance (and keystone)')
 
 
 def wait_computes(cfg, conn):
