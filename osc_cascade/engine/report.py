@@ -36,6 +36,7 @@ def step_rows(run: Any, origin: float) -> list[dict[str, Any]]:
             {
                 'id': step_id,
                 'kind': r.step.target.kind,
+                'region': r.step.target.region,
                 'action': r.step.action,
                 'outcome': r.outcome,
                 'seconds': round(r.seconds, 4),
