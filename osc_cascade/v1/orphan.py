@@ -21,12 +21,17 @@ from typing import Any
 from osc_lib import exceptions
 from osc_lib.command import command
 
+from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1.common import (
+    EXIT_ORPHANS_FOUND,
+    EXIT_OWNERS_UNCONFIRMED,
     add_api_timeout_option,
     add_execution_options,
     confirm,
     connection,
     engine_errors,
+    exit_interrupted,
+    stoppable,
 )
 from osc_cascade.v1.constants import ORPHAN_COLUMNS, SUMMARY_COLUMNS
 
@@ -92,7 +97,9 @@ def _search(app: Any, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         parallel=parsed_args.parallel_discovery,
     )
     findings = search.find(parsed_args.project)
-    for note in findings.notes:
+    from osc_cascade.v1.progress import fold_notes
+
+    for note in fold_notes(findings.notes):
         LOG.warning('note: %s', note)
     return search, findings
 
@@ -106,8 +113,9 @@ class ListOrphan(command.Lister):
         parser.add_argument(
             '--exit-code',
             action='store_true',
-            help='Exit with status 2 when orphans are found (for '
-            'monitoring); 0 when none are',
+            help='Exit with status 3 when orphans are found (for '
+            'monitoring), 4 when none are but some owners could not be '
+            'confirmed gone; 0 when none are',
         )
         return parser
 
@@ -115,13 +123,17 @@ class ListOrphan(command.Lister):
         with engine_errors():
             _workflow, findings = _search(self.app, parsed_args)
         self.found = len(findings.orphans)
+        self.unconfirmed = len(findings.unconfirmed)
         return ORPHAN_COLUMNS, [o.row() for o in findings.orphans]
 
     def run(self, parsed_args: argparse.Namespace) -> int:
         # not a failure: the report worked and found something
         code = super().run(parsed_args)
-        if parsed_args.exit_code and self.found:
-            return 2
+        if parsed_args.exit_code and code == 0:
+            if self.found:
+                return EXIT_ORPHANS_FOUND
+            if self.unconfirmed:
+                return EXIT_OWNERS_UNCONFIRMED
         return code
 
 
@@ -157,15 +169,22 @@ class PurgeOrphan(command.Lister):
             for note in notes:
                 LOG.warning('note: %s', note)
             plan = orphans.purge_plan(findings, search.kinds)
-        progress = Progress()
+        progress = Progress(fmt=parsed_args.progress)
         progress.add_total(len(plan.steps))
         try:
-            result = search.purge(
-                plan,
-                parallel=parsed_args.parallel,
-                timeout=parsed_args.timeout,
-                on_event=progress,
+            with stoppable(search.interrupt):
+                result = search.purge(
+                    plan,
+                    parallel=parsed_args.parallel,
+                    timeout=parsed_args.timeout,
+                    on_event=progress,
+                )
+        except Interrupted as exc:
+            progress.close()
+            self.produce_output(
+                parsed_args, SUMMARY_COLUMNS, search.result.summary()
             )
+            exit_interrupted(exc)
         finally:
             progress.close()
         if not result.ok:

@@ -43,6 +43,7 @@ from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked, retrying
 from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.workflows.stopping import Stop, steps_done
 
 GONE_OWNER = 'owner project does not exist'
 NO_OWNER = 'no owner project'
@@ -244,6 +245,10 @@ class OrphanSearch:
         self.parallel = parallel
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
+        #: a signal stops the purge politely (``interrupt``)
+        self.stop = Stop()
+        #: what the last purge did, also when it was interrupted
+        self.result: RunResult | None = None
 
     def _owners(self) -> Owners:
         return Owners(
@@ -363,8 +368,9 @@ class OrphanSearch:
         on_event: Callable[[Event], None] | None = None,
     ) -> RunResult:
         """Run a purge plan: no token scoped to the deleted projects
-        needed."""
-        return Executor(
+        needed. Interrupted (``interrupt``), it finishes what is in flight
+        and raises ``Interrupted``; ``result`` has what it did."""
+        executor = Executor(
             self.conn,
             self.kinds,
             parallel=parallel,
@@ -373,7 +379,20 @@ class OrphanSearch:
             clock=self.clock,
             on_event=on_event,
             regions=self.regions,
-        ).run(plan)
+        )
+        with self.stop.running(executor):
+            self.result = executor.run(plan)
+        self.stop.check(
+            f'{steps_done(self.result.results.values())}. What is '
+            'left is still orphaned: run `openstack orphan purge` again '
+            'to finish.'
+        )
+        return self.result
+
+    def interrupt(self, signum: int) -> None:
+        """Stop the purge (from a signal handler): nothing more starts;
+        what is in flight finishes."""
+        self.stop(signum)
 
 
 def refuse_unconfirmed(unknown: Mapping[str, Exception | None]) -> None:
