@@ -53,7 +53,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade import kinds
 from osc_cascade.api import placement
 from osc_cascade.api.placement import NOVA_VERSION, PLACEMENT_VERSION
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, Interrupted
 from osc_cascade.engine.executor import DONE, Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
@@ -74,6 +74,7 @@ from osc_cascade.workflows.consumers import (
     migration_verdict,
     worst,
 )
+from osc_cascade.workflows.stopping import Stop, steps_done
 
 #: reads give up sooner than deletes: nothing was changed yet
 READ_ATTEMPTS = 4
@@ -109,6 +110,10 @@ class ServicePurge:
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self.on_event = on_event
+        #: a signal stops the purge politely (``interrupt``)
+        self.stop = Stop()
+        #: what the last run did, also when it was interrupted
+        self.result: RunResult | None = None
 
     # -- which services ----------------------------------------------------
 
@@ -381,11 +386,21 @@ class ServicePurge:
         services = self._services_now(ids)
         enabled = [s for s in services if s.status == 'enabled']
         if not enabled:
-            return self._run(plan)
+            result = self._run(plan)
+            self._check_stop(result, [])
+            return result
         self._disable(enabled)
         try:
             plan = self._read_again(plan, services)
+            self.stop.check(
+                'nothing was removed. Run the command again to purge.'
+            )
             result = self._run(plan)
+        except Interrupted as exc:
+            restored = self._restore(enabled)
+            raise Interrupted(
+                ' '.join([str(exc), *restored]), exc.signum
+            ) from exc
         except CascadeError as exc:
             restored = self._restore(enabled)
             raise CascadeError(' '.join([str(exc), *restored])) from exc
@@ -402,11 +417,30 @@ class ServicePurge:
             )
             == DONE
         }
-        self._restore([s for s in enabled if s.id not in deleted])
+        restored = self._restore([s for s in enabled if s.id not in deleted])
+        self._check_stop(result, restored)
         return result
 
+    def interrupt(self, signum: int) -> None:
+        """Stop the purge (from a signal handler): nothing more starts,
+        what is in flight finishes, and a service it disabled and did not
+        delete is enabled again, as after a refusal."""
+        self.stop(signum)
+
+    def _check_stop(self, result: RunResult, restored: list[str]) -> None:
+        self.stop.check(
+            ' '.join(
+                [
+                    f'{steps_done(result.results.values())}.',
+                    *restored,
+                    'Run the command again to finish: what is done stays '
+                    'done.',
+                ]
+            )
+        )
+
     def _run(self, plan: Plan) -> RunResult:
-        return Executor(
+        executor = Executor(
             self.conn,
             self.kinds,
             parallel=self.parallel,
@@ -414,7 +448,10 @@ class ServicePurge:
             retry=self.retry,
             clock=self.clock,
             on_event=self.on_event,
-        ).run(plan)
+        )
+        with self.stop.running(executor):
+            self.result = executor.run(plan)
+        return self.result
 
     # -- the services' status ------------------------------------------------
 
