@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from cliff import hooks
 from osc_lib import exceptions
 
+from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
     add_api_timeout_option,
@@ -44,8 +45,10 @@ from osc_cascade.v1.common import (
     connection,
     counts_text,
     engine_errors,
+    exit_interrupted,
     hand_to_osc,
     refuse_stray_options,
+    stoppable,
 )
 from osc_cascade.v1.constants import (
     SERVICE_PURGE_BLOCKER_COLUMNS,
@@ -200,7 +203,18 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         )
         progress.add_total(len(plan.steps))
         try:
-            result = purge.execute(plan)
+            with stoppable(purge.interrupt):
+                result = purge.execute(plan)
+        except Interrupted as exc:
+            progress.close()
+            if purge.result is not None:
+                output.emit(
+                    parsed_args,
+                    SUMMARY_COLUMNS,
+                    purge.result.summary(),
+                    stdout,
+                )
+            exit_interrupted(exc)
         finally:
             progress.close()
         output.emit(parsed_args, SUMMARY_COLUMNS, result.summary(), stdout)
