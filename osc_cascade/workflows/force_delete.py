@@ -72,6 +72,7 @@ from osc_cascade.workflows.clusters import (
     record_resources,
     utcnow,
 )
+from osc_cascade.workflows.stopping import PausingClock, Stop
 
 MANIFEST_FORMAT = 1
 
@@ -83,6 +84,9 @@ FAILED = 'failed'  # before either
 # A manifest's state: written before the abandon, then its outcome.
 ABANDONING = 'abandoning'
 ABANDON_UNKNOWN = 'abandon-unknown'  # Heat's answer may hide an abandon
+
+#: the outcome of a cluster that an interruption came before
+NOT_STARTED = 'not started: the run was interrupted before it'
 
 #: how long a stack gets to be gone after an abandon whose answer was an
 #: error that may hide one: Heat's engine answers once it has started to
@@ -287,6 +291,11 @@ class ForceDelete:
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self.now = now
+        #: a signal stops the force-delete at its next safe point
+        #: (``interrupt``)
+        self.stop = Stop()
+        #: the outcomes of the last ``run_all``, also when interrupted
+        self.outcomes: list[ForceDeleteOutcome] = []
 
     def _checked(self, what: str, call: Callable[[], Any]) -> Any:
         """Lookups and the cluster's normal delete, which a second try
@@ -296,8 +305,30 @@ class ForceDelete:
             what, call, retry=self.retry, clock=self.clock, needs=NEEDS
         )
 
-    def _wait(self, check: Callable[[], bool], seconds: float) -> bool:
-        return wait_until(check, seconds, retry=self.retry, clock=self.clock)
+    def _wait(
+        self, check: Callable[[], bool], seconds: float, *, stopped: str
+    ) -> bool:
+        """``check()`` until true or ``seconds`` have passed; a signal
+        ends the wait with ``Interrupted``, ``stopped`` saying where the
+        cluster was left."""
+
+        def check_or_stop() -> bool:
+            self.stop.check(stopped)
+            return check()
+
+        return wait_until(
+            check_or_stop,
+            seconds,
+            retry=self.retry,
+            clock=PausingClock(self.clock, self.stop),
+        )
+
+    def interrupt(self, signum: int) -> None:
+        """Stop (from a signal handler): no cluster is started or
+        abandoned after it, a wait ends at once, a deletion of leftovers
+        starts no more steps; each manifest stays consistent with what was
+        done, so that a re-run finishes the job."""
+        self.stop(signum)
 
     # -- 1. look, change nothing ---------------------------------------------
 
@@ -375,7 +406,32 @@ class ForceDelete:
     # -- 2-6. force-delete ---------------------------------------------------
 
     def run_all(self, previews: Iterable[Preview]) -> list[ForceDeleteOutcome]:
-        return [self.run(p) for p in previews]
+        """Each cluster's force-delete; interrupted, ``Interrupted`` says
+        what was done and ``outcomes`` has each cluster's, those not
+        started included."""
+        self.outcomes = []
+        for preview in previews:
+            if self.stop.requested:
+                outcome = ForceDeleteOutcome(
+                    preview.cluster, error=NOT_STARTED
+                )
+            else:
+                outcome = self.run(preview)
+            self.outcomes.append(outcome)
+        if self.stop.requested:
+            stopped = [
+                o
+                for o in self.outcomes
+                if o.error.startswith(('Interrupted', NOT_STARTED))
+            ]
+            raise self.stop.error(
+                f'{len(self.outcomes) - len(stopped)} cluster(s) done or '
+                f'failed, {len(stopped)} interrupted or not started. Each '
+                f'manifest lists what its stack left; run the same command '
+                f'again to finish (`--delete-leftovers --manifest FILE` '
+                f'for a stack already abandoned).'
+            )
+        return self.outcomes
 
     def run(self, preview: Preview) -> ForceDeleteOutcome:
         """Force-delete one cluster; whatever fails is the outcome's
@@ -395,6 +451,7 @@ class ForceDelete:
     ) -> None:
         cluster = preview.cluster
         service = self.services[cluster.service]
+        self.stop.check(f'{cluster.label()}: nothing was done')
         if self._deleted_within_grace(service, cluster):
             self.notify(
                 f'{cluster.label()}: deleted by the normal '
@@ -415,6 +472,14 @@ class ForceDelete:
         # some of what the preview showed
         left = [r for r in self._resources(stack) if r.left_behind]
         path = self.options.manifest or default_manifest_name(cluster, stack)
+        self.stop.check(
+            f'{cluster.label()}: its stack {stack.name} was not abandoned'
+            + (
+                ''
+                if cluster.status == service.deleting
+                else ' (its normal delete was started)'
+            )
+        )
         manifest = self._abandon(preview, stack, left, path, outcome)
         # what Heat still held may be gone all the same: its delete removes
         # a resource before it drops the resource's row
@@ -442,6 +507,7 @@ class ForceDelete:
                 **(self._delete_leftovers(there) if there else {}),
             }
             write_manifest(path, {**manifest, 'leftovers': outcome.leftovers})
+            self.stop.check(self._resume_hint(cluster, path))
 
     def _point_to_manifest(self, cluster: ClusterRecord) -> None:
         """A stack gone before this run may have been abandoned by an
@@ -492,6 +558,18 @@ class ForceDelete:
             clock=self.clock,
             on_event=self.on_event,
             on_plan=self.on_plan,
+            stop=self.stop,
+        )
+
+    @staticmethod
+    def _resume_hint(cluster: ClusterRecord, path: str) -> str:
+        """Where an interrupted cluster was left once its stack was
+        abandoned, and what finishes the job."""
+        return (
+            f'{cluster.label()}: its stack was abandoned; {path} lists what '
+            f'it left and what of it was deleted; `openstack cluster '
+            f'force-delete --delete-leftovers --manifest {path}` deletes '
+            f'the rest'
         )
 
     def _deleted_within_grace(
@@ -520,7 +598,12 @@ class ForceDelete:
             )
             return last[0] is None or (last[0].status == service.delete_failed)
 
-        self._wait(settled, self.options.grace)
+        self._wait(
+            settled,
+            self.options.grace,
+            stopped=f'{cluster.label()}: its normal delete was started; '
+            f'nothing was abandoned',
+        )
         return last[0] is None
 
     def _abandon(
@@ -561,7 +644,9 @@ class ForceDelete:
         manifest.update(state=ABANDONED, abandon=abandoned)
         write_manifest(path, manifest)
         if not self._wait(
-            lambda: self._stack_gone(stack), self.options.timeout
+            lambda: self._stack_gone(stack),
+            self.options.timeout,
+            stopped=self._resume_hint(cluster, path),
         ):
             raise CascadeError(
                 f'{cluster.label()}: stack {stack.name} was '
@@ -598,7 +683,14 @@ class ForceDelete:
             f'{path} is kept; checking for up to {settle:g}s whether '
             f'stack {stack.name} is gone'
         )
-        if self._wait(lambda: self._stack_gone(stack), settle):
+        if self._wait(
+            lambda: self._stack_gone(stack),
+            settle,
+            stopped=f'the abandon of stack {stack.name} may have happened: '
+            f'{path} is kept (state {ABANDON_UNKNOWN}); `openstack cluster '
+            f'force-delete --delete-leftovers --manifest {path}` deletes '
+            f'what it lists once the stack is gone',
+        ):
             self.notify(f'stack {stack.name} is gone: it was abandoned')
             return None
         manifest['stack_after_abandon'] = f'still exists after {settle:g}s'
@@ -719,7 +811,9 @@ class ForceDelete:
 
     def resume(self, manifest: Manifest) -> ForceDeleteOutcome:
         """Delete what the manifest lists and still exists, in dependency
-        order; the manifest then says what became of each."""
+        order; the manifest then says what became of each. Interrupted,
+        it raises ``Interrupted`` once the manifest is written (``outcomes``
+        has the outcome): a re-run looks only for the rest."""
         outcome = ForceDeleteOutcome(
             manifest.cluster,
             ABANDONED,
@@ -754,6 +848,11 @@ class ForceDelete:
             )
         except Exception as exc:  # the outcome says it
             outcome.error = _why(exc)
+        self.outcomes = [outcome]
+        if self.stop.requested:
+            raise self.stop.error(
+                self._resume_hint(manifest.cluster, manifest.path)
+            )
         return outcome
 
     def _finish_record(
@@ -786,7 +885,12 @@ class ForceDelete:
             )
             return last[0] is None
 
-        if not self._wait(gone, self.options.timeout):
+        if not self._wait(
+            gone,
+            self.options.timeout,
+            stopped=f'{cluster.label()}: its stack was abandoned; the '
+            f'cluster was not waited for (status {now.status})',
+        ):
             raise CascadeError(
                 f'{cluster.label()}: its stack was abandoned '
                 f'but the cluster still exists after '

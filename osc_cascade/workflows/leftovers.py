@@ -22,6 +22,7 @@ project (``engine.discovery``), and match them by Heat's physical id.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import contextlib
 import dataclasses
 from typing import Any
 
@@ -33,6 +34,7 @@ from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds import network, orchestration
 from osc_cascade.workflows.clusters import ROUTER_INTERFACE, StackResource
+from osc_cascade.workflows.stopping import Stop
 
 # What became of a leftover, when it is not a failure.
 DELETED = 'deleted'
@@ -155,10 +157,12 @@ def delete(
     clock: Clock,
     on_event: Callable[[Event], None] | None,
     on_plan: Callable[[int], None],
+    stop: Stop | None = None,
 ) -> dict[str, str]:
     """Delete what the abandon left and still exists, in dependency order;
     returns what became of each resource, by its key. ``on_plan`` is told
-    the number of steps before they run."""
+    the number of steps before they run; ``stop`` (a signal) ends the run
+    early, and what it did not delete is said so."""
     found = find(conn, left, parallel=parallel, retry=retry, clock=clock)
     kinds = found.kinds
     projects = [
@@ -170,7 +174,7 @@ def delete(
         projects,
     )
     on_plan(len(plan.steps))
-    run = Executor(
+    executor = Executor(
         conn,
         kinds,
         parallel=parallel,
@@ -178,7 +182,9 @@ def delete(
         retry=retry,
         clock=clock,
         on_event=on_event,
-    ).run(plan)
+    )
+    with stop.running(executor) if stop else contextlib.nullcontext():
+        run = executor.run(plan)
 
     def outcome_of(kind: str, physical_id: str) -> str:
         ref = found.mine.get((kind, physical_id))

@@ -29,6 +29,7 @@ from typing import Any
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.engine.executor import DONE, INTERRUPTED, StepResult
+from osc_cascade.engine.retry import Clock
 
 
 class Stop:
@@ -73,6 +74,23 @@ class Stop:
         """At a safe point: raise the interruption if one was asked."""
         if self.requested:
             raise self.error(said)
+
+
+class PausingClock(Clock):
+    """A clock whose sleeps end as soon as a stop is asked: for the waits
+    that only know ``sleep`` (``retry.wait_until``)."""
+
+    def __init__(self, clock: Clock, stop: Stop):
+        self.clock, self.stop = clock, stop
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def sleep(self, seconds: float) -> None:
+        self.clock.pause(seconds, self.stop.event)
+
+    def pause(self, seconds: float, stop: threading.Event) -> None:
+        self.clock.pause(seconds, stop)
 
 
 def steps_done(results: Iterable[StepResult]) -> str:
