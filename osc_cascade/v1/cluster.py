@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from osc_lib import exceptions
 from osc_lib.command import command
 
+from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
@@ -41,6 +42,8 @@ from osc_cascade.v1.common import (
     confirm,
     connection,
     engine_errors,
+    exit_interrupted,
+    stoppable,
 )
 from osc_cascade.v1.constants import (
     FORCE_DELETE_COLUMNS,
@@ -298,7 +301,10 @@ class ForceDeleteCluster(command.Lister):
         if not parsed_args.stuck and len(refused) < len(previews):
             confirm(question(previews, parsed_args.grace), parsed_args.yes)
         try:
-            outcomes = force.run_all(previews)
+            with stoppable(force.interrupt):
+                outcomes = force.run_all(previews)
+        except Interrupted as exc:
+            self._interrupted(parsed_args, force, progress, exc)
         finally:
             progress.close()
         return self._report(parsed_args, outcomes, progress)
@@ -313,10 +319,29 @@ class ForceDeleteCluster(command.Lister):
             return resume_rows(manifest, actions)
         confirm(resume_question(manifest, actions), parsed_args.yes)
         try:
-            outcome = force.resume(manifest)
+            with stoppable(force.interrupt):
+                outcome = force.resume(manifest)
+        except Interrupted as exc:
+            self._interrupted(parsed_args, force, progress, exc)
         finally:
             progress.close()
         return self._report(parsed_args, [outcome], progress)
+
+    def _interrupted(
+        self,
+        parsed_args: argparse.Namespace,
+        force: Any,
+        progress: Any,
+        exc: Interrupted,
+    ) -> NoReturn:
+        """A signal stopped the run: each cluster's outcome, then the
+        interruption's line, and exit 128 + the signal."""
+        progress.close()
+        for o in force.outcomes:
+            for line in o.problems():
+                progress.note(f'stopped: {line}')
+        self.produce_output(parsed_args, *outcome_rows(force.outcomes))
+        exit_interrupted(exc)
 
     def _report(
         self,
