@@ -107,6 +107,31 @@ def get_project(conn: Any, project_id: str) -> Any:
     return as_project(body['project'])
 
 
+def project_body(conn: Any, project_id: str) -> dict[str, Any] | None:
+    """One project as Keystone answers it, with its extra properties
+    (which the SDK's resource drops); None if Keystone answers 404."""
+    try:
+        return request(
+            conn.identity, 'GET', f'/projects/{_quoted(project_id)}'
+        ).json()['project']
+    except sdk_exc.NotFoundException:
+        return None
+
+
+def update_project(
+    conn: Any, project_id: str, **fields: Any
+) -> dict[str, Any]:
+    """PATCH a project: its attributes, or extra properties of any name,
+    which Keystone keeps and shows (``openstack project show``); a value
+    of None clears one. Keystone's answer."""
+    return request(
+        conn.identity,
+        'PATCH',
+        f'/projects/{_quoted(project_id)}',
+        json={'project': fields},
+    ).json()['project']
+
+
 def child_ids(conn: Any, project_id: str) -> list[str]:
     """The IDs of the project's children, from its ``subtree_as_ids``: not
     cut by list_limit, unlike a listing filtered by ``parent_id``."""

@@ -10,17 +10,37 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Quotas: a project's own quota values, reset in each service at the end.
+"""Quotas: a project's own quota values, frozen by the drain and reset
+after the project is gone.
 
-A service keeps a project's quota rows after the project is gone; resetting
-them (the quota APIs' DELETE) removes them. Each service's reset comes
-after every delete of that service's kinds in the project, so it is the
-last thing done there. A quota is listed only while it differs from the
-defaults, which is also how a verification round knows the reset is done.
+Two things live here:
+
+* the quota *kinds*, which list the projects whose quotas differ from the
+  defaults and reset them (the quota APIs' DELETE). They are not steps of
+  a cascade's plan (``without_quotas``): a reset before the project is
+  gone would lift the drain's freeze (and an operator's). The orphan
+  search (``orphan list``) still lists and purges, with them, the quota
+  rows of projects that no longer exist;
+* the quota *APIs* (``QUOTA_APIS``, one per service with per-project
+  quotas), plain classes that ``workflows.drain`` uses to read a project's
+  own values, freeze them, read them back, restore them and, once the
+  project is gone, reset them. Each freezes the way its service accepts:
+
+  - Nova: 0 with ``force`` (below usage);
+  - Neutron: 0 with ``force`` (taken since Yoga, 2022.1; since 2025.1 a
+    limit below usage is refused without it); a Neutron older than Yoga
+    refuses the key and checks no usage, so the value is sent again
+    without it;
+  - Cinder refuses a limit below usage and has no ``force``: frozen at
+    usage (``in_use`` + ``reserved``), ``per_volume_gigabytes`` untouched;
+  - Manila: 0 with ``force``, ``per_share_gigabytes`` untouched;
+  - Octavia, Barbican: 0 (neither checks usage when a limit is set);
+  - Magnum: a ``Cluster`` limit of 0 (its only quota resource).
 
 Designate is left out: its API shows a project's quotas merged with the
 defaults and has no call for the defaults alone, so a reset could never be
-told from a quota nobody set. Keystone's unified limits go with the project.
+told from a quota nobody set. Trove's quotas are not frozen either.
+Keystone's unified limits go with the project.
 """
 
 from __future__ import annotations
@@ -247,3 +267,325 @@ class ContainerInfraQuota(_Quota):
                 'DELETE',
                 f'/quotas/{ref.id}/{name}',
             )
+
+
+def without_quotas(kinds: dict[str, ResourceKind]) -> dict[str, ResourceKind]:
+    """The kinds of a cascade's plan: every kind but the quotas, which the
+    drain records and resets after the project is gone."""
+    return {n: k for n, k in kinds.items() if not isinstance(k, _Quota)}
+
+
+# -- the quota APIs of the drain ------------------------------------------
+
+
+class QuotaApi:
+    """One service's per-project quota API. ``own`` is what the project
+    has of its own (what a reset would lose); ``current`` the values in
+    force, for the read-back; ``frozen`` the values of the freeze."""
+
+    service_type: ClassVar[str]
+
+    def own(self, conn: Any, project_id: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def current(self, conn: Any, project_id: str) -> dict[str, Any]:
+        return self.own(conn, project_id)
+
+    def frozen(self, conn: Any, project_id: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def set(self, conn: Any, project_id: str, values: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def reset(self, conn: Any, project_id: str) -> None:
+        raise NotImplementedError
+
+    def restore(self, conn: Any, project_id: str, own: dict[str, Any]) -> None:
+        """Back to exactly ``own``: the defaults, then the project's own
+        values on top."""
+        self.reset(conn, project_id)
+        if own:
+            self.set(conn, project_id, own)
+
+
+class _QuotaSetApi(QuotaApi):
+    """Nova, Cinder and Manila: ``{path}/{project}`` and its defaults."""
+
+    path: ClassVar[str]
+    #: the service takes ``force`` to set a limit below usage
+    force: ClassVar[bool] = True
+    #: keys that are no count of anything (a size per resource)
+    untouched: ClassVar[frozenset[str]] = frozenset()
+
+    def api(self, conn: Any) -> Any:
+        raise NotImplementedError
+
+    def _values(self, conn, project_id, suffix='', **params):
+        found = request(
+            self.api(conn),
+            'GET',
+            f'{self.path}/{project_id}{suffix}',
+            params=params or None,
+        ).json()['quota_set']
+        found.pop('id', None)
+        return found
+
+    def current(self, conn, project_id):
+        return {
+            k: v
+            for k, v in self._values(conn, project_id).items()
+            if isinstance(v, int)
+        }
+
+    def own(self, conn, project_id):
+        defaults = self._values(conn, project_id, '/defaults')
+        return {
+            k: v
+            for k, v in self.current(conn, project_id).items()
+            if defaults.get(k) != v
+        }
+
+    def frozen(self, conn, project_id):
+        return {
+            k: 0
+            for k in self.current(conn, project_id)
+            if k not in self.untouched
+        }
+
+    def set(self, conn, project_id, values):
+        body = {**values, 'force': True} if self.force else dict(values)
+        request(
+            self.api(conn),
+            'PUT',
+            f'{self.path}/{project_id}',
+            json={'quota_set': body},
+        )
+
+    def reset(self, conn, project_id):
+        request(self.api(conn), 'DELETE', f'{self.path}/{project_id}')
+
+
+class ComputeQuotaApi(_QuotaSetApi):
+    service_type = 'compute'
+    path = '/os-quota-sets'
+
+    def api(self, conn):
+        return conn.compute
+
+
+class BlockStorageQuotaApi(_QuotaSetApi):
+    """Cinder refuses a limit below ``in_use`` + ``reserved`` and knows no
+    ``force``: frozen at usage."""
+
+    service_type = 'block-storage'
+    path = '/os-quota-sets'
+    force = False
+    untouched = frozenset({'per_volume_gigabytes'})
+
+    def api(self, conn):
+        return conn.block_storage
+
+    def frozen(self, conn, project_id):
+        usage = self._values(conn, project_id, usage='true')
+        return {
+            k: (v.get('in_use') or 0) + (v.get('reserved') or 0)
+            for k, v in usage.items()
+            if isinstance(v, dict) and k not in self.untouched
+        }
+
+
+class SharedFileSystemQuotaApi(_QuotaSetApi):
+    service_type = 'shared-file-system'
+    path = '/quota-sets'
+    untouched = frozenset({'per_share_gigabytes'})
+
+    def api(self, conn):
+        return shared_file_system.manila(conn)
+
+
+class NetworkQuotaApi(QuotaApi):
+    service_type = 'network'
+
+    def _values(self, conn, project_id, suffix=''):
+        return request(
+            conn.network, 'GET', f'/quotas/{project_id}{suffix}'
+        ).json()['quota']
+
+    current = _QuotaSetApi.current
+
+    def own(self, conn, project_id):
+        defaults = self._values(conn, project_id, '/default')
+        return {
+            k: v
+            for k, v in self.current(conn, project_id).items()
+            if defaults.get(k) != v
+        }
+
+    def frozen(self, conn, project_id):
+        return dict.fromkeys(self.current(conn, project_id), 0)
+
+    def set(self, conn, project_id, values):
+        path = f'/quotas/{project_id}'
+        try:
+            request(
+                conn.network,
+                'PUT',
+                path,
+                json={'quota': {**values, 'force': True}},
+            )
+        except sdk_exc.BadRequestException as exc:
+            if 'force' not in str(exc.details or exc):
+                raise
+            # before Yoga: no ``force``, and no usage check either
+            request(conn.network, 'PUT', path, json={'quota': values})
+
+    def reset(self, conn, project_id):
+        conn.network.delete_quota(project_id, ignore_missing=True)
+
+
+#: Octavia's quota resources (without the deprecated aliases)
+OCTAVIA_QUOTAS = (
+    'load_balancer',
+    'listener',
+    'pool',
+    'member',
+    'health_monitor',
+    'l7policy',
+    'l7rule',
+)
+
+
+class LoadBalancerQuotaApi(QuotaApi):
+    """Octavia's row of a project: a limit of its own is not null."""
+
+    service_type = 'load-balancer'
+
+    def own(self, conn, project_id):
+        rows = pages(
+            conn.load_balancer,
+            '/lbaas/quotas',
+            'quotas',
+            {'project_id': project_id},
+        )
+        for row in rows:
+            if row.get('project_id') == project_id:
+                return {
+                    k: row[k] for k in OCTAVIA_QUOTAS if row.get(k) is not None
+                }
+        return {}
+
+    def frozen(self, conn, project_id):
+        return dict.fromkeys(OCTAVIA_QUOTAS, 0)
+
+    def set(self, conn, project_id, values):
+        request(
+            conn.load_balancer,
+            'PUT',
+            f'/lbaas/quotas/{project_id}',
+            json={'quota': values},
+        )
+
+    def reset(self, conn, project_id):
+        conn.load_balancer.delete_quota(project_id, ignore_missing=True)
+
+
+#: Barbican's quota resources
+BARBICAN_QUOTAS = ('secrets', 'orders', 'containers', 'consumers', 'cas')
+
+
+class KeyManagerQuotaApi(QuotaApi):
+    service_type = 'key-manager'
+
+    def own(self, conn, project_id):
+        try:
+            body = request(
+                conn.key_manager, 'GET', f'/project-quotas/{project_id}'
+            ).json()
+        except sdk_exc.NotFoundException:
+            return {}  # none of its own
+        return {
+            k: v
+            for k, v in (body.get('project_quotas') or {}).items()
+            if v is not None
+        }
+
+    def frozen(self, conn, project_id):
+        return dict.fromkeys(BARBICAN_QUOTAS, 0)
+
+    def set(self, conn, project_id, values):
+        request(
+            conn.key_manager,
+            'PUT',
+            f'/project-quotas/{project_id}',
+            json={'project_quotas': values},
+        )
+
+    def reset(self, conn, project_id):
+        conn.key_manager.delete_project_quota(project_id, ignore_missing=True)
+
+
+class ContainerInfraQuotaApi(QuotaApi):
+    """Magnum: one row per project and resource (``Cluster``)."""
+
+    service_type = 'container-infrastructure-management'
+
+    def own(self, conn, project_id):
+        return {
+            q['resource']: q['hard_limit']
+            for q in pages(
+                conn.container_infrastructure_management,
+                '/quotas',
+                'quotas',
+                {'all_tenants': True},
+            )
+            if q['project_id'] == project_id
+        }
+
+    def frozen(self, conn, project_id):
+        return {'Cluster': 0}
+
+    def set(self, conn, project_id, values):
+        api = conn.container_infrastructure_management
+        have = self.own(conn, project_id)
+        for resource_name, limit in sorted(values.items()):
+            if resource_name in have:
+                request(
+                    api,
+                    'PATCH',
+                    f'/quotas/{project_id}/{resource_name}',
+                    json=[
+                        {
+                            'op': 'replace',
+                            'path': '/hard_limit',
+                            'value': limit,
+                        }
+                    ],
+                )
+            else:
+                request(
+                    api,
+                    'POST',
+                    '/quotas',
+                    json={
+                        'project_id': project_id,
+                        'resource': resource_name,
+                        'hard_limit': limit,
+                    },
+                )
+
+    def reset(self, conn, project_id):
+        api = conn.container_infrastructure_management
+        for resource_name in sorted(self.own(conn, project_id)):
+            request(api, 'DELETE', f'/quotas/{project_id}/{resource_name}')
+
+
+#: the quota APIs the drain freezes, in this order
+QUOTA_APIS: tuple[QuotaApi, ...] = (
+    ComputeQuotaApi(),
+    NetworkQuotaApi(),
+    BlockStorageQuotaApi(),
+    SharedFileSystemQuotaApi(),
+    LoadBalancerQuotaApi(),
+    KeyManagerQuotaApi(),
+    ContainerInfraQuotaApi(),
+)

@@ -12,10 +12,18 @@
 
 """Quota sets: the store of a project's own quota values that every fake
 service's quota API reads (``set_quota``, ``has_quota``), and the quota
-APIs of Nova, Cinder and Neutron, which FakeCloud does without."""
+APIs of Nova, Cinder and Neutron, which FakeCloud does without, with the
+writes of every service's quota API that the drain freezes with, as each
+service takes them: Nova, Neutron and Manila a limit below usage only with
+``force`` (an old Neutron, ``neutron_force = False``, refuses the key),
+Cinder never (and no ``force`` key), Octavia and Barbican any value,
+Magnum a row created (POST) or patched. A key in ``ignored_quotas``
+(``(service, key)``) is answered 200 and not kept: a value that does not
+take."""
 
 from __future__ import annotations
 
+import json
 import re
 
 NOVA_DEFAULT_QUOTAS = {
@@ -33,7 +41,70 @@ CINDER_DEFAULT_QUOTAS = {
 }
 
 
+NEUTRON_DEFAULT_QUOTAS = {
+    'network': 100,
+    'subnet': 100,
+    'port': 500,
+    'router': 10,
+    'floatingip': 50,
+    'security_group': 10,
+    'security_group_rule': 100,
+}
+
+
+def bad_request(message):
+    return 400, {'error': {'code': 400, 'message': message}}
+
+
 class Quotas:
+    #: Neutron takes ``force`` (2023.1 and later)
+    neutron_force = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        #: (service, key) that a quota write answers 200 to and drops
+        self.ignored_quotas: set[tuple[str, str]] = set()
+
+    def quota_of(self, service, project_id):
+        """The project's own values in ``service``."""
+        return dict(
+            (self.get('quota_sets', f'{service}/{project_id}') or {}).get(
+                'values', {}
+            )
+        )
+
+    def _write_quota(self, service, project_id, values):
+        kept = {
+            k: v
+            for k, v in values.items()
+            if (service, k) not in self.ignored_quotas
+        }
+        row = self.get('quota_sets', f'{service}/{project_id}')
+        if row is None:
+            self.set_quota(service, project_id, **kept)
+        else:
+            row['values'].update(kept)
+
+    def cinder_usage(self, project_id):
+        volumes = [
+            v
+            for v in self.all('volumes')
+            if v.get('os-vol-tenant-attr:tenant_id') == project_id
+        ]
+        return {
+            'volumes': len(volumes),
+            'gigabytes': sum(v.get('size') or 0 for v in volumes),
+            'snapshots': sum(
+                s.get('os-extended-snapshot-attributes:project_id')
+                == project_id
+                for s in self.all('snapshots')
+            ),
+            'backups': sum(
+                b.get('os-backup-project-attr:project_id') == project_id
+                for b in self.all('backups')
+            ),
+        }
+
     def set_quota(self, service, project_id, **values):
         self.add(
             'quota_sets',
@@ -52,12 +123,30 @@ class Quotas:
         if method == 'DELETE':
             self._remove('quota_sets', key)
             return 202 if service == 'manila' else 204, None
-        own = (
-            {}
-            if default
-            else (self.get('quota_sets', key) or {}).get('values', {})
-        )
-        return 200, {'quota_set': {**defaults, **own, 'id': project_id}}
+        if method == 'PUT' and not default:
+            # Manila's handler passes no body on: the request's own
+            values = dict(json.loads(self._request.body)['quota_set'])
+            force = values.pop('force', None)
+            if service == 'cinder':
+                if force is not None:
+                    return bad_request('Bad key(s) in quota set: force')
+                usage = self.cinder_usage(project_id)
+                for k, v in values.items():
+                    if v < usage.get(k, 0):
+                        return bad_request(
+                            f'Quota limit {v} for {k} must be greater '
+                            f'than or equal to already used {usage[k]}'
+                        )
+            self._write_quota(service, project_id, values)
+        own = {} if default else self.quota_of(service, project_id)
+        answer = {**defaults, **own}
+        if service == 'cinder' and self.flag('usage'):
+            usage = self.cinder_usage(project_id)
+            answer = {
+                k: {'limit': v, 'in_use': usage.get(k, 0), 'reserved': 0}
+                for k, v in answer.items()
+            }
+        return 200, {'quota_set': {**answer, 'id': project_id}}
 
     def _compute(self, method, path, query, body):
         m = re.fullmatch(r'/os-quota-sets/([^/]+)(/defaults)?', path)
@@ -84,8 +173,54 @@ class Quotas:
                     if q['service'] == 'neutron'
                 ]
             }
-        m = re.fullmatch(r'/v2\.0/quotas/([^/]+)', path)
+        m = re.fullmatch(r'/v2\.0/quotas/([^/]+)(/default)?', path)
         if m and method == 'DELETE':
             self._remove('quota_sets', f'neutron/{m.group(1)}')
             return 204, None
+        if m and method == 'PUT':
+            values = dict(body['quota'])
+            if 'force' in values and not self.neutron_force:
+                return bad_request("Unrecognized attribute(s) 'force'")
+            values.pop('force', None)
+            self._write_quota('neutron', m.group(1), values)
+        if m:
+            own = {} if m.group(2) else self.quota_of('neutron', m.group(1))
+            return 200, {'quota': {**NEUTRON_DEFAULT_QUOTAS, **own}}
         return super()._network(method, path, query, body)
+
+    def _load_balancer(self, method, path, query, body):
+        m = re.fullmatch(r'(?:/v2(?:\.0)?)?/lbaas/quotas/([^/]+)', path)
+        if m and method == 'PUT':
+            self._write_quota('octavia', m.group(1), body['quota'])
+            return 202, {'quota': self.quota_of('octavia', m.group(1))}
+        return super()._load_balancer(method, path, query, body)
+
+    def _key_manager(self, method, path, query, body):
+        m = re.fullmatch(r'/v1/project-quotas/([^/]+)', path)
+        if m and method == 'PUT':
+            self._write_quota('barbican', m.group(1), body['project_quotas'])
+            return 204, None
+        if m and method == 'GET':
+            if not self.has_quota('barbican', m.group(1)):
+                return 404, {'code': 404, 'title': 'Not Found'}
+            return 200, {
+                'project_quotas': self.quota_of('barbican', m.group(1))
+            }
+        return super()._key_manager(method, path, query, body)
+
+    def _container_infra(self, method, path, query, body):
+        if path == '/quotas' and method == 'POST':
+            pid, name = body['project_id'], body['resource']
+            if name in self.quota_of('magnum', pid):
+                return 409, {'errors': [{'status': 409, 'title': 'exists'}]}
+            self._write_quota('magnum', pid, {name: body['hard_limit']})
+            return 201, body
+        m = re.fullmatch(r'/quotas/([^/]+)/([^/]+)', path)
+        if m and method == 'PATCH':
+            pid, name = m.groups()
+            if name not in self.quota_of('magnum', pid):
+                return 404, {'errors': [{'status': 404, 'title': 'none'}]}
+            [op] = body
+            self._write_quota('magnum', pid, {name: op['value']})
+            return 202, {'project_id': pid, 'resource': name}
+        return super()._container_infra(method, path, query, body)

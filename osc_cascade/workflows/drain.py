@@ -1,0 +1,379 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The drain: a recorded, reversible set of changes that stops a project
+from creating anything, whatever token a caller holds.
+
+1. the project is disabled (Keystone then refuses new tokens for it from
+   every credential);
+2. its quotas are frozen in every region that offers each service with
+   per-project quotas (``kinds.quota.QUOTA_APIS`` says how each service
+   takes it), so that a token a service validated before the drain (and
+   keeps in its cache for keystonemiddleware's ``token_cache_time``, 300 s
+   by default) can create nothing either. Every value is read back; one
+   that did not take is a note, and the cascade's verification rounds (and
+   ``--settle``) still catch what is created.
+
+Each change is written down on the project itself *before* it is made: an
+extra property ``cascade_drain`` (a JSON string: when and by whom, whether
+the project was enabled, per region and service the quota values of its
+own before and the frozen ones, and the stage), with ``cascade_state``
+beside it for the eye (``openstack project show``: ``draining``,
+``drained``, ``deleting``, ``failed at ...``). A run killed at any point
+leaves a record that a later run continues (the values before are never
+read again from a frozen project) and that ``restore`` reverses.
+
+What a freeze cannot cover:
+
+* Swift's account quota middleware checks object PUTs only (and not those
+  of a reseller admin): containers, and objects under a reseller's token,
+  are not stopped;
+* Keystone unified limits: a service that enforces them (Nova, Glance)
+  ignores its own quota set. The drain notes registered limits and does
+  not freeze them (not implemented: the clouds this was written for do
+  not use them);
+* Designate's and Trove's quotas are not frozen, nor anything of a
+  service without per-project quotas (Heat, Aodh, Mistral, ...).
+
+After the project is gone (and after ``--settle``), ``release_quotas``
+resets the recorded quotas (the quota APIs' DELETE): the last thing the
+cascade does. If it never gets there, the quota rows of the deleted project
+are orphans that ``openstack orphan list`` finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+import datetime
+import json
+from typing import Any
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.api import keystone
+from osc_cascade.api.http import request
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.regions import Regions
+from osc_cascade.engine.retry import Clock, RetryPolicy, checked
+from osc_cascade.kinds.quota import QUOTA_APIS, QuotaApi
+
+#: the project's extra property that holds the drain record
+RECORD = 'cascade_drain'
+#: the project's extra property that shows the stage
+STATE = 'cascade_state'
+#: the record's format
+VERSION = 1
+
+DRAINING = 'draining'
+DRAINED = 'drained'
+DELETING = 'deleting'
+
+#: quota entry states
+INTENT = 'intent'
+FROZEN = 'frozen'
+FAILED = 'failed'
+
+NEEDS = 'the drain needs the admin role'
+
+
+class Drain:
+    """The drain of projects, its record, its restore and the release of
+    its quotas; ``now`` gives the record's time stamps (the cloud's)."""
+
+    def __init__(
+        self,
+        conn: Any,
+        regions: Regions,
+        *,
+        retry: RetryPolicy,
+        clock: Clock,
+        now: Callable[[], str] | None = None,
+        apis: Sequence[QuotaApi] = QUOTA_APIS,
+    ):
+        self.conn = conn
+        self.regions = regions
+        self.retry = retry
+        self.clock = clock
+        self.now = now or _utc_now
+        self.apis = apis
+
+    def _call(self, what: str, call: Callable[[], Any]) -> Any:
+        return checked(
+            what, call, retry=self.retry, clock=self.clock, needs=NEEDS
+        )
+
+    # -- the record --------------------------------------------------------
+
+    def record_of(self, project_id: str) -> dict[str, Any] | None:
+        """The drain record on the project, or None (no drain, or no
+        project)."""
+        body = self._call(
+            f'reading project {project_id}',
+            lambda: keystone.project_body(self.conn, project_id),
+        )
+        text = (body or {}).get(RECORD)
+        if not text:
+            return None
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise CascadeError(
+                f'The drain record of project {project_id} ({RECORD}) is '
+                f'not JSON: {exc}. Fix or clear it by hand.'
+            ) from exc
+        return record if isinstance(record, dict) else None
+
+    def _write(
+        self, project_id: str, record: dict[str, Any] | None, **fields: Any
+    ) -> None:
+        state = record.get('stage') if record else None
+        self._call(
+            f'writing the drain record of project {project_id}',
+            lambda: keystone.update_project(
+                self.conn,
+                project_id,
+                **{
+                    RECORD: json.dumps(record, sort_keys=True)
+                    if record
+                    else None,
+                    STATE: state,
+                    **fields,
+                },
+            ),
+        )
+
+    def mark(
+        self,
+        project_id: str,
+        stage: str,
+        record: dict[str, Any] | None = None,
+    ) -> None:
+        """Set the record's stage (``deleting``, ``failed at ...``); the
+        record as last written, or read from the project."""
+        record = record or self.record_of(project_id)
+        if record is None:
+            return
+        record['stage'] = stage
+        self._write(project_id, record)
+
+    # -- the drain ---------------------------------------------------------
+
+    def drain(self, project_id: str) -> tuple[dict[str, Any], list[str]]:
+        """Disable the project and freeze its quotas, each change recorded
+        before it is made; a record left by an earlier run is continued.
+        The record, and a note for each value that did not take."""
+        notes: list[str] = []
+        record = self.record_of(project_id)
+        if record is None:
+            body = self._call(
+                f'reading project {project_id}',
+                lambda: keystone.project_body(self.conn, project_id),
+            )
+            if body is None:
+                raise CascadeError(f'Project {project_id} does not exist.')
+            record = {
+                'version': VERSION,
+                'started_at': self.now(),
+                'started_by': {
+                    'user_id': self.conn.current_user_id,
+                    'project_id': self.conn.current_project_id,
+                },
+                'enabled': bool(body.get('enabled', True)),
+                'quotas': {},
+                'stage': DRAINING,
+            }
+            self._write(project_id, record)
+        else:
+            record['stage'] = DRAINING
+            record.setdefault('quotas', {})
+        # the disable rides on the first write of the quotas (or the last)
+        disabled = False
+        for api in self.apis:
+            for region in self.regions.of_service(
+                api.service_type, self.regions.catalog
+            ):
+                self._freeze(
+                    project_id,
+                    record,
+                    api,
+                    region,
+                    notes,
+                    disable=not disabled,
+                )
+                disabled = True
+        record['stage'] = DRAINED
+        self._write(project_id, record, enabled=False)
+        after = self._call(
+            f'reading project {project_id}',
+            lambda: keystone.project_body(self.conn, project_id),
+        )
+        if after is None or after.get('enabled'):
+            raise CascadeError(
+                f'Project {project_id} is still enabled after the drain '
+                'disabled it; nothing was deleted.'
+            )
+        notes.extend(self.unified_limits())
+        return record, notes
+
+    def _freeze(
+        self,
+        project_id: str,
+        record: dict[str, Any],
+        api: QuotaApi,
+        region: str,
+        notes: list[str],
+        *,
+        disable: bool,
+    ) -> None:
+        conn = self.regions.connection(region)
+        where = f'{api.service_type}' + (f' in {region}' if region else '')
+        entries = record['quotas'].setdefault(region, {})
+        entry = entries.get(api.service_type)
+        try:
+            before = (
+                entry['before']
+                if entry  # an earlier run's: the values now are frozen ones
+                else self._call(
+                    f'reading the quotas of {where}',
+                    lambda: api.own(conn, project_id),
+                )
+            )
+            frozen = self._call(
+                f'reading the quotas of {where}',
+                lambda: api.frozen(conn, project_id),
+            )
+        except CascadeError as exc:
+            if not entry:
+                entries.pop(api.service_type, None)
+            notes.append(f'quotas of {where} not frozen: {exc}')
+            return
+        entries[api.service_type] = entry = {
+            'before': before,
+            'frozen': frozen,
+            'state': INTENT,
+        }
+        # the intent first (with the disable, on the first)
+        self._write(
+            project_id, record, **({'enabled': False} if disable else {})
+        )
+        try:
+            self._call(
+                f'freezing the quotas of {where}',
+                lambda: api.set(conn, project_id, frozen),
+            )
+            now = self._call(
+                f'reading back the quotas of {where}',
+                lambda: api.current(conn, project_id),
+            )
+        except CascadeError as exc:
+            entry['state'] = FAILED
+            notes.append(f'quotas of {where} not frozen: {exc}')
+            return
+        missed = {
+            k: now.get(k) for k, v in sorted(frozen.items()) if now.get(k) != v
+        }
+        entry['state'] = FROZEN
+        if missed:
+            entry['missed'] = missed
+            notes.append(
+                f'quotas of {where} did not take: '
+                + ', '.join(f'{k} is {v}' for k, v in missed.items())
+                + ' (the verification rounds catch what is created)'
+            )
+
+    def unified_limits(self) -> list[str]:
+        """A note when Keystone has registered limits (unified limits):
+        the drain does not freeze them."""
+        try:
+            found = request(
+                self.conn.identity, 'GET', '/registered_limits'
+            ).json()
+        except sdk_exc.HttpException:  # no API (404), or not shown to us
+            return []
+        limits = found.get('registered_limits') or []
+        if not limits:
+            return []
+        return [
+            f'Keystone has {len(limits)} registered limit(s) (unified '
+            'limits): a service that enforces them ignores its quota set, '
+            'and the drain does not freeze them'
+        ]
+
+    # -- the way back ------------------------------------------------------
+
+    def restore(self, project_id: str) -> list[str]:
+        """Reverse exactly what the record says: the quotas back to the
+        project's own values before the drain, the project enabled again
+        if it was; then the record is cleared. A note for each value that
+        did not come back."""
+        record = self.record_of(project_id)
+        if record is None:
+            raise CascadeError(
+                f'Project {project_id} has no drain record ({RECORD}): '
+                'nothing to restore.'
+            )
+        notes = []
+        for region, entries in sorted(record.get('quotas', {}).items()):
+            conn = self.regions.connection(region)
+            for api in self.apis:
+                entry = entries.get(api.service_type)
+                if entry is None:
+                    continue
+                where = api.service_type + (f' in {region}' if region else '')
+                before = entry['before']
+                self._call(
+                    f'restoring the quotas of {where}',
+                    lambda a=api, c=conn, b=before: a.restore(
+                        c, project_id, b
+                    ),
+                )
+                now = self._call(
+                    f'reading back the quotas of {where}',
+                    lambda a=api, c=conn: a.own(c, project_id),
+                )
+                if now != before:
+                    notes.append(
+                        f'quotas of {where} are {now} after the restore, '
+                        f'not {before}'
+                    )
+        self._write(project_id, None, enabled=record.get('enabled', True))
+        return notes
+
+    def release_quotas(
+        self, project_id: str, record: dict[str, Any]
+    ) -> list[str]:
+        """Reset (the quota APIs' DELETE) every quota the record froze:
+        after the project is gone, so the record is the copy read before.
+        A failure is a note: the rows are orphans ``orphan list`` finds."""
+        notes = []
+        for region, entries in sorted(record.get('quotas', {}).items()):
+            conn = self.regions.connection(region)
+            for api in self.apis:
+                if api.service_type not in entries:
+                    continue
+                where = api.service_type + (f' in {region}' if region else '')
+                try:
+                    self._call(
+                        f'resetting the quotas of {where} of deleted project '
+                        f'{project_id}',
+                        lambda a=api, c=conn: a.reset(c, project_id),
+                    )
+                except CascadeError as exc:
+                    notes.append(
+                        f'{exc} (its quota rows are orphans: '
+                        '`openstack orphan list` finds them)'
+                    )
+        return notes
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H:%M:%SZ')

@@ -1,0 +1,350 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The drain (workflows.drain): the project disabled and its quotas frozen
+in every service, each change recorded on the project before it is made;
+the restore that reverses the record; the release of the quotas."""
+
+import json
+
+import pytest
+
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.regions import Regions
+from osc_cascade.kinds import quota
+from osc_cascade.workflows import drain
+from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import AUTH_URL
+from tests.unit.fakes.run import zero_delays
+
+REGION = 'RegionOne'
+
+#: the fake's service -> the project's own values before the drain
+OWN = {
+    'nova': {'instances': 50},
+    'neutron': {'network': 50},
+    'octavia': {'load_balancer': 5},
+    'manila': {'shares': 5},
+    'barbican': {'secrets': 5},
+    'magnum': {'Cluster': 3},
+}
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def project(cloud):
+    """A project with quotas of its own everywhere (but Cinder) and a
+    10 GB volume."""
+    pid = scenarios.project(cloud, 'A')['id']
+    for service, values in OWN.items():
+        cloud.set_quota(service, pid, **values)
+    scenarios.volume(cloud, pid, size=10)
+    return pid
+
+
+def drainer(cloud, regions=None):
+    conn = cloud.connection()
+    return drain.Drain(
+        conn,
+        regions or Regions(conn),
+        retry=zero_delays(),
+        clock=FakeClock(),
+        now=lambda: '2026-01-01T00:00:00+00:00',
+    )
+
+
+def stored(cloud, pid):
+    project = cloud.get('projects', pid)
+    return json.loads(project[drain.RECORD]), project[drain.STATE]
+
+
+def test_the_drain_disables_freezes_and_records(cloud, project):
+    record, notes = drainer(cloud).drain(project)
+
+    assert notes == []
+    assert cloud.get('projects', project)['enabled'] is False
+    assert stored(cloud, project) == (record, drain.DRAINED)
+    assert record['enabled'] is True
+    assert record['started_at'] == '2026-01-01T00:00:00+00:00'
+    assert record['started_by']['user_id']
+    quotas = record['quotas'][REGION]
+    assert {e['state'] for e in quotas.values()} == {drain.FROZEN}
+    # what each service had of its own before
+    assert quotas['compute']['before'] == OWN['nova']
+    assert quotas['network']['before'] == OWN['neutron']
+    assert quotas['block-storage']['before'] == {}
+    assert quotas['load-balancer']['before'] == OWN['octavia']
+    assert quotas['key-manager']['before'] == OWN['barbican']
+    assert (
+        quotas['container-infrastructure-management']['before']
+        == (OWN['magnum'])
+    )
+    # frozen: at zero with force, Cinder at its usage
+    assert cloud.quota_of('nova', project)['instances'] == 0
+    assert set(cloud.quota_of('neutron', project).values()) == {0}
+    assert set(cloud.quota_of('manila', project).values()) == {0}
+    assert cloud.quota_of('cinder', project) == {
+        'volumes': 1,
+        'gigabytes': 10,
+        'snapshots': 0,
+        'backups': 0,
+    }
+    assert quotas['block-storage']['frozen']['gigabytes'] == 10
+    assert set(cloud.quota_of('octavia', project).values()) == {0}
+    assert set(cloud.quota_of('barbican', project).values()) == {0}
+    assert cloud.quota_of('magnum', project) == {'Cluster': 0}
+
+
+def test_each_change_is_recorded_before_it_is_made(cloud, project):
+    drainer(cloud).drain(project)
+    changes = [
+        (m, 'keystone' if p.startswith('/v3/projects/') else 'service')
+        for m, p in cloud.changes
+    ]
+    writes = [i for i, c in enumerate(changes) if c[1] == 'service']
+    # one a service (Cinder had no own row: its PUT makes one)
+    assert len(writes) == len(quota.QUOTA_APIS)
+    for i in writes:
+        assert changes[i - 1] == ('PATCH', 'keystone')  # the intent
+    assert changes[-1] == ('PATCH', 'keystone')  # the stage: drained
+
+
+def test_a_crash_after_an_intent_leaves_a_record_a_later_run_continues(
+    cloud, project, monkeypatch
+):
+    def crash(self, conn, project_id, values):
+        raise SystemExit('killed')
+
+    monkeypatch.setattr(quota.NetworkQuotaApi, 'set', crash)
+    with pytest.raises(SystemExit):
+        drainer(cloud).drain(project)
+    record, state = stored(cloud, project)
+    assert state == drain.DRAINING
+    assert record['quotas'][REGION]['network'] == {
+        'before': OWN['neutron'],
+        'frozen': dict.fromkeys(quota_keys(cloud, project), 0),
+        'state': drain.INTENT,
+    }
+    assert cloud.get('projects', project)['enabled'] is False
+
+    monkeypatch.undo()
+    record, _notes = drainer(cloud).drain(project)
+    # the values before are the recorded ones, not the frozen ones now
+    assert record['quotas'][REGION]['compute']['before'] == OWN['nova']
+    assert record['quotas'][REGION]['network']['before'] == OWN['neutron']
+    assert record['enabled'] is True
+    assert set(cloud.quota_of('neutron', project).values()) == {0}
+
+
+def quota_keys(cloud, project):
+    from tests.unit.fakes.quota import NEUTRON_DEFAULT_QUOTAS
+
+    return sorted({**NEUTRON_DEFAULT_QUOTAS, **OWN['neutron']})
+
+
+def test_the_restore_reverses_exactly_what_the_record_says(cloud, project):
+    d = drainer(cloud)
+    d.drain(project)
+
+    assert d.restore(project) == []
+
+    assert cloud.get('projects', project)['enabled'] is True
+    assert cloud.get('projects', project)[drain.RECORD] is None
+    assert cloud.get('projects', project)[drain.STATE] is None
+    assert d.record_of(project) is None
+    for service, values in OWN.items():
+        assert cloud.quota_of(service, project) == values, service
+    assert not cloud.has_quota('cinder', project)  # it had none of its own
+
+
+def test_a_project_disabled_before_the_drain_stays_disabled(cloud):
+    pid = scenarios.project(cloud, 'A', enabled=False)['id']
+    d = drainer(cloud)
+    record, _notes = d.drain(pid)
+    assert record['enabled'] is False
+    d.restore(pid)
+    assert cloud.get('projects', pid)['enabled'] is False
+
+
+def test_a_restore_says_what_did_not_come_back(cloud, project):
+    d = drainer(cloud)
+    d.drain(project)
+    cloud.ignored_quotas.add(('nova', 'instances'))
+    [note] = d.restore(project)
+    assert note.startswith('quotas of compute in RegionOne are {}')
+
+
+def test_no_record_no_restore(cloud, project):
+    with pytest.raises(CascadeError, match='has no drain record'):
+        drainer(cloud).restore(project)
+
+
+def test_a_value_that_did_not_take_is_a_note(cloud, project):
+    cloud.ignored_quotas.add(('nova', 'instances'))
+    record, notes = drainer(cloud).drain(project)
+    assert notes == [
+        'quotas of compute in RegionOne did not take: instances is 50 '
+        '(the verification rounds catch what is created)'
+    ]
+    assert record['quotas'][REGION]['compute']['missed'] == {'instances': 50}
+
+
+def test_a_refused_freeze_is_a_note_and_the_drain_goes_on(cloud, project):
+    cloud.faults.append(('PUT', r'/lbaas/quotas/', 400))
+    record, [note] = drainer(cloud).drain(project)
+    assert note.startswith(
+        'quotas of load-balancer in RegionOne not frozen: freezing'
+    )
+    assert record['quotas'][REGION]['load-balancer']['state'] == drain.FAILED
+    assert cloud.quota_of('magnum', project) == {'Cluster': 0}
+
+
+def test_an_unreadable_quota_is_a_note_and_not_recorded(cloud, project):
+    cloud.faults.append(('GET', r'/os-quota-sets/', 400))
+    record, [note] = drainer(cloud).drain(project)
+    assert note.startswith('quotas of compute in RegionOne not frozen: read')
+    assert 'compute' not in record['quotas'][REGION]
+    assert cloud.quota_of('nova', project) == OWN['nova']
+    # nothing recorded, nothing restored or released there
+    d = drainer(cloud)
+    assert d.release_quotas(project, record) == []
+    assert cloud.quota_of('nova', project) == OWN['nova']
+
+
+def test_a_rerun_that_cannot_read_keeps_the_recorded_entry(cloud, project):
+    d = drainer(cloud)
+    d.drain(project)
+    cloud.faults.append(('GET', r'/os-quota-sets/', 400))
+    record, [note] = d.drain(project)
+    assert 'compute in RegionOne not frozen' in note
+    assert record['quotas'][REGION]['compute']['before'] == OWN['nova']
+    d.restore(project)
+    assert cloud.quota_of('nova', project) == OWN['nova']
+
+
+def test_a_neutron_refusal_other_than_force_is_a_note(cloud, project):
+    cloud.faults.append(('PUT', r'/v2\.0/quotas/', 400))
+    record, [note] = drainer(cloud).drain(project)
+    assert note.startswith('quotas of network in RegionOne not frozen')
+    assert record['quotas'][REGION]['network']['state'] == drain.FAILED
+
+
+def test_an_old_neutron_without_force_is_frozen_all_the_same(cloud, project):
+    cloud.neutron_force = False
+    _record, notes = drainer(cloud).drain(project)
+    assert notes == []
+    assert set(cloud.quota_of('neutron', project).values()) == {0}
+
+
+def test_cinder_is_never_asked_below_usage(cloud, project):
+    _record, notes = drainer(cloud).drain(project)
+    assert notes == []
+    puts = [p for m, p in cloud.changes if m == 'PUT' and 'cinder' not in p]
+    assert puts  # and Cinder's fake refuses below usage or with force
+    assert cloud.quota_of('cinder', project)['volumes'] == 1
+
+
+def test_every_region_of_a_service_is_frozen_and_recorded(cloud, project):
+    conn = cloud.connection()
+
+    class TwoRegions(Regions):
+        def __init__(self, conn):
+            super().__init__(conn)
+            self.catalog = ['RegionOne', 'RegionTwo']
+
+        def of_service(self, service_type, among=()):
+            return list(among or self.catalog)
+
+        def connection(self, region):
+            return conn
+
+    record, _notes = drainer(cloud, TwoRegions(conn)).drain(project)
+    assert sorted(record['quotas']) == ['RegionOne', 'RegionTwo']
+    # RegionTwo (the same fake) was read after RegionOne froze it, but
+    # its own values are read from its own service
+    assert record['quotas']['RegionOne']['compute']['before'] == OWN['nova']
+
+
+def test_the_release_resets_every_recorded_quota(cloud, project):
+    d = drainer(cloud)
+    record, _notes = d.drain(project)
+    assert d.release_quotas(project, record) == []
+    for service in [*OWN, 'cinder']:
+        assert not cloud.quota_of(service, project), service
+
+
+def test_a_failed_release_names_the_orphan_search(cloud, project):
+    d = drainer(cloud)
+    record, _notes = d.drain(project)
+    cloud.faults.append(('DELETE', r'/os-quota-sets/', 403))
+    [note] = d.release_quotas(project, record)
+    assert 'resetting the quotas of compute in RegionOne' in note
+    assert '`openstack orphan list` finds them' in note
+    assert cloud.quota_of('nova', project)['instances'] == 0
+
+
+def test_registered_unified_limits_are_a_note(cloud, project):
+    cloud.mocker.get(
+        AUTH_URL + '/registered_limits',
+        json={'registered_limits': [{'resource_name': 'servers'}]},
+    )
+    _record, notes = drainer(cloud).drain(project)
+    assert notes == [
+        'Keystone has 1 registered limit(s) (unified limits): a service '
+        'that enforces them ignores its quota set, and the drain does not '
+        'freeze them'
+    ]
+
+
+def test_no_registered_limits_no_note(cloud, project):
+    cloud.mocker.get(
+        AUTH_URL + '/registered_limits', json={'registered_limits': []}
+    )
+    assert drainer(cloud).unified_limits() == []
+
+
+def test_a_record_that_is_not_json_is_refused(cloud, project):
+    cloud.get('projects', project)[drain.RECORD] = '{broken'
+    with pytest.raises(CascadeError, match='is not JSON'):
+        drainer(cloud).record_of(project)
+    cloud.get('projects', project)[drain.RECORD] = '[1]'
+    assert drainer(cloud).record_of(project) is None
+
+
+def test_the_stage_is_marked_on_the_project(cloud, project):
+    d = drainer(cloud)
+    d.mark(project, drain.DELETING)  # no record: nothing to mark
+    assert drain.STATE not in cloud.get('projects', project)
+    d.drain(project)
+    d.mark(project, 'failed at deleting: boom')
+    record, state = stored(cloud, project)
+    assert state == record['stage'] == 'failed at deleting: boom'
+
+
+def test_a_missing_project_is_refused(cloud):
+    with pytest.raises(CascadeError, match='does not exist'):
+        drainer(cloud).drain('nope')
+
+
+def test_a_disable_that_does_not_take_is_refused(cloud, project):
+    cloud.mocker.patch(
+        f'{AUTH_URL}/projects/{project}', json={'project': {'id': project}}
+    )
+    with pytest.raises(CascadeError, match='still enabled after the drain'):
+        drainer(cloud).drain(project)
