@@ -19,11 +19,19 @@ this module holds the workflow:
    project, immutable projects, domains, projects with children unless the
    cascade goes into them);
 2. discover everything the projects own and build the plan that is shown;
-3. stage 1, drain: disable the projects in Keystone, so that nobody can
-   get a token for them and create anything new;
+3. stage 1, drain (``workflows.drain``): disable the projects in Keystone
+   and freeze their quotas, each change recorded on the project first, so
+   that nobody can create anything new, whatever token they hold;
 4. stage 2, delete: run exactly the plan that was shown;
 5. discover again and delete what appeared, until nothing is left (a
-   bounded number of rounds); only then may the projects be deleted.
+   bounded number of rounds); only then may the projects be deleted (OSC
+   deletes them, after the workflow);
+6. ``finish``, after the projects are gone: with ``settle``, wait out the
+   services' token caches and delete what appeared with the projects' IDs
+   in every region; then reset the frozen quotas, the last thing done.
+
+The quotas are no steps of the plan (``kinds.quota.without_quotas``): a
+reset before the projects are gone would lift the freeze.
 """
 
 from __future__ import annotations
@@ -33,9 +41,11 @@ import contextlib
 import dataclasses
 import functools
 import signal
+import threading
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import keystone
 from osc_cascade.engine import planfile, report
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError, Interrupted, PlanError
@@ -52,7 +62,9 @@ from osc_cascade.engine.reconcile import reconcile, unpreviewed
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef, Step, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
-from osc_cascade.workflows.projects import Projects, project_ref
+from osc_cascade.kinds import quota
+from osc_cascade.workflows import drain as drain_mod
+from osc_cascade.workflows.projects import Projects, leaves_first, project_ref
 
 
 @dataclasses.dataclass
@@ -71,6 +83,9 @@ class CascadeOptions:
     #: the regions to cascade in (``--region``); none: every region. The
     #: projects are deleted only if the other regions hold nothing of them
     regions: tuple[str, ...] = ()
+    #: seconds to wait after the projects are deleted (the services' token
+    #: cache time) before deleting what appeared with their IDs; 0: none
+    settle: float = 0.0
 
 
 @dataclasses.dataclass
@@ -95,7 +110,9 @@ class ProjectCascade:
     ):
         self.conn = conn
         self.options = options or CascadeOptions()
-        self.kinds = kinds_mod.build(delete_shared=self.options.delete_shared)
+        self.kinds = quota.without_quotas(
+            kinds_mod.build(delete_shared=self.options.delete_shared)
+        )
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self.on_event = on_event
@@ -106,13 +123,29 @@ class ProjectCascade:
         self.phases: dict[str, float] = {}
         #: the signal that interrupted the run, if one did
         self._interrupted: int | None = None
+        self._stop = threading.Event()
         self._executor: Executor | None = None
+        #: the drain records, by project ID, as last written
+        self.records: dict[str, dict[str, Any]] = {}
+        #: what the drain and the finish have to say (values that did not
+        #: take, quotas left behind), one line each
+        self.notes: list[str] = []
 
     @functools.cached_property
     def regions(self) -> Regions:
         """The regions cascaded in, one connection each (read from the
         catalog when first needed)."""
         return Regions(self.conn, self.options.regions)
+
+    @functools.cached_property
+    def drainer(self) -> drain_mod.Drain:
+        return drain_mod.Drain(
+            self.conn,
+            self.regions,
+            retry=self.retry,
+            clock=self.clock,
+            now=lambda: self.projects.cloud_time().isoformat(),
+        )
 
     @functools.cached_property
     def discovery(self) -> Discovery:
@@ -256,6 +289,24 @@ class ProjectCascade:
             raise CascadeError(_kept_message(plan.kept(), drained=False))
         since = self.projects.cloud_time()
         self.drain(targets)
+        try:
+            return self._delete(plan, targets, since)
+        except Exception as exc:
+            self._mark(targets, f'failed at deleting: {exc}')
+            raise
+
+    def _mark(self, targets: Sequence[ResourceRef], stage: str) -> None:
+        """The stage on each project's record (``project show``); a
+        failure to write it never hides the error at hand."""
+        for target in targets:
+            with contextlib.suppress(CascadeError):
+                self.drainer.mark(
+                    target.id, stage[:255], self.records.get(target.id)
+                )
+
+    def _delete(
+        self, plan: Plan, targets: Sequence[ResourceRef], since: Any
+    ) -> CascadeOutcome:
         # what the projects own now, after the drain: a step runs only if
         # its resource is still theirs
         # what the other regions hold is looked at again at the end
@@ -268,6 +319,7 @@ class ProjectCascade:
             raise CascadeError(
                 _kept_message(checked.plan.kept(), drained=True)
             )
+        self._mark(targets, drain_mod.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises
         self.runs = runs = []
@@ -329,15 +381,101 @@ class ProjectCascade:
             self.on_event(event)
 
     def drain(self, targets: Sequence[ResourceRef]) -> None:
-        """Stage 1: disable the projects, so that nobody can get a token
-        for them and create anything new."""
-        self.projects.disable(targets)
+        """Stage 1: disable the projects and freeze their quotas, leaves
+        first (Keystone refuses to disable a project whose subtree is
+        enabled), each change recorded on the project before it is made."""
+        for target in leaves_first(targets):
+            record, notes = self.drainer.drain(target.id)
+            self.records[target.id] = record
+            self.notes.extend(notes)
+
+    # -- after the projects are deleted ------------------------------------
+
+    def finish(self, outcome: CascadeOutcome) -> list[str]:
+        """After OSC deleted the emptied projects: with ``settle``, wait,
+        then delete what appeared with their IDs (``settle``); then reset
+        the quotas the drain froze. What there is to say, one line each."""
+        notes = []
+        gone = []
+        for project in outcome.empty_projects + outcome.deleted_children:
+            if self._exists(project.id):
+                notes.append(
+                    f'project {project.name} ({project.id}) still exists: '
+                    'its quotas stay frozen'
+                )
+            else:
+                gone.append(project)
+        if gone and self.options.settle > 0:
+            notes.extend(self.settle(gone))
+        for project in gone:
+            notes.extend(
+                self.drainer.release_quotas(
+                    project.id, self.records.get(project.id) or {}
+                )
+            )
+        self.notes.extend(notes)
+        return notes
+
+    def _exists(self, project_id: str) -> bool:
+        return (
+            self.projects._call(
+                f'reading project {project_id}',
+                lambda: keystone.project_body(self.conn, project_id),
+            )
+            is not None
+        )
+
+    def settle(self, gone: Sequence[ResourceRef]) -> list[str]:
+        """Wait ``settle`` seconds (a token a service validated before the
+        drain stays valid there for its token cache time), then discover
+        by the deleted projects' IDs in every region of the catalog and
+        delete what appeared, in rounds, until nothing is left."""
+        started = self.clock.now()
+        self.clock.pause(self.options.settle, self._stop)
+        self._check_interrupted()
+        ids = [p.id for p in gone]
+        deleted = 0
+        for done in range(self.options.verify_rounds + 1):
+            refs, _notes = self.discovery.run(ids, among=self.regions.catalog)
+            with _planning():
+                found = build_plan(
+                    Inventory(refs), self.kinds, _projects(gone)
+                )
+            if found.kept():
+                raise CascadeError(
+                    'After the settle, the deleted projects own resources '
+                    'that the cascade keeps: '
+                    + '; '.join(s.describe() for s in found.kept())
+                    + '. Their quotas stay frozen; `openstack orphan list` '
+                    'finds them.'
+                )
+            todo = still_to_do(found)
+            if not todo.steps:
+                break
+            if done == self.options.verify_rounds:
+                raise CascadeError(
+                    'After the settle, the deleted projects still own '
+                    + _leftover_message(todo, self.runs).split(': ', 1)[1]
+                    + '. Their quotas stay frozen; `openstack orphan list` '
+                    'finds them.'
+                )
+            self.runs.append(self._run(todo))
+            self._check_interrupted()
+            deleted += sum(
+                r.outcome == DONE for r in self.runs[-1].results.values()
+            )
+        self.phases['settle'] = self.clock.now() - started
+        return [
+            f'settle: {deleted} resource(s) appeared after the delete and '
+            'were deleted'
+        ]
 
     def interrupt(self, signum: int) -> None:
         """Stop (from a signal handler): the round under way starts nothing
         more and returns what it did; no round and no delete of a project
         follows."""
         self._interrupted = signum
+        self._stop.set()
         if self._executor is not None:
             self._executor.stop()
 

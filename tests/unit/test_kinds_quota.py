@@ -10,16 +10,21 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Quotas: listed while a project's differ from the defaults, reset after
-every delete of their service, gone after the reset."""
+"""Quotas: listed while a project's differ from the defaults, gone after
+the reset; no steps of a cascade (the drain freezes them and resets them
+after the project), but in an orphan purge reset after every delete of
+their service."""
 
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.executor import DONE
+from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import quota
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import cascade_for, run_kind
 
 #: quota kind -> the fake's service, and a value of its own
@@ -68,21 +73,43 @@ def test_an_octavia_row_of_defaults_is_not_a_quota_of_its_own(cloud):
     assert kind.list(cloud.connection(), a) == []
 
 
-def test_a_quota_is_reset_after_every_delete_of_its_service(cloud, external):
+def test_quotas_are_no_steps_of_a_cascade(cloud, external):
+    # the drain freezes them and resets them after the project is gone
     a = scenarios.full_project(cloud, 'A', external)
     pid = a['project']['id']
     cloud.set_quota('nova', pid, instances=50)
     cloud.set_quota('neutron', pid, network=50)
     cloud.keypair('user-A', 'laptop')
-    _pc, _t, plan = cascade_for(cloud, pid)
+    pc, _t, plan = cascade_for(cloud, pid)
+    assert not [s for s in plan.steps if ':quota.' in s]
+    assert not [k for k in pc.kinds if k.startswith('quota.')]
+    assert step_id('delete', 'compute.server', a['server']['id']) in (
+        plan.steps
+    )
+    assert set(kinds_mod.build()) - set(
+        quota.without_quotas(kinds_mod.build())
+    ) == set(QUOTAS)
+
+
+def test_in_an_orphan_purge_a_quota_is_reset_after_its_services_deletes(
+    cloud, external
+):
+    a = scenarios.full_project(cloud, 'A', external)
+    pid = a['project']['id']
+    cloud.set_quota('nova', pid, instances=50)
+    cloud.set_quota('neutron', pid, network=50)
+    cloud.keypair('user-A', 'laptop')
+    kinds = kinds_mod.build()
+    refs, _notes = Discovery(cloud.connection(), kinds).run([pid])
+    plan = build_plan(Inventory(refs), kinds, [{'id': pid, 'name': 'A'}])
     preds = plan.predecessors()
-    compute = preds[f'delete:quota.compute:{pid}']
-    network = preds[f'delete:quota.network:{pid}']
-    assert f'delete:compute.server:{a["server"]["id"]}' in compute
-    assert f'delete:network.network:{a["network"]["id"]}' in network
+    compute = preds[step_id('delete', 'quota.compute', pid)]
+    network = preds[step_id('delete', 'quota.network', pid)]
+    assert step_id('delete', 'compute.server', a['server']['id']) in compute
+    assert step_id('delete', 'network.network', a['network']['id']) in network
     assert not [s for s in compute if ':network.' in s]
     # a member's keypair is only reported: nothing to wait for
-    assert 'keep:compute.keypair:user-A/laptop' in plan.steps
+    assert step_id('keep', 'compute.keypair', 'user-A/laptop') in plan.steps
     assert not [s for s in compute if 'keypair' in s]
 
 
