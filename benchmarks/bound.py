@@ -158,7 +158,8 @@ def step_id(step: Mapping[str, Any]) -> str:
     """The id of a step of ``Plan.to_dict()`` (which stores the step, not
     its id), as ``osc_cascade.engine.resource.Step.id`` computes it."""
     target = step['target']
-    key = f'{target["kind"]}:{target["id"]}'
+    region = target.get('region') or ''
+    key = f'{target["kind"]}:{target["id"]}' + (f'@{region}' if region else '')
     action = step['action']
     if action in ('delete', 'keep'):
         return f'{action}:{key}'

@@ -17,6 +17,7 @@ import json
 
 from benchmarks import bound
 from tests.unit import scenarios
+from tests.unit.fakes.common import step_id
 
 
 def test_report_file_has_plan_and_step_times(cloud, external, osc, tmp_path):
@@ -39,7 +40,7 @@ def test_report_file_has_plan_and_step_times(cloud, external, osc, tmp_path):
     planned = {bound.step_id(s) for s in report['plan']['steps']}
     first = report['rounds'][0]
     assert {r['id'] for r in first} == planned
-    server = f'delete:compute.server:{a["server"]["id"]}'
+    server = step_id('delete', 'compute.server', a['server']['id'])
     row = next(r for r in first if r['id'] == server)
     assert row['outcome'] == 'done' and row['attempts'] >= 1
     assert row['seconds'] >= row['queued'] >= 0 and row['started'] >= 0

@@ -26,7 +26,7 @@ from osc_cascade.workflows.projects import Projects, leaves_first
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud
-from tests.unit.fakes.common import ADMIN_PROJECT
+from tests.unit.fakes.common import ADMIN_PROJECT, step_id
 from tests.unit.fakes.kinds import make_plan
 
 
@@ -190,7 +190,7 @@ def test_a_volume_given_to_another_project_after_the_plan_is_kept(cloud, conn):
     pc, targets = prepare(conn, 'A')
     pc.on_event = events.append
     plan = pc.plan(targets)
-    assert f'delete:block_storage.volume:{given["id"]}' in plan.steps
+    assert step_id('delete', 'block_storage.volume', given['id']) in plan.steps
     # a transfer accepted between the plan and the run
     given['os-vol-tenant-attr:tenant_id'] = other
 

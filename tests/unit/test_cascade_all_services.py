@@ -20,6 +20,7 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import baremetal, key_manager
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.kinds import kinds_of
 from tests.unit.scenarios import all_services_project, share_image_with
 
@@ -163,10 +164,11 @@ def test_the_plan_says_what_a_stacks_delete_removes(cloud, twins, osc):
     assert [(r['type'], r['id']) for r in stack['Name']['removes']] == made
 
     dot = cascade(osc, '--dry-run', 'A', '-f', 'dot').stdout
+    stack_step = step_id('delete', 'orchestration.stack', a['stack'])
     [node] = [
         line
         for line in dot.splitlines()
-        if line.startswith(f'  "delete:orchestration.stack:{a["stack"]}" [')
+        if line.startswith(f'  "{stack_step}" [')
     ]
     for type_, id_ in made:
         assert f'\\n{type_} {id_}' in node

@@ -19,11 +19,13 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError, describe
+from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.kinds import network
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud
+from tests.unit.fakes.common import REGION
 from tests.unit.fakes.kinds import sdk_error
 
 
@@ -140,7 +142,8 @@ def test_a_service_that_keeps_failing_is_an_error(cloud, clock):
             cloud.connection(), clock, retry=RetryPolicy(max_attempts=3)
         ).run([pid])
     assert str(err.value).startswith(
-        f'listing network.port of project {pid} failed, so nothing was deleted'
+        f'listing network.port of project {pid} in {REGION} failed, so '
+        'nothing was deleted'
     )
     assert (
         len([p for _, p in cloud.requests if p.startswith('/v2.0/ports')]) == 3
@@ -154,9 +157,10 @@ def test_a_403_is_not_retried_and_says_admin_is_needed(cloud, clock):
     with pytest.raises(CascadeError) as err:
         discovery(cloud.connection(), clock).run([pid])
     message = str(err.value)
-    assert f'listing image.image of project {pid} was refused (HTTP 403)' in (
-        message
-    )
+    assert (
+        f'listing image.image of project {pid} in {REGION} was refused '
+        '(HTTP 403)'
+    ) in message
     assert 'admin role in the image service' in message
     assert clock.sleeps == []
 
@@ -196,6 +200,7 @@ def test_each_services_proxy_is_made_once_before_its_lists(clock):
     # the SDK makes a service's proxy (a version discovery GET) in every
     # thread that asks before it is cached: discovery makes each one first
     import threading
+    import types
 
     from osc_cascade.kinds.base import ResourceKind
 
@@ -203,16 +208,17 @@ def test_each_services_proxy_is_made_once_before_its_lists(clock):
     lock = threading.Lock()
 
     class Catalog:
-        """Both the session and the config, for the catalog check."""
+        """Both the session and the config, for the catalog check: every
+        service in one region."""
 
-        def get_endpoint(self, **_filters):
-            return 'http://service.test'
+        def get_endpoints_data(self, service_type=None, interface=None):
+            endpoint = types.SimpleNamespace(
+                url=f'http://{service_type}.test', region_name=REGION
+            )
+            return {service_type: [endpoint]}
 
         def get_interface(self, service_type):
             return 'public'
-
-        def get_region_name(self, service_type=None):
-            return 'RegionOne'
 
         @property
         def auth(self):  # the catalog of services: none uncovered
@@ -248,7 +254,17 @@ def test_each_services_proxy_is_made_once_before_its_lists(clock):
             Kind('c.x', 'load-balancer'),
         )
     }
-    Discovery(Conn(), kinds, clock=clock, parallel=3).run(['p'])
+
+    class OneRegion(Regions):
+        """The catalog's one region, whose connection is the fake's."""
+
+        def connection(self, region):
+            assert region == REGION
+            return self.conn
+
+    conn = Conn()
+    regions = OneRegion(conn, [REGION])
+    Discovery(conn, kinds, regions=regions, clock=clock, parallel=3).run(['p'])
     proxies = [e for e in events if e.startswith('proxy ')]
     assert sorted(proxies) == [
         'proxy block_storage',

@@ -20,6 +20,7 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.kinds import compute
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import cascade_for
 
 KEYPAIR = compute.Keypair.name
@@ -57,7 +58,7 @@ def test_the_keypairs_of_the_projects_users_are_listed(cloud, project):
 
 def test_they_are_reported_and_keep_nothing_alive(cloud, project):
     pc, targets, plan = cascade_for(cloud, project)
-    step = plan.steps[f'keep:{KEYPAIR}:alice/laptop']
+    step = plan.steps[step_id('keep', KEYPAIR, 'alice/laptop')]
     assert step.is_report_only
     assert (
         'belongs to user alice, not to the project' in (step.params['reason'])

@@ -22,6 +22,7 @@ from osc_cascade.kinds import container_infra as magnum
 from osc_cascade.kinds import orchestration
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.kinds import sdk_error
 from tests.unit.fakes.run import cascade_for, run_kind
 
@@ -61,9 +62,9 @@ def test_the_stack_goes_with_the_cluster_and_the_template_after_it(cloud):
     a = scenarios.project(cloud, 'A')['id']
     cluster, template, stack = cluster_of(cloud, a)
     pc, targets, plan = cascade_for(cloud, a)
-    me = f'delete:{CLUSTER}:{cluster["uuid"]}'
-    assert (me, f'delete:{STACK}:{stack["id"]}') in plan.soft_edges
-    assert (me, f'delete:{TEMPLATE}:{template["uuid"]}') in (
+    me = step_id('delete', CLUSTER, cluster['uuid'])
+    assert (me, step_id('delete', STACK, stack['id'])) in plan.soft_edges
+    assert (me, step_id('delete', TEMPLATE, template['uuid'])) in (
         plan.edges - plan.soft_edges
     )
 

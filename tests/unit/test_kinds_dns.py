@@ -21,6 +21,7 @@ from osc_cascade.kinds import dns
 from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import REGION, step_id
 from tests.unit.fakes.run import cascade_for, run_kind
 
 
@@ -85,10 +86,14 @@ def test_a_floating_ips_ptr_is_unset_before_the_floating_ip_goes(
     cloud.ptr(fip, 'www.a.example.')
     cloud.ptr(b_fip, 'www.b.example.')
     pc, targets, plan = cascade_for(cloud, a)
-    ptr_step = f'delete:{dns.FloatingIPRecord.name}:RegionOne:{fip["id"]}'
-    assert (ptr_step, f'delete:network.floating_ip:{fip["id"]}') in (
-        plan.edges
+    # the record is named after the floating IP's region, and is Designate's
+    ptr_step = step_id(
+        'delete', dns.FloatingIPRecord.name, f'{REGION}:{fip["id"]}'
     )
+    assert (
+        ptr_step,
+        step_id('delete', 'network.floating_ip', fip['id']),
+    ) in plan.edges
 
     pc.execute(plan, targets)
 

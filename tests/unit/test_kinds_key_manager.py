@@ -20,6 +20,7 @@ from osc_cascade.engine.discovery import Discovery
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ENDPOINTS_WITH_HEAT, ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import cascade_for
 
 BARBICAN = 'key_manager.container, key_manager.order, key_manager.secret'
@@ -67,7 +68,7 @@ def test_the_projects_barbican_quota_is_reset(cloud):
     cloud.set_quota('barbican', a, secrets=5)
     cloud.set_quota('barbican', b, secrets=5)
     pc, targets, plan = cascade_for(cloud, a)
-    assert f'delete:quota.key_manager:{a}' in plan.steps
+    assert step_id('delete', 'quota.key_manager', a) in plan.steps
 
     pc.execute(plan, targets)
 

@@ -20,6 +20,7 @@ from osc_cascade.engine.executor import DONE, FAILED
 from osc_cascade.kinds import load_balancer
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import cascade_for, run_kind
 
 LB = load_balancer.LoadBalancer.name
@@ -72,16 +73,17 @@ def test_it_goes_before_the_subnets_and_network_it_sits_on(cloud, topology):
     a, net, subnet, members_subnet = topology
     lb = cloud.load_balancer(a, subnet, members=[members_subnet])
     _pc, _t, plan = cascade_for(cloud, a)
-    me = f'delete:{LB}:{lb["id"]}'
+    me = step_id('delete', LB, lb['id'])
     for then in (
-        f'delete:network.subnet:{subnet["id"]}',
-        f'delete:network.subnet:{members_subnet["id"]}',
-        f'delete:network.network:{net["id"]}',
+        step_id('delete', 'network.subnet', subnet['id']),
+        step_id('delete', 'network.subnet', members_subnet['id']),
+        step_id('delete', 'network.network', net['id']),
     ):
         assert (me, then) in plan.edges
         assert (me, then) not in plan.soft_edges
     # Octavia's VIP port goes with it: no step of its own
-    assert f'delete:network.port:{lb["vip_port_id"]}' not in plan.steps
+    vip_port = step_id('delete', 'network.port', lb['vip_port_id'])
+    assert vip_port not in plan.steps
 
 
 def test_a_vip_port_the_user_made_goes_after_it(cloud, topology):
@@ -91,8 +93,8 @@ def test_a_vip_port_the_user_made_goes_after_it(cloud, topology):
     vip['device_owner'] = ''  # given by the user: Octavia only detaches
     _pc, _t, plan = cascade_for(cloud, a)
     assert (
-        f'delete:{LB}:{lb["id"]}',
-        f'delete:network.port:{vip["id"]}',
+        step_id('delete', LB, lb['id']),
+        step_id('delete', 'network.port', vip['id']),
     ) in plan.edges
 
 
@@ -143,8 +145,8 @@ def test_a_floating_ip_on_the_vip_needs_no_order_of_its_own(cloud, external):
     lb = cloud.load_balancer(a, subnet, vip_fip=fip)
     pc, targets, plan = cascade_for(cloud, a)
     lb_step, fip_step = (
-        f'delete:{LB}:{lb["id"]}',
-        (f'delete:network.floating_ip:{fip["id"]}'),
+        step_id('delete', LB, lb['id']),
+        step_id('delete', 'network.floating_ip', fip['id']),
     )
     assert not {(lb_step, fip_step), (fip_step, lb_step)} & plan.edges
 

@@ -19,6 +19,7 @@ import pytest
 from osc_cascade.kinds import network
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.network_extensions import NEUTRON_EXTRA
 from tests.unit.fakes.run import cascade_for
 from tests.unit.scenarios import all_services_project
@@ -101,7 +102,7 @@ def test_vpn_objects_go_from_the_connections_inwards(cloud, everything):
     e = everything
     _pc, _t, plan = cascade_for(cloud, e['project'])
     d = {
-        k: f'delete:{kind}:{e[k]}'
+        k: step_id('delete', kind, e[k])
         for k, kind in (
             ('site', network.VPNSiteConnection.name),
             ('vpn', network.VPNService.name),
@@ -137,7 +138,7 @@ def test_qos_pools_scopes_forwardings_ranges_and_local_ips(cloud, everything):
     _pc, _t, plan = cascade_for(cloud, e['project'])
 
     def d(kind, key):
-        return f'delete:{kind.name}:{e[key]}'
+        return step_id('delete', kind.name, e[key])
 
     assert {
         (d(network.Port, 'qos_port'), d(network.QoSPolicy, 'qos')),

@@ -22,6 +22,7 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import network
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.network_services import MORE
 from tests.unit.fakes.run import cascade_for
 
@@ -56,7 +57,7 @@ def build_everything(cloud, external):
 
 
 def d(kind, id_):
-    return f'delete:{kind.name}:{id_}'
+    return step_id('delete', kind.name, id_)
 
 
 @pytest.mark.parametrize('kind_class', list(COLLECTION), ids=lambda k: k.name)
@@ -97,8 +98,10 @@ def test_without_their_extensions_nothing_is_asked(cloud):
 def test_the_order_neutron_needs_and_accepts(cloud, external):
     e = build_everything(cloud, external)
     pc, targets, plan = cascade_for(cloud, e['project'])
-    detach = (
-        f'detach_firewall_group_ports:network.firewall_group:{e["fw_group"]}'
+    detach = step_id(
+        'detach_firewall_group_ports',
+        network.FirewallGroup.name,
+        e['fw_group'],
     )
     assert {
         (
@@ -127,9 +130,7 @@ def test_the_order_neutron_needs_and_accepts(cloud, external):
         (d(network.BgpVpn, e['bgpvpn']), d(network.Router, e['router'])),
         (d(network.BgpVpn, e['bgpvpn']), d(network.Port, e['vpn_port'])),
     } <= plan.edges
-    assert f'delete:{network.MeteringLabel.name}:{e["metering_label"]}' in (
-        plan.steps
-    )
+    assert d(network.MeteringLabel, e['metering_label']) in plan.steps
     # and Neutron takes it: no ...InUse, nothing left for a second round
     pc.execute(plan, targets)
     assert len(pc.runs) == 1
@@ -173,7 +174,11 @@ def test_what_another_project_uses_is_kept(cloud, external):
     _pc, _t, plan = cascade_for(cloud, e['project'])
     kept = {
         key: plan.steps[
-            f'keep:{kind.name}:{e[key] if key != "rule" else e["fw_rules"][1]}'
+            step_id(
+                'keep',
+                kind.name,
+                e[key] if key != 'rule' else e['fw_rules'][1],
+            )
         ]
         for key, kind in (
             ('address_group', network.AddressGroup),
@@ -184,6 +189,4 @@ def test_what_another_project_uses_is_kept(cloud, external):
     assert other_sg['id'] in kept['address_group'].params['reason']
     assert other_fwg['id'] in kept['fw_policy'].params['reason']
     assert other_policy['id'] in kept['rule'].params['reason']
-    assert f'delete:{network.FirewallRule.name}:{e["fw_rules"][0]}' in (
-        plan.steps
-    )
+    assert d(network.FirewallRule, e['fw_rules'][0]) in plan.steps

@@ -24,6 +24,7 @@ from osc_cascade.kinds import object_store
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import cascade_for, run_kind
 
 CONTAINER = object_store.Container.name
@@ -118,8 +119,8 @@ def test_a_legacy_versioned_container_stops_versioning_first(
     cloud.put_object(docs, 'readme', versions=2)
     pc, targets, plan = cascade_for(cloud, pid)
     assert (
-        f'delete:{CONTAINER}:{pid}/docs',
-        f'delete:{CONTAINER}:{pid}/docs-versions',
+        step_id('delete', CONTAINER, f'{pid}/docs'),
+        step_id('delete', CONTAINER, f'{pid}/docs-versions'),
     ) in plan.edges
 
     pc.execute(plan, targets)

@@ -29,7 +29,7 @@ from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes import orchestration as fake_heat
 from tests.unit.fakes.clouds import ServicesCloud
-from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER
+from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER, step_id
 from tests.unit.fakes.run import cascade_for, run_kind
 
 STACK = orchestration.Stack.name
@@ -89,15 +89,15 @@ def test_what_a_stack_made_waits_for_it_softly_nested_ones_too(cloud):
 
     _pc, _t, plan = cascade_for(cloud, a['id'])
 
-    me = f'delete:{STACK}:{stack["id"]}'
+    me = step_id('delete', STACK, stack['id'])
     for made in (
-        f'delete:network.network:{net["id"]}',
-        f'delete:network.port:{port["id"]}',
-        f'delete:object_store.container:{a["id"]}/logs',
+        step_id('delete', 'network.network', net['id']),
+        step_id('delete', 'network.port', port['id']),
+        step_id('delete', 'object_store.container', f'{a["id"]}/logs'),
     ):
         assert (me, made) in plan.edges
         assert (me, made) in plan.soft_edges
-    assert f'delete:{STACK}:{nested["id"]}' not in plan.steps
+    assert step_id('delete', STACK, nested['id']) not in plan.steps
 
 
 def test_a_stack_that_cannot_be_deleted_fails_with_the_way_out(cloud, kind):

@@ -24,6 +24,7 @@ from osc_cascade.engine.executor import DONE
 from osc_cascade.kinds import alarming, baremetal, database, workflow
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import cascade_for, run_kind
 
 
@@ -122,8 +123,8 @@ def test_triggers_go_before_their_workflow(cloud, ab):
         (event, workflow.EventTrigger),
     ):
         assert (
-            f'delete:{kind.name}:{trigger["id"]}',
-            f'delete:{workflow.Workflow.name}:{wf["id"]}',
+            step_id('delete', kind.name, trigger['id']),
+            step_id('delete', workflow.Workflow.name, wf['id']),
         ) in plan.edges
     pc.execute(plan, targets)
     assert not any(cloud.all(c) for c in ('workflows', 'cron_triggers'))
@@ -132,14 +133,11 @@ def test_triggers_go_before_their_workflow(cloud, ab):
 def test_a_public_workflow_is_kept_unless_shared_ones_go(cloud, ab):
     a, _b = ab
     wf = cloud.mistral('workflows', a, scope='public')
-    step = f'{workflow.Workflow.name}:{wf["id"]}'
     _pc, _t, plan = cascade_for(cloud, a)
-    assert (
-        'other projects may run it'
-        in (plan.steps[f'keep:{step}'].params['reason'])
-    )
+    kept = step_id('keep', workflow.Workflow.name, wf['id'])
+    assert 'other projects may run it' in plan.steps[kept].params['reason']
     _pc, _t, plan = cascade_for(cloud, a, delete_shared=True)
-    assert f'delete:{step}' in plan.steps
+    assert step_id('delete', workflow.Workflow.name, wf['id']) in plan.steps
 
 
 def test_a_leased_node_is_released_after_the_server_on_it(cloud, ab, external):
@@ -148,8 +146,8 @@ def test_a_leased_node_is_released_after_the_server_on_it(cloud, ab, external):
     node = cloud.node('leased', lessee=pid, instance_uuid=p['server']['id'])
     other = cloud.node('other', lessee=ab[1])
     pc, targets, plan = cascade_for(cloud, pid)
-    lease = f'delete:{baremetal.NodeLease.name}:{node["id"]}'
-    assert (f'delete:compute.server:{p["server"]["id"]}', lease) in (
+    lease = step_id('delete', baremetal.NodeLease.name, node['id'])
+    assert (step_id('delete', 'compute.server', p['server']['id']), lease) in (
         plan.edges
     )
     pc.execute(plan, targets)
@@ -167,7 +165,7 @@ def test_a_node_the_project_owns_is_kept_and_keeps_it(cloud, ab):
     both = cloud.node('both', owner=a, lessee=a)
     _pc, _t, plan = cascade_for(cloud, a)
     for node in (owned, both):
-        step = plan.steps[f'keep:{baremetal.Node.name}:{node["id"]}']
+        step = plan.steps[step_id('keep', baremetal.Node.name, node['id'])]
         assert 'owns this bare metal node' in step.params['reason']
     # a node it owns and leases is not released: the keep says it all
     assert not [s for s in plan.steps if baremetal.NodeLease.name in s]

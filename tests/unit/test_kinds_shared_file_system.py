@@ -21,6 +21,7 @@ from osc_cascade.engine.executor import FAILED
 from osc_cascade.kinds import shared_file_system as manila
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.kinds import sdk_error
 from tests.unit.fakes.run import cascade_for, run_kind
 
@@ -107,7 +108,7 @@ def test_each_kind_lists_the_projects_own_through_the_admin_filters(
 def test_the_order_manila_needs(cloud, shares):
     _pc, _t, plan = cascade_for(cloud, shares['project'])
     d = {
-        k: f'delete:{kind}:{shares[k]}'
+        k: step_id('delete', kind, shares[k])
         for k, kind in (
             ('share', manila.Share.name),
             ('clone', manila.Share.name),
@@ -127,9 +128,8 @@ def test_the_order_manila_needs(cloud, shares):
         (d['group'], d['network']),
     } <= plan.edges
     # the active replica is the share itself
-    assert f'delete:{manila.ShareReplica.name}:{shares["active"]}' not in (
-        plan.steps
-    )
+    replica = step_id('delete', manila.ShareReplica.name, shares['active'])
+    assert replica not in plan.steps
 
 
 def test_a_project_of_shares_is_emptied_in_one_round(cloud, shares):

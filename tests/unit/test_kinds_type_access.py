@@ -21,6 +21,7 @@ from osc_cascade.engine.executor import DONE
 from osc_cascade.kinds import block_storage, compute, shared_file_system
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import cascade_for, run_kind
 
 #: kind -> the fake's service and collection
@@ -86,7 +87,7 @@ def test_a_cascade_takes_the_project_off_every_access_list(cloud, abc):
     }
     pc, targets, plan = cascade_for(cloud, a)
     assert {
-        f'delete:{name}:{made[service]["id"]}/{a}'
+        step_id('delete', name, f'{made[service]["id"]}/{a}')
         for name, (service, _) in ACCESS.items()
     } <= set(plan.steps)
 

@@ -11,12 +11,15 @@
 #    under the License.
 
 """What the fake services share: the admin's ids, the services' URLs, new
-ids, and the exceptions a handler raises to answer with an error."""
+ids, the region, the ids of plan steps, and the exceptions a handler raises
+to answer with an error."""
 
 from __future__ import annotations
 
 import itertools
 import uuid
+
+from osc_cascade.engine.resource import ResourceRef, Step
 
 ADMIN_PROJECT = 'a0000000000000000000000000000000'
 ADMIN_USER = 'u0000000000000000000000000000000'
@@ -45,7 +48,27 @@ ENDPOINTS = {
     'workflow': 'http://mistral.test/v2',
     'baremetal': 'http://ironic.test',
 }
+#: the catalog region of every fake service but Keystone's (global)
+REGION = 'RegionOne'
 _ids = itertools.count(1)
+
+
+def region_of(kind: str) -> str:
+    """The fake cloud's region of a kind's resources: Keystone's (the
+    projects, credentials) are global, in no region."""
+    return '' if kind.startswith('identity.') else REGION
+
+
+def step_id(
+    action: str, kind: str, id_: str, region: str | None = None, **params
+) -> str:
+    """The id of a plan step, as ``Step.id`` makes it:
+    ``action:kind:id@region[params]``, by default in the kind's region of
+    the fake cloud."""
+    ref = ResourceRef(
+        kind, id_, region=region_of(kind) if region is None else region
+    )
+    return Step(action, ref, params).id
 
 
 def new_id(prefix: str = '') -> str:
