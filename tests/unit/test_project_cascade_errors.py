@@ -26,7 +26,7 @@ import yaml
 from osc_cascade.kinds import block_storage
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import FakeCloud
-from tests.unit.fakes.common import ADMIN_PROJECT
+from tests.unit.fakes.common import ADMIN_PROJECT, REGION, step_id
 
 MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 
@@ -152,7 +152,7 @@ def test_a_403_on_a_list_call_says_which_and_deletes_nothing(
     refused(
         result,
         'listing block_storage.volume of project '
-        f'{a["project"]["id"]} was refused (HTTP 403)',
+        f'{a["project"]["id"]} in {REGION} was refused (HTTP 403)',
         'admin role',
     )
     assert cloud.changes == []
@@ -241,7 +241,7 @@ def test_dry_run_changes_nothing_whatever_the_format(
         assert lines[-1].split()[2] == 'identity.project'
     else:
         assert out.startswith('digraph cascade {') and out.endswith('}\n')
-        assert f'"delete:compute.server:{server}"' in out
+        assert f'"{step_id("delete", "compute.server", server)}"' in out
 
 
 def test_dry_run_json_lists_what_comes_after_what(cloud, osc, external):
@@ -252,14 +252,15 @@ def test_dry_run_json_lists_what_comes_after_what(cloud, osc, external):
     positions = {}
     for i, r in enumerate(rows):
         positions.setdefault(
-            f'{r["Action"]}:{r["Kind"]}:{r["ID"]}', []
+            step_id(r['Action'], r['Kind'], r['ID']), []
         ).append(i)
     for i, row in enumerate(rows):
         for before in row['After']:
             assert min(positions[before.split('[')[0]]) < i
     project = rows[-1]
     assert project['Kind'] == 'identity.project'
-    assert f'delete:compute.server:{a["server"]["id"]}' in project['After']
+    server = step_id('delete', 'compute.server', a['server']['id'])
+    assert server in project['After']
 
 
 def test_summary_after_a_run(cloud, osc):
@@ -426,7 +427,9 @@ def test_missing_plan_file_is_refused(cloud, osc, tmp_path):
     [
         ('{not json', 'Cannot plan the cascade'),
         ('{"format": 99}', 'unsupported plan file format 99'),
-        ('{"format": 2}', 'malformed plan file'),
+        ('{"format": 3}', 'malformed plan file'),
+        # before the regions: steps without theirs
+        ('{"format": 2}', 'unsupported plan file format 2 (expected 3)'),
     ],
 )
 def test_broken_plan_file_is_refused(cloud, osc, tmp_path, content, phrase):
@@ -524,7 +527,7 @@ def test_a_public_image_is_kept_and_so_is_the_project(cloud, osc):
     [kept] = [r for r in rows if r['Action'] == 'keep']
     assert kept['ID'] == img['id']
     # the plan shows that the project waits for it
-    assert f'keep:image.image:{img["id"]}' in rows[-1]['After']
+    assert step_id('keep', 'image.image', img['id']) in rows[-1]['After']
 
 
 def test_delete_shared_images_deletes_them_and_the_project(cloud, osc):
