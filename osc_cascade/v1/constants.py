@@ -12,10 +12,42 @@
 
 """The columns of every table the commands print, in one place."""
 
-#: a dry run's plan: one row per step, in execution order
+#: a plan's raw rows (``orphan purge --dry-run``): one per step, in
+#: execution order
 PLAN_COLUMNS = ('Stage', 'Action', 'Kind', 'ID', 'Name', 'Project', 'After')
-#: what a real run did, per kind: every command that runs a plan
-SUMMARY_COLUMNS = ('Kind', 'Done', 'Failed', 'Skipped')
+#: ``project delete --cascade --dry-run``: one row per step, sorted by
+#: stage, region, kind and name; in a table After is a count and there is
+#: no Project; -f json and -f yaml have every step id in After and the
+#: project's ID
+CASCADE_PLAN_COLUMNS = (
+    'Stage',
+    'Region',
+    'Action',
+    'Kind',
+    'ID',
+    'Name',
+    'Project',
+    'After',
+    'Reason',
+)
+#: what a real run did, per kind and region: resources deleted, break
+#: actions done (a router's interface removed), resources kept, failed
+#: and skipped steps
+SUMMARY_COLUMNS = (
+    'Kind',
+    'Region',
+    'Deleted',
+    'Actions',
+    'Kept',
+    'Failed',
+    'Skipped',
+)
+#: the verbs a person reads for a step, where the plan's action is not
+#: the word: (kind, action) -> verb. The same in the plan and the progress
+VERBS = {
+    ('placement.allocation', 'delete'): 'remove',
+    ('placement.allocation', 'keep'): 'block',
+}
 #: ``orphan list``
 ORPHAN_COLUMNS = (
     'Project ID',

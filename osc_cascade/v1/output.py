@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+import os
+import re
+import shutil
+import subprocess
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -24,12 +28,17 @@ from cliff import columns as cliff_columns
 from osc_lib import exceptions
 import stevedore
 
-from osc_cascade.v1.constants import PLAN_COLUMNS
+from osc_cascade.v1.constants import CASCADE_PLAN_COLUMNS, PLAN_COLUMNS, VERBS
 
 if TYPE_CHECKING:  # the commands import this module at start-up
     from osc_cascade.engine.planner import Plan
+    from osc_cascade.engine.resource import Step
 
 DOT = 'dot'
+#: the formats whose rows carry the whole plan (every predecessor's id)
+MACHINE_FORMATS = ('json', 'yaml')
+#: what ``--graph FILE`` renders, by the file's extension
+GRAPH_FORMATS = ('svg', 'png', 'pdf')
 
 
 def _formatters() -> stevedore.ExtensionManager:
@@ -65,6 +74,14 @@ def add_format_options(
         metavar='COLUMN',
         help='a column to include; repeat it for more (default: all)',
     )
+    if with_dot:
+        group.add_argument(
+            '--graph',
+            metavar='<file>',
+            help='With --dry-run, also draw the plan into <file> with '
+            "Graphviz's dot (installed apart), in the format its extension "
+            f'says: {", ".join(GRAPH_FORMATS)}',
+        )
     for ext in formatters:
         ext.obj.add_argument_group(parser)
 
@@ -100,7 +117,7 @@ def emit(
     columns = [columns[i] for i in keep]
     rows = [[row[i] for i in keep] for row in rows]
     # the table and value formatters print lists poorly: join them
-    if parsed_args.formatter not in ('json', 'yaml'):
+    if parsed_args.formatter not in MACHINE_FORMATS:
         rows = [
             [', '.join(map(str, v)) if isinstance(v, list) else v for v in row]
             for row in rows
@@ -167,29 +184,159 @@ def plan_rows(plan: Plan) -> tuple[list[str], list[tuple[Any, ...]]]:
 
 
 def plan_dot(plan: Plan) -> str:
-    """The plan as a Graphviz graph."""
+    """The plan as a Graphviz graph, the steps of each region in a box of
+    their own (``subgraph cluster_<region>``); what is global (Keystone's)
+    stays outside."""
     lines = [
         'digraph cascade {',
         '  rankdir=LR;',
         '  node [shape=box, fontsize=10];',
     ]
+    by_region: dict[str, list[str]] = {}
     for step_id in plan.order():
-        step = plan.steps[step_id]
-        style = {'delete': '', 'keep': ', style=dashed'}.get(
-            step.action,
-            ', shape=ellipse, style=filled, fillcolor=lightyellow',
-        )
-        label = step.describe()
-        if not step.is_break_action and step.target.attrs.get('made'):
-            # what goes with it, one line each
-            label += ''.join(
-                f'\\n{r["type"]} {r["id"] or "-"}'
-                + (f' ({r["name"]})' if r['name'] else '')
-                for r in step.target.attrs['made']
-            )
-        label = label.replace('"', "'")
-        lines.append(f'  "{step_id}" [label="{label}"{style}];')
+        region = plan.steps[step_id].target.region
+        by_region.setdefault(region, []).append(step_id)
+    for step_id in by_region.pop('', []):
+        lines.append('  ' + _dot_node(plan, step_id))
+    for region, step_ids in sorted(by_region.items()):
+        lines.append(f'  subgraph {_cluster_id(region)} {{')
+        lines.append(f'    label="{_dot_text(region)}";')
+        lines.append('    style=rounded;')
+        lines.extend('    ' + _dot_node(plan, s) for s in step_ids)
+        lines.append('  }')
     for first, then in sorted(plan.edges):
         lines.append(f'  "{first}" -> "{then}";')
     lines.append('}')
     return '\n'.join(lines) + '\n'
+
+
+def _dot_text(text: str) -> str:
+    return text.replace('"', "'")
+
+
+def _dot_node(plan: Plan, step_id: str) -> str:
+    step = plan.steps[step_id]
+    style = {'delete': '', 'keep': ', style=dashed'}.get(
+        step.action,
+        ', shape=ellipse, style=filled, fillcolor=lightyellow',
+    )
+    label = step_text(step)
+    if not step.is_break_action and step.target.attrs.get('made'):
+        # what goes with it, one line each
+        label += ''.join(
+            f'\\n{r["type"]} {r["id"] or "-"}'
+            + (f' ({r["name"]})' if r['name'] else '')
+            for r in step.target.attrs['made']
+        )
+    return f'"{step_id}" [label="{_dot_text(label)}"{style}];'
+
+
+def verb(step: Step) -> str:
+    """The word a person reads for a step's action, the same in the plan,
+    the progress and the summary (``remove`` for an allocation)."""
+    return VERBS.get((step.target.kind, step.action), step.action)
+
+
+def step_text(step: Step) -> str:
+    """``step.describe()`` with the verb a person reads."""
+    text = step.describe()
+    word = verb(step)
+    if word != step.action and text.startswith(step.action):
+        text = word + text[len(step.action) :]
+    return text
+
+
+def after_text(step_ids: Sequence[str]) -> str:
+    """A table's After column: how many steps must finish first (which
+    ones: ``-f json``, ``-f dot``)."""
+    return str(len(step_ids)) if step_ids else ''
+
+
+def plan_table(
+    plan: Plan, *, full: bool = False
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The plan a person reads (``CASCADE_PLAN_COLUMNS``): one row per step
+    sorted by stage, then region, kind and name; the region of each; After
+    a count and no Project column (``full``, for ``-f json`` and ``-f
+    yaml``: every predecessor's step id, and the project's ID); the reason
+    of a keep."""
+    stages = plan.stages()
+    preds = plan.predecessors()
+
+    def key(step_id: str) -> tuple[Any, ...]:
+        ref = plan.steps[step_id].target
+        return (stages[step_id], ref.region, ref.kind, ref.name, ref.id)
+
+    rows = []
+    for step_id in sorted(plan.steps, key=lambda s: (*key(s), s)):
+        step = plan.steps[step_id]
+        ref = step.target
+        made = ref.attrs.get('made')
+        after = sorted(preds[step_id])
+        rows.append(
+            (
+                stages[step_id],
+                ref.region,
+                verb(step),
+                ref.kind,
+                ref.id,
+                RemovesToo(ref.name, made)
+                if made and not step.is_break_action
+                else ref.name,
+                ref.project_id,
+                after if full else after_text(after),
+                step.params.get('reason', '') if step.action == 'keep' else '',
+            )
+        )
+    columns = list(CASCADE_PLAN_COLUMNS)
+    if not full:  # one project or a few: its ID is 32 columns of table
+        drop = columns.index('Project')
+        del columns[drop]
+        rows = [row[:drop] + row[drop + 1 :] for row in rows]
+    return columns, rows
+
+
+def _cluster_id(region: str) -> str:
+    return 'cluster_' + (re.sub(r'[^A-Za-z0-9_]', '_', region) or 'global')
+
+
+def graph_format(path: str) -> str:
+    """The format ``--graph <path>`` renders, from its extension."""
+    ext = os.path.splitext(path)[1].lstrip('.').lower()
+    if ext not in GRAPH_FORMATS:
+        raise exceptions.CommandError(
+            f'--graph {path}: the file name must end in '
+            + ', '.join(f'.{f}' for f in GRAPH_FORMATS)
+            + ' (the format to draw the plan in)'
+        )
+    return ext
+
+
+def render_graph(dot: str, path: str) -> None:
+    """Draw ``dot`` into ``path`` with Graphviz's ``dot``; one line if it
+    is not installed or fails."""
+    fmt = graph_format(path)
+    program = shutil.which('dot')
+    if program is None:
+        raise exceptions.CommandError(
+            "--graph needs Graphviz's dot command, which is not installed "
+            '(apt install graphviz, dnf install graphviz, brew install '
+            'graphviz); -f dot prints the graph as text instead'
+        )
+    try:
+        subprocess.run(  # noqa: S603 - a fixed program, no shell
+            [program, f'-T{fmt}', '-o', path],
+            input=dot.encode(),
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+    except subprocess.CalledProcessError as exc:
+        why = ' '.join(exc.stderr.decode(errors='replace').split())
+        raise exceptions.CommandError(
+            f'--graph {path}: dot failed (exit {exc.returncode}): {why}'
+        ) from exc
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise exceptions.CommandError(
+            f'--graph {path}: dot failed: {" ".join(str(exc).split())}'
+        ) from exc
