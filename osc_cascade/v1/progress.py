@@ -10,59 +10,180 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Progress on stderr: a live bar on a terminal, plain log lines otherwise."""
+"""Progress on stderr: a live bar on a terminal, plain log lines otherwise,
+or one JSON object per event (``--progress json``) for machines."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+import json
+import logging
+import re
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from osc_cascade.engine import executor
+from osc_cascade.v1.output import step_text, verb
+
+LOG = logging.getLogger(__name__)
+
+HUMAN = 'human'
+JSON = 'json'
+#: the choices of ``--progress``
+FORMATS = (HUMAN, JSON)
+
+_NOT_IN_CATALOG = re.compile(
+    r'^service (?P<service>\S+) is not in the catalog: skipped .*$'
+)
+
+
+def fold_notes(notes: Iterable[str]) -> list[str]:
+    """The notes to print: every "service X is not in the catalog" note
+    folded into one line, where the first of them was; the others as
+    they are, each once."""
+    folded: list[str] = []
+    missing: list[str] = []
+    for note in notes:
+        match = _NOT_IN_CATALOG.match(note)
+        if match:
+            if not missing:
+                folded.append('')  # its place
+            missing.append(match['service'])
+        elif note not in folded:
+            folded.append(note)
+    if missing:
+        folded[folded.index('')] = (
+            f'not in the catalog: {", ".join(sorted(set(missing)))} '
+            '(their kinds are skipped)'
+        )
+    return folded
 
 
 class Progress:
-    """Receives executor events; knows the total from the plan sizes."""
+    """Receives executor events. The total is what the commands add
+    (``add_total``) and grows with each run of an executor that they did
+    not count (a cascade's verification rounds): it never falls behind
+    what is finished."""
 
     def __init__(
-        self, stream: TextIO | None = None, *, tty: bool | None = None
+        self,
+        stream: TextIO | None = None,
+        *,
+        tty: bool | None = None,
+        fmt: str | None = None,
+        rounds: str = '',
     ):
         self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty() if tty is None else tty
-        self.total = 0
+        self.json = fmt == JSON
+        self.tty = (
+            False
+            if self.json
+            else (self.stream.isatty() if tty is None else tty)
+        )
+        #: what the commands counted
+        self.added = 0
+        #: per executor run seen, its size
+        self.runs: dict[int, int] = {}
+        #: final events from no run (a workflow's "kept, not in the run")
+        self.outside = 0
         self.finished = 0
         self.failed = 0
         self.running: dict[str, str] = {}
+        #: what a run after the first is called in a line ("verification
+        #: round"); empty: no line
+        self.rounds = rounds
+        #: notes printed with the result (``add_notes``, ``flush_notes``)
+        self.notes: list[str] = []
         #: set once writing failed: the run goes on without progress
         self.silenced = False
 
+    @property
+    def total(self) -> int:
+        return max(self.added, sum(self.runs.values()) + self.outside)
+
     def add_total(self, steps: int) -> None:
-        self.total += steps
+        self.added += steps
 
     def __call__(self, event: executor.Event) -> None:
         step = event.step
+        if event.run and event.run not in self.runs:
+            self._new_run(event)
         if event.kind == 'started':
-            self.running[step.id] = step.describe()
+            self.running[step.id] = step_text(step)
+            if self.json:
+                self._json(event)
         elif event.kind == 'retry':
-            if not self.tty:
-                self._line(f'retry: {step.describe()}: {event.message}')
+            if self.json:
+                self._json(event)
+            elif not self.tty:
+                self._line(f'retry: {step_text(step)}: {event.message}')
         else:
             self.running.pop(step.id, None)
             self.finished += 1
+            if not event.run:
+                self.outside += 1
             if event.kind == executor.FAILED:
                 self.failed += 1
-            if not self.tty or event.kind == executor.FAILED:
+            if self.json:
+                self._json(event)
+            elif not self.tty or event.kind == executor.FAILED:
                 self._line(self._final_line(event))
         if self.tty:
             self._bar()
 
+    def _new_run(self, event: executor.Event) -> None:
+        self.runs[event.run] = event.planned
+        number = len(self.runs)
+        if self.json:
+            self._write_json(
+                {
+                    'event': 'round',
+                    'round': number,
+                    'steps': event.planned,
+                    'total': self.total,
+                }
+            )
+        elif self.rounds and number > 1 and not self.tty:
+            self._line(
+                f'{self.rounds} {number - 1}: {event.planned} more step(s)'
+            )
+
     def _final_line(self, event: executor.Event) -> str:
         result = event.result
-        text = f'{event.kind}: {event.step.describe()}'
+        text = f'{event.kind}: {step_text(event.step)}'
         if result is not None and result.outcome == executor.DONE:
             text += f' ({result.seconds:.1f}s)'
         if event.message:
             text += f': {event.message}'
         return f'[{self.finished}/{self.total}] {text}'
+
+    def _json(self, event: executor.Event) -> None:
+        step, result = event.step, event.result
+        final = event.kind not in ('started', 'retry')
+        record: dict[str, Any] = {
+            'event': event.kind,
+            'step': step.id,
+            'action': verb(step),
+            'kind': step.target.kind,
+            'region': step.target.region,
+            'id': step.target.id,
+            'name': step.target.name,
+            'round': len(self.runs) if event.run else None,
+        }
+        if event.kind == 'retry':
+            record['attempt'] = event.attempt
+        if final:
+            record['outcome'] = event.kind
+            record['attempt'] = result.attempts if result else 0
+            record['seconds'] = round(result.seconds, 3) if result else 0.0
+            record['done'] = self.finished
+            record['total'] = self.total
+        if event.message:
+            record['message'] = event.message
+        self._write_json(record)
+
+    def _write_json(self, record: dict[str, Any]) -> None:
+        self._write(json.dumps(record, sort_keys=True) + '\n')
 
     def _line(self, text: str) -> None:
         self._write(('\r\033[K' if self.tty else '') + text + '\n')
@@ -80,11 +201,12 @@ class Progress:
 
     def _bar(self) -> None:
         width = 30
-        done = int(width * self.finished / self.total) if self.total else 0
+        total = self.total
+        done = int(width * self.finished / total) if total else 0
         current = next(iter(self.running.values()), '')
         text = (
             f'[{"#" * done}{"." * (width - done)}] '
-            f'{self.finished}/{self.total}'
+            f'{self.finished}/{total}'
             + (f', {self.failed} failed' if self.failed else '')
             + (f' | {current}' if current else '')
         )
@@ -95,4 +217,23 @@ class Progress:
             self._write('\r\033[K')
 
     def note(self, text: str) -> None:
-        self._line(text)
+        """A line now (what a workflow says while it runs)."""
+        if self.json:
+            self._write_json(
+                {'event': 'note', 'message': text.removeprefix('note: ')}
+            )
+        else:
+            self._line(text)
+
+    def add_notes(self, notes: Iterable[str]) -> None:
+        """Notes to print with the result (``flush_notes``), folded, once;
+        a command that fails before its result prints none (``--debug``
+        logs them)."""
+        for note in notes:
+            LOG.debug('note: %s', note)
+            self.notes.append(note)
+
+    def flush_notes(self) -> None:
+        notes, self.notes = self.notes, []
+        for note in fold_notes(notes):
+            self.note(f'note: {note}')

@@ -12,12 +12,14 @@
 
 """Progress on stderr: log lines without a terminal, a bar with one."""
 
+import dataclasses
 import io
+import json
 
 from osc_cascade.engine import executor
 from osc_cascade.engine.executor import Event, StepResult
 from osc_cascade.engine.resource import Step
-from osc_cascade.v1.progress import Progress
+from osc_cascade.v1.progress import Progress, fold_notes
 from tests.unit.fakes.kinds import ref
 
 
@@ -131,3 +133,114 @@ def test_a_broken_stderr_silences_progress_and_crashes_nothing():
     progress.close()
     assert progress.silenced
     assert progress.finished == 1
+
+
+def run_event(kind, s, run, planned, **kw):
+    event = final(kind, s, **kw) if kind != 'started' else Event(kind, s)
+    event.run, event.planned = run, planned
+    return event
+
+
+def test_the_total_grows_with_each_round_and_never_falls_behind():
+    out = io.StringIO()
+    progress = Progress(out, rounds='verification round')
+    progress.add_total(2)
+    a, b, c = step('a'), step('b'), step('c')
+    progress(run_event(executor.DONE, a, 1, 2))
+    progress(run_event(executor.DONE, b, 1, 2))
+    # a second round: one more step that the command did not count
+    progress(run_event('started', c, 2, 1))
+    progress(run_event(executor.DONE, c, 2, 1))
+    assert out.getvalue().splitlines() == [
+        '[1/2] done: delete test.thing a (a) (0.0s)',
+        '[2/2] done: delete test.thing b (b) (0.0s)',
+        'verification round 1: 1 more step(s)',
+        '[3/3] done: delete test.thing c (c) (0.0s)',
+    ]
+
+
+def test_a_workflows_own_final_event_counts_too():
+    progress = Progress(io.StringIO())
+    progress.add_total(1)
+    progress(run_event(executor.KEPT, step('a'), 0, 0))
+    progress(run_event(executor.DONE, step('b'), 1, 1))
+    assert (progress.finished, progress.total) == (2, 2)
+
+
+def test_progress_says_remove_for_an_allocation_as_the_plan_does():
+    out = io.StringIO()
+    progress = Progress(out)
+    s = Step('delete', ref('c1', kind='placement.allocation'))
+    progress(final(executor.DONE, s))
+    assert 'done: remove placement.allocation c1' in out.getvalue()
+
+
+def test_json_progress_is_one_object_per_event():
+    out = Terminal()  # no bar and no escape codes, even on a terminal
+    progress = Progress(out, fmt='json')
+    assert progress.tty is False
+    progress.add_total(1)
+    s = Step(
+        'delete',
+        ref('v1', kind='block_storage.volume', name='data'),
+    )
+    s = Step('delete', dataclasses.replace(s.target, region='RegionTwo'))
+    progress(run_event('started', s, 7, 1))
+    retry = Event('retry', s, 'attempt 1 failed (409); retrying in 1s')
+    retry.run, retry.planned, retry.attempt = 7, 1, 1
+    progress(retry)
+    progress(run_event(executor.DONE, s, 7, 1, seconds=2.5))
+    progress.note('note: something')
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r['event'] for r in records] == [
+        'round',
+        'started',
+        'retry',
+        'done',
+        'note',
+    ]
+    assert records[0] == {'event': 'round', 'round': 1, 'steps': 1, 'total': 1}
+    done = records[3]
+    assert done == {
+        'event': 'done',
+        'step': 'delete:block_storage.volume:v1@RegionTwo',
+        'action': 'delete',
+        'kind': 'block_storage.volume',
+        'region': 'RegionTwo',
+        'id': 'v1',
+        'name': 'data',
+        'round': 1,
+        'outcome': 'done',
+        'attempt': 1,
+        'seconds': 2.5,
+        'done': 1,
+        'total': 1,
+    }
+    assert records[2]['attempt'] == 1
+    assert records[4] == {'event': 'note', 'message': 'something'}
+
+
+def test_notes_not_in_the_catalog_are_folded_into_one_line():
+    notes = [
+        'service dns is not in the catalog: skipped dns.zone',
+        'not listed: x.y: why',
+        'service alarming is not in the catalog: skipped alarming.alarm',
+        'not listed: x.y: why',
+    ]
+    assert fold_notes(notes) == [
+        'not in the catalog: alarming, dns (their kinds are skipped)',
+        'not listed: x.y: why',
+    ]
+    assert fold_notes(['a']) == ['a']
+
+
+def test_notes_wait_for_the_result_and_are_printed_once():
+    out = io.StringIO()
+    progress = Progress(out)
+    progress.add_notes(['service dns is not in the catalog: skipped dns.zone'])
+    assert out.getvalue() == ''
+    progress.flush_notes()
+    progress.flush_notes()
+    assert out.getvalue() == (
+        'note: not in the catalog: dns (their kinds are skipped)\n'
+    )
