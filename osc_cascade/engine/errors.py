@@ -18,6 +18,12 @@ osc-lib's ``CommandError`` (``v1.common.engine_errors``).
 
 from __future__ import annotations
 
+import contextlib
+import http
+import json
+import re
+from typing import Any
+
 
 class CascadeError(Exception):
     """A workflow refused or failed; the message says why and what is
@@ -48,6 +54,73 @@ def one_line(exc: Exception) -> str:
     return ' '.join(text.split())
 
 
+#: what the SDK and keystoneauth put around the service's words: the
+#: status and URL in front (``ForbiddenException: 403: Client Error for
+#: url: <url>, ``), the status and request ID behind (``(HTTP 403)
+#: (Request-ID: req-...)``), HTML tags
+_WRAPPING = (
+    re.compile(r'^\w+: \d{3}: (Client|Server) Error for url: \S+?(, |$)'),
+    re.compile(r'\s*\(HTTP \d{3}\)'),
+    re.compile(r'\s*\(Request-ID: [^)]*\)'),
+)
+#: an HTML tag: a line break between the parts of a page
+_TAG = re.compile(r'<[^>]+>')
+
+
+#: the reason phrases of HTTP statuses: a part that says only one of them
+#: (``403 Forbidden``) repeats the status
+_REASONS = {s.phrase.lower() for s in http.HTTPStatus} | {
+    f'{s.value} {s.phrase}'.lower() for s in http.HTTPStatus
+}
+
+
+def _messages(body: Any) -> list[str]:
+    """The ``message`` and ``detail`` strings of a JSON error body."""
+    if isinstance(body, dict):
+        found = [
+            v
+            for k, v in body.items()
+            if k in ('message', 'detail', 'details', 'faultstring')
+            and isinstance(v, str)
+        ]
+        for v in body.values():
+            if isinstance(v, dict | list):
+                found.extend(_messages(v))
+        return found
+    if isinstance(body, list):
+        return [m for item in body for m in _messages(item)]
+    return []
+
+
+def service_words(exc: Exception) -> str:
+    """What the service said, once, on one line: without the status, URL
+    and request ID around it (a JSON body's messages, not the JSON), and
+    without a part that repeats another (the same message in two fields
+    of the body, a page's title and heading) or only names the status
+    (``403 Forbidden``)."""
+    text = str(getattr(exc, 'details', None) or exc)
+    for pattern in _WRAPPING:
+        text = pattern.sub(' ', text)
+    text = _TAG.sub('\n', text)
+    with contextlib.suppress(ValueError):
+        text = '\n'.join(_messages(json.loads(text))) or text
+    seen: set[str] = set()
+    sentences = []
+    for sentence in re.split(r'\n|(?<=[.!])\s+', text):
+        kept = []
+        # the SDK joins the lines of an HTML page with ': '
+        for part in sentence.split(': '):
+            part = ' '.join(part.split()).strip(' :,')
+            key = part.rstrip('.').lower()
+            if not part or key in _REASONS or key in seen:
+                continue
+            seen.add(key)
+            kept.append(part)
+        if kept:
+            sentences.append(': '.join(kept))
+    return ' '.join(sentences)
+
+
 def describe(
     what: str,
     exc: Exception,
@@ -56,11 +129,10 @@ def describe(
     outcome: str = '',
 ) -> str:
     """One line for a failed call: ``what`` was being done, the HTTP status
-    and the service's own words; ``needs`` says what a 403 means the caller
-    lacks, ``outcome`` what the failure left unchanged."""
+    and the service's own words, once; ``needs`` says what a 403 means the
+    caller lacks, ``outcome`` what the failure left unchanged."""
     code = status_code(exc)
-    detail = ' '.join(str(getattr(exc, 'details', None) or exc).split())
-    detail = detail or type(exc).__name__
+    detail = service_words(exc) or type(exc).__name__
     then = f' {outcome}.' if outcome else ''
     if code == 403:
         return f'{what} was refused (HTTP 403): {needs}.{then} {detail}'

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 
 from osc_lib import exceptions
 
-from osc_cascade.engine.errors import CascadeError, Interrupted
+from osc_cascade.engine.errors import CascadeError, Interrupted, one_line
 
 
 def positive_int(text: str) -> int:
@@ -83,6 +83,14 @@ def add_execution_options(group: Any) -> None:
         type=positive_float,
         default=600,
         help='Give up on one resource after <seconds> (default: 600)',
+    )
+    group.add_argument(
+        '--progress',
+        choices=('human', 'json'),
+        default='human',
+        help='How to show progress on stderr: human (default: a bar on a '
+        'terminal, a line per step otherwise) or json (one JSON object '
+        'per event, for machines)',
     )
 
 
@@ -155,11 +163,12 @@ def refuse_stray_options(
 @contextlib.contextmanager
 def engine_errors() -> Iterator[None]:
     """The engine and the workflows raise their own errors; a command
-    shows them as osc-lib's, one line each."""
+    shows them as osc-lib's, one line each (``--debug`` has the
+    traceback)."""
     try:
         yield
     except CascadeError as exc:
-        raise exceptions.CommandError(str(exc)) from exc
+        raise exceptions.CommandError(one_line(exc)) from exc
 
 
 def hand_to_osc(
@@ -196,6 +205,13 @@ def stoppable(stop: Callable[[int], None]) -> Iterator[None]:
 
 #: the signals a run stops for, politely
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+#: exit statuses (doc/source/user/exit-codes.rst has the table): 0 done,
+#: 1 failed or refused (OSC's for a CommandError), 2 argparse's usage
+#: error, 128 + the signal for a run stopped by SIGINT or SIGTERM, and
+#: ``orphan list --exit-code``'s own two
+EXIT_ORPHANS_FOUND = 3
+EXIT_OWNERS_UNCONFIRMED = 4
 
 
 def exit_interrupted(exc: Interrupted) -> NoReturn:
