@@ -236,7 +236,7 @@ class ForceDeleteCluster(command.Lister):
         _check_arguments(parsed_args)
         conn = connection(self.app, parsed_args)
         retry, clock = RetryPolicy(), Clock()
-        progress = Progress()
+        progress = Progress(fmt=parsed_args.progress)
         dry_run = parsed_args.dry_run
         resuming = _resuming(parsed_args)
         with engine_errors():

@@ -151,7 +151,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         )
 
         stdout = self.cmd.app.stdout
-        progress = Progress(self.cmd.app.stderr)
+        progress = Progress(self.cmd.app.stderr, fmt=parsed_args.progress)
         conn = connection(self.cmd.app, parsed_args)
         purge = ServicePurge(
             conn,
@@ -166,8 +166,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         )
         services = purge.resolve(parsed_args.service)
         plan = purge.plan(services)
-        for note in plan.notes:
-            progress.note(f'note: {note}')
+        progress.add_notes(plan.notes)
 
         if parsed_args.dry_run:
             output.emit(
@@ -176,6 +175,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
                 plan_rows(plan),
                 stdout,
             )
+            progress.flush_notes()
             refuse_blocked(plan)
             return
         if plan.kept():
@@ -218,6 +218,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         finally:
             progress.close()
         output.emit(parsed_args, SUMMARY_COLUMNS, result.summary(), stdout)
+        progress.flush_notes()
         if not result.ok:
             raise exceptions.CommandError(failure_message(result))
 

@@ -113,3 +113,113 @@ def test_column_needs_cascade(cloud, osc):
     assert result.code != 0
     assert '--column needs --cascade' in result.stderr
     assert cloud.changes == []
+
+
+def test_the_dry_run_table_is_in_execution_order_and_fits_160_columns(
+    cloud, external, osc
+):
+    scenarios.full_project(cloud, 'A', external)
+    result = osc('project', 'delete', '--cascade', '--dry-run', 'A')
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 160, result.stdout
+    header = [c.strip() for c in lines[1].strip('|').split('|')]
+    assert header == [
+        'Stage',
+        'Region',
+        'Action',
+        'Kind',
+        'ID',
+        'Name',
+        'After',
+        'Reason',
+    ]
+    rows = [
+        [c.strip() for c in line.strip('|').split('|')] for line in lines[3:-1]
+    ]
+    keys = [(int(r[0]), r[1], r[3], r[5]) for r in rows]
+    assert keys == sorted(keys)
+    project = rows[-1]
+    assert project[3] == 'identity.project' and project[1] == ''
+    assert int(project[6]) > 10  # a count: which ones is in -f json
+
+
+def test_the_json_plan_keeps_the_whole_graph(cloud, external, osc):
+    a = scenarios.full_project(cloud, 'A', external)
+    result = osc(
+        'project', 'delete', '--cascade', '--dry-run', 'A', '-f', 'json'
+    )
+    rows = json.loads(result.stdout)
+    [project] = [r for r in rows if r['Kind'] == 'identity.project']
+    assert project['Project'] == a['project']['id']
+    assert len(project['After']) > 10
+    assert all(':' in s for s in project['After'])  # step ids
+    assert {r['Region'] for r in rows} == {'', 'RegionOne'}
+    assert all(
+        r['Region']
+        == ('' if r['Kind'].startswith('identity.') else 'RegionOne')
+        for r in rows
+    )
+
+
+def test_notes_are_one_line_after_the_result(cloud, external, osc):
+    scenarios.full_project(cloud, 'A', external)
+    result = osc('project', 'delete', '--cascade', '--yes', 'A')
+    assert result.code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    notes = [n for n in lines if 'not in the catalog' in n]
+    assert len(notes) == 1
+    assert notes[0].startswith('note: not in the catalog: ')
+    assert notes[0].endswith('(their kinds are skipped)')
+    # after the progress, with the result
+    assert lines.index(notes[0]) > max(
+        i for i, line in enumerate(lines) if line.startswith('[')
+    )
+
+
+def test_the_summary_separates_deletions_and_break_actions(
+    cloud, external, osc
+):
+    scenarios.full_project(cloud, 'A', external)
+    result = osc('project', 'delete', '--cascade', '--yes', 'A', '-f', 'json')
+    assert result.code == 0, result.stderr
+    rows = {r['Kind']: r for r in json.loads(result.stdout)}
+    router = rows['network.router']
+    assert (router['Deleted'], router['Actions']) == (1, 2)
+    assert router['Region'] == 'RegionOne'
+    assert rows['identity.project']['Deleted'] == 1
+
+
+def test_progress_json_is_one_object_per_event(cloud, external, osc):
+    scenarios.full_project(cloud, 'A', external)
+    result = osc(
+        'project', 'delete', '--cascade', '--yes', 'A', '--progress', 'json'
+    )
+    assert result.code == 0, result.stderr
+    records = [json.loads(line) for line in result.stderr.splitlines()]
+    done = [r for r in records if r['event'] == 'done']
+    assert done and all(
+        r['region']
+        == ('' if r['kind'].startswith('identity.') else 'RegionOne')
+        for r in done
+    )
+    assert {'step', 'action', 'kind', 'id', 'name', 'attempt', 'seconds'} <= (
+        set(done[0])
+    )
+    assert records[0]['event'] == 'round'
+    assert done[-1]['done'] <= done[-1]['total']
+
+
+def test_graph_needs_the_dry_run_and_graphviz(cloud, external, osc, tmp_path):
+    scenarios.full_project(cloud, 'A', external)
+    target = str(tmp_path / 'plan.svg')
+    result = osc(
+        'project', 'delete', '--cascade', '--yes', 'A', '--graph', target
+    )
+    assert result.code == 1
+    assert '--graph needs --dry-run' in result.stderr
+    result = osc(
+        'project', 'delete', '--cascade', '--dry-run', 'A', '--graph', 'x.gif'
+    )
+    assert result.code == 1 and '.svg, .png, .pdf' in result.stderr
+    assert cloud.changes == []
