@@ -22,6 +22,8 @@ a connection error; then the step polls, backing off, until the resource is
 gone or reaches an error state. A 404 on delete counts as done, so a run
 that died half-way can be run again and finishes the job. A failed step
 fails nothing else but the steps that must come after it, which are skipped.
+A service with a ``rate_limit`` in clouds.yaml (calls per second) gets its
+calls, polls included, spaced out to at most that many per second.
 """
 
 from __future__ import annotations
@@ -181,6 +183,9 @@ class Executor:
         #: at most ``parallel`` API calls in flight; sleeps (backoff,
         #: polling) happen outside
         self._slots = Slots(parallel)
+        #: per service type, its rate limit (None: none), made on first use
+        self._rates: dict[str, _Rate | None] = {}
+        self._rates_lock = threading.Lock()
         self._priority: dict[str, float] = {}
         self._listings: dict[tuple[str, str, str], SharedListing] = {}
         self._listings_lock = threading.Lock()
@@ -360,11 +365,29 @@ class Executor:
         )
 
     @contextlib.contextmanager
-    def _slot(self, step: Step, queue: _QueueTime):
+    def _slot(self, step: Step, queue: _QueueTime, rated: bool = True):
         asked = self.clock.now()
         with self._slots.hold(self._priority.get(step.id, 0)):
+            rate = self._rate(step) if rated else None
+            if rate is not None:
+                rate.wait(self.clock, self._stopping)
             queue.seconds += self.clock.now() - asked
             yield
+
+    def _rate(self, step: Step) -> _Rate | None:
+        """The rate limit of the step's service: clouds.yaml's (or the
+        connection's) ``rate_limit``, in calls per second."""
+        kind = self.kinds.get(step.target.kind)
+        if kind is None:
+            return None
+        service_type = kind.service_type
+        with self._rates_lock:
+            if service_type not in self._rates:
+                per_second = rate_limit(self.conn, service_type)
+                self._rates[service_type] = (
+                    _Rate(per_second) if per_second else None
+                )
+            return self._rates[service_type]
 
     def _call(
         self,
@@ -433,7 +456,8 @@ class Executor:
         ``parallel`` in flight, the next one taken from the generator (in
         a slot too: it may read a listing page) only when one is done."""
         parts = iter(kind.parts(self._conn(step.target), step.target))
-        with self._slot(step, queue):
+        # (not rate limited: most kinds have no parts, and make no call)
+        with self._slot(step, queue, rated=False):
             part = next(parts, None)
         if part is None:
             return  # most kinds have none: no pool for them
@@ -454,7 +478,7 @@ class Executor:
                         fut.result()  # a part that failed fails the step
                 if self.stopped:
                     break
-                with self._slot(step, queue):
+                with self._slot(step, queue, rated=False):
                     part = next(parts, None)
             for fut in concurrent.futures.as_completed(running):
                 fut.result()
@@ -541,6 +565,38 @@ class Executor:
                 return status, True
         with self._slot(step, queue):
             return kind.status(self._conn(step.target), step.target), False
+
+
+def rate_limit(conn: Any, service_type: str) -> float | None:
+    """The ``rate_limit`` of the connection's config (clouds.yaml) for the
+    service: a number for every service, or one per service type."""
+    config = getattr(conn, 'config', None)
+    if config is None or not hasattr(config, 'get_rate_limit'):
+        return None
+    try:
+        value = config.get_rate_limit(service_type)
+    except RuntimeError:
+        # openstacksdk refuses a single number where it expects a map
+        value = config.config['rate_limit']
+    return None if value is None else float(value)
+
+
+class _Rate:
+    """At most ``per_second`` calls per second, evenly spaced: each call
+    starts no sooner than 1/``per_second`` after the one before it."""
+
+    def __init__(self, per_second: float):
+        self.interval = 1.0 / per_second
+        self._next: float | None = None
+        self._lock = threading.Lock()
+
+    def wait(self, clock: Clock, stop: threading.Event) -> None:
+        with self._lock:
+            now = clock.now()
+            at = now if self._next is None else max(now, self._next)
+            self._next = at + self.interval
+        if at > now:
+            clock.pause(at - now, stop)
 
 
 class _QueueTime:
