@@ -1,0 +1,274 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The purge of deleted projects, and the full orphan sweep.
+
+Both are the orphan search's (``workflows.orphans``): the resources are
+found (of the given owners only, or of every owner proven gone), planned
+as a cascade of those projects would be, each owner is proven gone once
+more right before anything is deleted, and the executor deletes, rate
+limited per service. Each owner is purged only while this actor holds its
+lock (``lock.Locks``); one held by someone else is reported LOCKED and
+left alone. The outcome of each owner says what happened: nothing left
+(CLEAN), PURGED, FAILED (with why), LOCKED, or DRY (the dry run: the plan
+is only logged).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+import contextlib
+import dataclasses
+import logging
+import threading
+from typing import Any
+
+from osc_cascade.engine.errors import CascadeError, one_line
+from osc_cascade.engine.executor import DONE, KEPT, Event, Executor
+from osc_cascade.engine.planner import Plan
+from osc_cascade.engine.regions import Regions
+from osc_cascade.engine.retry import Clock, RetryPolicy
+from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.reaper.lock import Locks
+from osc_cascade.workflows import orphans
+
+LOG = logging.getLogger(__name__)
+
+CLEAN = 'clean'
+PURGED = 'purged'
+FAILED = 'failed'
+LOCKED = 'locked'
+DRY = 'dry-run'
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    state: str
+    detail: str = ''
+
+
+def only(
+    findings: orphans.Findings, owners: Iterable[str]
+) -> orphans.Findings:
+    """What the search found of ``owners``, and nothing else."""
+    keep = set(owners)
+    return orphans.Findings(
+        [o for o in findings.orphans if o.ref.project_id in keep],
+        [],
+        [r for r in findings.owned_by_gone if r.project_id in keep],
+        {o: e for o, e in findings.unconfirmed.items() if o in keep},
+    )
+
+
+def _counts(plan: Plan) -> str:
+    kinds = Counter(s.target.kind for s in plan.steps.values())
+    return ', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))
+
+
+def _log_event(event: Event) -> None:
+    if event.kind in (DONE, KEPT):
+        LOG.info('%s: %s', event.step.describe(), event.kind)
+    elif event.kind == 'retry':
+        LOG.info('%s: %s', event.step.describe(), event.message)
+    elif event.kind != 'started':
+        LOG.warning(
+            '%s: %s: %s', event.step.describe(), event.kind, event.message
+        )
+
+
+class Purger:
+    def __init__(
+        self,
+        conn: Any,
+        kinds: Mapping[str, ResourceKind],
+        locks: Locks,
+        *,
+        regions: Regions | None = None,
+        dry_run: bool = False,
+        parallel: int = 4,
+        timeout: float = 600.0,
+        clock: Clock | None = None,
+        retry: RetryPolicy | None = None,
+    ):
+        self.conn = conn
+        self.kinds = kinds
+        self.locks = locks
+        self.regions = regions or Regions(conn)
+        self.dry_run = dry_run
+        self.parallel = parallel
+        self.timeout = timeout
+        self.clock = clock or Clock()
+        self.retry = retry or RetryPolicy()
+        self._stopping = threading.Event()
+        self._executor: Executor | None = None
+
+    def stop(self) -> None:
+        """Start nothing more; a purge under way stops as the executor's
+        ``stop`` says (its calls in flight finish)."""
+        self._stopping.set()
+        executor = self._executor
+        if executor is not None:
+            executor.stop()
+
+    def _search(self) -> orphans.OrphanSearch:
+        return orphans.OrphanSearch(
+            self.conn,
+            self.kinds,
+            regions=self.regions,
+            parallel=self.parallel,
+            clock=self.clock,
+            retry=self.retry,
+        )
+
+    def purge(self, owners: Sequence[str]) -> dict[str, Outcome]:
+        """Purge what the deleted projects ``owners`` left."""
+        with contextlib.ExitStack() as held:
+            mine, outcomes = self._lock(owners, held)
+            if mine:
+                search = self._search()
+                outcomes.update(
+                    self._guarded(mine, lambda: search.find(mine), search)
+                )
+        return outcomes
+
+    def sweep(self, skip: Iterable[str] = ()) -> dict[str, Outcome]:
+        """The full orphan sweep: every owner proven gone (but those in
+        ``skip``, waiting for their own purge) is purged. A failure of the
+        search itself raises."""
+        search = self._search()
+        findings = search.find()
+        for note in findings.notes:
+            LOG.info('note: %s', note)
+        owners = sorted(
+            {r.project_id for r in findings.owned_by_gone} - set(skip)
+        )
+        LOG.info('sweep: %d deleted project(s) left something', len(owners))
+        with contextlib.ExitStack() as held:
+            mine, outcomes = self._lock(owners, held)
+            if mine:
+                outcomes.update(self._guarded(mine, lambda: findings, search))
+        return outcomes
+
+    def _lock(
+        self, owners: Sequence[str], held: contextlib.ExitStack
+    ) -> tuple[list[str], dict[str, Outcome]]:
+        """The owners whose locks this actor took (held until ``held``
+        ends), and the LOCKED outcomes of the others."""
+        mine = [o for o in owners if held.enter_context(self.locks.held(o))]
+        return mine, {o: Outcome(LOCKED) for o in owners if o not in mine}
+
+    def _guarded(
+        self,
+        owners: list[str],
+        find: Callable[[], orphans.Findings],
+        search: orphans.OrphanSearch,
+    ) -> dict[str, Outcome]:
+        """``_purge``, whatever goes wrong: a failure is an outcome."""
+        try:
+            return self._purge(search, find(), owners)
+        except Exception as exc:  # reported, and tried again later
+            if not isinstance(exc, CascadeError):
+                LOG.exception('purge of %s failed', ', '.join(owners))
+            return {o: Outcome(FAILED, one_line(exc)) for o in owners}
+
+    def _purge(
+        self,
+        search: orphans.OrphanSearch,
+        findings: orphans.Findings,
+        owners: list[str],
+    ) -> dict[str, Outcome]:
+        outcomes: dict[str, Outcome] = {}
+        for owner, error in findings.unconfirmed.items():
+            if owner in owners:
+                outcomes[owner] = Outcome(
+                    FAILED,
+                    orphans.unconfirmed(owner, error, 'Nothing was purged'),
+                )
+        rest = [o for o in owners if o not in outcomes]
+        sub = dataclasses.replace(only(findings, rest), unconfirmed={})
+        plan = orphans.purge_plan(sub, self.kinds)
+        steps = Counter(s.target.project_id for s in plan.steps.values())
+        for owner in rest:
+            if not steps[owner]:
+                outcomes[owner] = Outcome(CLEAN, 'nothing left')
+        if not plan.steps:
+            return outcomes
+        LOG.info(
+            'plan for %s: %d step(s) (%s)',
+            ', '.join(p['id'] for p in plan.projects),
+            len(plan.steps),
+            _counts(plan),
+        )
+        if self.dry_run:
+            for step in plan.steps.values():
+                LOG.info('dry run: would %s', step.describe())
+            for owner in steps:
+                outcomes[owner] = Outcome(
+                    DRY, f'{steps[owner]} step(s) not run'
+                )
+            return outcomes
+        if self._stopping.is_set():
+            raise CascadeError('stopping: nothing was purged')
+        # time has passed since the search: each owner is proven gone again
+        sub, notes = search.reconfirm(sub)
+        for note in notes:
+            LOG.warning('note: %s', note)
+        plan = orphans.purge_plan(sub, self.kinds)
+        planned = Counter(s.target.project_id for s in plan.steps.values())
+        for owner in steps:
+            if not planned[owner]:
+                outcomes[owner] = Outcome(CLEAN, 'the project exists again')
+        if plan.steps:
+            outcomes.update(self._run(plan))
+        return outcomes
+
+    def _run(self, plan: Plan) -> dict[str, Outcome]:
+        # NOTE: the orphan search's purge(), with a handle on the executor
+        # so that a SIGTERM can stop it
+        executor = Executor(
+            self.conn,
+            self.kinds,
+            parallel=self.parallel,
+            timeout=self.timeout,
+            retry=self.retry,
+            clock=self.clock,
+            on_event=_log_event,
+            regions=self.regions,
+        )
+        self._executor = executor
+        if self._stopping.is_set():
+            executor.stop()
+        try:
+            result = executor.run(plan)
+        finally:
+            self._executor = None
+        outcomes = {}
+        for project in plan.projects:
+            owner = project['id']
+            mine = [
+                r
+                for r in result.results.values()
+                if r.step.target.project_id == owner
+            ]
+            bad = [r for r in mine if r.outcome not in (DONE, KEPT)]
+            if not bad:
+                outcomes[owner] = Outcome(PURGED, f'{len(mine)} step(s) done')
+            else:
+                first = bad[0]
+                outcomes[owner] = Outcome(
+                    FAILED,
+                    f'{len(bad)} of {len(mine)} step(s) not done; first: '
+                    f'{first.step.describe()}: {first.outcome}: '
+                    f'{first.error}',
+                )
+        return outcomes
