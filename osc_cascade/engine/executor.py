@@ -84,6 +84,18 @@ class Event:
     step: Step
     message: str = ''
     result: StepResult | None = None
+    #: which run of an executor it comes from (1, 2, ...: a cascade's
+    #: verification rounds are runs of their own); 0: from no run (a
+    #: workflow's own event)
+    run: int = 0
+    #: how many steps that run has: a progress total grows by it
+    planned: int = 0
+    #: of a ``retry``, the attempt that failed
+    attempt: int = 0
+
+
+#: numbers the executors' runs, for ``Event.run``
+_RUNS = itertools.count(1)
 
 
 class RunResult:
@@ -107,19 +119,23 @@ class RunResult:
     def by_outcome(self, outcome: str) -> list[StepResult]:
         return [r for r in self.results.values() if r.outcome == outcome]
 
-    def summary(self) -> list[tuple[str, int, int, int]]:
-        """Per kind: (kind, done, failed, skipped), break actions counted
-        under the kind they act on."""
-        table: dict[str, list[int]] = {}
+    def summary(self) -> list[tuple[str, str, int, int, int, int, int]]:
+        """Per kind and region: (kind, region, deleted, actions, kept,
+        failed, skipped): resources deleted apart from the break actions
+        done on them (a router's interfaces removed), and what was kept."""
+        table: dict[tuple[str, str], list[int]] = {}
         for r in self.results.values():
-            row = table.setdefault(r.step.target.kind, [0, 0, 0])
+            ref = r.step.target
+            row = table.setdefault((ref.kind, ref.region), [0] * 5)
             if r.outcome == DONE:
-                row[0] += 1
-            elif r.outcome == FAILED:
-                row[1] += 1
-            else:
+                row[1 if r.step.is_break_action else 0] += 1
+            elif r.outcome == KEPT:
                 row[2] += 1
-        return [(k, *v) for k, v in sorted(table.items())]
+            elif r.outcome == FAILED:
+                row[3] += 1
+            else:
+                row[4] += 1
+        return [(k, reg, *v) for (k, reg), v in sorted(table.items())]
 
 
 #: threads per API slot: a step waiting for an asynchronous delete to finish
@@ -193,6 +209,8 @@ class Executor:
         self._sequence = itertools.count().__next__
         #: set by stop(): start nothing more, give up retries and polls
         self._stopping = threading.Event()
+        #: the run under way, for its events: its number and size
+        self._run_number, self._planned = 0, 0
 
     def _conn(self, ref: ResourceRef) -> Any:
         if self.regions is None:
@@ -211,9 +229,11 @@ class Executor:
 
     def emit(self, event: Event) -> None:
         with self._event_lock:
+            event.run, event.planned = self._run_number, self._planned
             self._on_event(event)
 
     def run(self, plan: Plan) -> RunResult:
+        self._run_number, self._planned = next(_RUNS), len(plan.steps)
         preds = plan.predecessors()
         succs = plan.successors()
         waiting = {s: len(p) for s, p in preds.items()}
@@ -441,6 +461,7 @@ class Executor:
                         f'attempt {attempt} failed '
                         f'({one_line(exc)}); retrying in '
                         f'{delay:g}s',
+                        attempt=attempt,
                     )
                 )
                 self.clock.pause(delay, self._stopping)

@@ -54,6 +54,8 @@ _CASCADE_ONLY = (
     'report_file',
     'column',
     'cascade_regions',
+    'settle',
+    'graph',
 )
 
 
@@ -104,6 +106,16 @@ class ProjectDeleteCascade(hooks.CommandHook):
             'otherwise it stays drained and the command fails',
         )
         group.add_argument(
+            '--settle',
+            metavar='<age>',
+            type=age,
+            help='With --cascade, after the project is deleted, wait '
+            '<age> (90s, 5m: the services\' token cache time, 300s by '
+            'default in keystonemiddleware), then delete whatever appeared '
+            "with the deleted project's ID in every region, and only then "
+            'reset its frozen quotas',
+        )
+        group.add_argument(
             '--plan-file',
             metavar='<file>',
             help='With --dry-run, save the plan to <file>; without, '
@@ -147,6 +159,19 @@ class ProjectDeleteCascade(hooks.CommandHook):
         return hand_to_osc(parsed_args, 'projects', emptied)
 
     def after(self, parsed_args: argparse.Namespace, return_code: int) -> int:
+        """After OSC deleted the projects: the settle, then the release
+        of the quotas the drain froze (``ProjectCascade.finish``)."""
+        finish = getattr(self, '_finish', None)
+        if finish is None or return_code:
+            return return_code
+        workflow, outcome = finish
+        try:
+            with engine_errors(), stoppable(workflow.interrupt):
+                notes = workflow.finish(outcome)
+        except Interrupted as exc:
+            exit_interrupted(exc)
+        for note in notes:
+            self.cmd.app.stderr.write(f'note: {note}\n')
         return return_code
 
     def _cascade(self, parsed_args: argparse.Namespace) -> list[str]:
@@ -156,7 +181,13 @@ class ProjectDeleteCascade(hooks.CommandHook):
         from osc_cascade.v1.progress import Progress
         from osc_cascade.workflows import cascade
 
-        progress = Progress()
+        if parsed_args.graph:
+            if not parsed_args.dry_run:
+                raise exceptions.CommandError('--graph needs --dry-run')
+            output.graph_format(parsed_args.graph)  # before any call
+        progress = Progress(
+            fmt=parsed_args.progress, rounds='verification round'
+        )
         workflow = cascade.ProjectCascade(
             connection(self.cmd.app, parsed_args),
             cascade.CascadeOptions(
@@ -166,6 +197,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 timeout=parsed_args.timeout,
                 report_file=parsed_args.report_file,
                 regions=tuple(parsed_args.cascade_regions),
+                settle=parsed_args.settle or 0.0,
                 **(
                     {'plan_max_age': parsed_args.plan_max_age}
                     if parsed_args.plan_max_age is not None
@@ -180,13 +212,13 @@ class ProjectDeleteCascade(hooks.CommandHook):
             plan = workflow.load_plan(saved, targets)
         else:
             plan = workflow.plan(targets)
-        for note in plan.notes:
-            progress.note(f'note: {note}')
+        progress.add_notes(plan.notes)
 
         if parsed_args.dry_run:
             if saved:
                 planfile.save(saved, plan)
             self._emit_plan(plan, parsed_args)
+            progress.flush_notes()
             if plan.kept():
                 raise exceptions.CommandError(
                     f'The real run would refuse: {len(plan.kept())} '
@@ -219,6 +251,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         except Interrupted as exc:
             progress.close()
             self._emit_summary(workflow.runs, [], parsed_args)
+            progress.flush_notes()
             exit_interrupted(exc)
         finally:
             progress.close()
@@ -227,6 +260,9 @@ class ProjectDeleteCascade(hooks.CommandHook):
             outcome.empty_projects + outcome.deleted_children,
             parsed_args,
         )
+        progress.add_notes(workflow.notes)  # the drain's
+        progress.flush_notes()
+        self._finish = (workflow, outcome)
         return [p.id for p in outcome.empty_projects]
 
     def _check_identity_v3(self) -> None:
@@ -240,10 +276,14 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
     def _emit_plan(self, plan, parsed_args: argparse.Namespace) -> None:
         stdout = self.cmd.app.stdout
+        if parsed_args.graph:
+            output.render_graph(output.plan_dot(plan), parsed_args.graph)
         if parsed_args.formatter == output.DOT:
             stdout.write(output.plan_dot(plan))
             return
-        columns, rows = output.plan_rows(plan)
+        columns, rows = output.plan_table(
+            plan, full=parsed_args.formatter in output.MACHINE_FORMATS
+        )
         output.emit(parsed_args, columns, rows, stdout)
 
     def _emit_summary(
@@ -252,7 +292,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         from osc_cascade.engine.executor import RunResult
 
         rows = list(RunResult.merge(runs).summary())
-        rows.append(('identity.project', len(projects), 0, 0))
+        rows.append(('identity.project', '', len(projects), 0, 0, 0, 0))
         if parsed_args.formatter == output.DOT:
             parsed_args.formatter = 'table'
         output.emit(parsed_args, SUMMARY_COLUMNS, rows, self.cmd.app.stdout)
