@@ -350,6 +350,22 @@ def all_services_project(cloud, name, external):
         **{k: v['id'] for k, v in p.items() if isinstance(v, dict)},
     }
     cloud.keypair(user, 'laptop')
+    # users are not the project's: shown, never deleted
+    ids['home_user'] = cloud.add(
+        'users', name='home-' + name, default_project_id=pid
+    )['id']
+    stack_project = cloud.add(
+        'projects',
+        name=f'{pid}-{"5" * 32}'[:64],
+        description='Heat stack user project',
+        domain_id='heat-stack-users',
+    )
+    ids['stack_user'] = cloud.add(
+        'users',
+        name='wait-handle-' + name,
+        domain_id='heat-stack-users',
+        default_project_id=stack_project['id'],
+    )['id']
     # what full_project lacks of the base services' kinds
     ids['server_group'] = cloud.add(
         'server_groups', name='group', project_id=pid, members=[]

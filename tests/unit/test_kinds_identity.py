@@ -322,3 +322,140 @@ def test_a_truncated_child_listing_is_completed_from_subtree_as_ids(
         'GET',
         f'/v3/projects/{parent["id"]}?subtree_as_ids=',
     ) in cloud.requests
+
+
+# -- users: shown, never deleted ------------------------------------------
+
+
+HOME, STACK_USER = (
+    identity.UserDefaultProject.name,
+    identity.StackDomainUser.name,
+)
+
+
+def stack_user_project(cloud, pid, stack_id, domain='heat'):
+    """What Heat makes for a stack's users: a project in its stack-user
+    domain, named after the owner and the stack (cut at 64)."""
+    return cloud.add(
+        'projects',
+        name=f'{pid}-{stack_id}'[:64],
+        description=identity.STACK_USER_PROJECT,
+        domain_id=domain,
+    )
+
+
+def test_users_whose_default_project_it_is_are_shown_and_kept(cloud, conn):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    cloud.add('users', id='ann', name='ann', default_project_id=a)
+    cloud.add('users', id='bob', name='bob', default_project_id=b)
+    cloud.add('users', id='cid', name='cid')
+    kind = identity.UserDefaultProject()
+    refs = kind.list(conn, a)
+    assert [(r.id, r.name, r.project_id) for r in refs] == [('ann', 'ann', a)]
+    step = kind.primary_step(refs[0])
+    assert step.is_report_only
+    assert 'the user is not the project' in step.params['reason']
+    assert kind.list(conn, None) == []  # a user is nobody's orphan
+
+
+def test_the_users_are_listed_once_for_every_project(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    cloud.add('users', id='ann', name='ann', default_project_id=a)
+    cloud.add('users', id='bob', name='bob', default_project_id=b)
+    conn = cloud.connection()
+    kind = kinds_mod.build()[HOME]
+    assert [r.id for r in kind.list(conn, a)] == ['ann']
+    assert [r.id for r in kind.list(conn, b)] == ['bob']
+    asked = [p for m, p in cloud.requests if p.startswith('/v3/users')]
+    assert asked == ['/v3/users']
+
+
+def test_a_user_listing_cut_even_per_domain_is_reported_as_far_as_it_goes(
+    cloud, conn, monkeypatch
+):
+    warned = []
+    monkeypatch.setattr(
+        identity.LOG, 'warning', lambda msg, *args: warned.append(msg % args)
+    )
+    a = scenarios.project(cloud, 'A')['id']
+    cloud.add('domains', id='default', name='Default')
+    for i in range(3):
+        cloud.add(
+            'users',
+            id=f'u{i}',
+            name=f'u{i}',
+            domain_id='default',
+            default_project_id=a,
+        )
+    cloud.list_limits['users'] = 2
+    refs = identity.UserDefaultProject().list(conn, a)
+    assert [r.id for r in refs] == ['u0', 'u1']
+    assert warned == [
+        "listing the users of domain default was truncated by Keystone's "
+        'list_limit (2 shown): the users it leaves out are not reported'
+    ]
+
+
+def test_heats_stack_domain_users_of_the_projects_stacks_are_shown(
+    cloud, conn
+):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    mine = stack_user_project(cloud, a, 'a' * 8 + '-' + 'b' * 27)
+    theirs = stack_user_project(cloud, b, 'c' * 36)
+    # a project named like Heat's but not Heat's: not a stack's
+    lookalike = cloud.add(
+        'projects', name=f'{a}-mine', description='ours', domain_id='heat'
+    )
+    cloud.add(
+        'users',
+        id='w1',
+        name='wait',
+        domain_id='heat',
+        default_project_id=mine['id'],
+    )
+    cloud.add(
+        'users',
+        id='w2',
+        name='other',
+        domain_id='heat',
+        default_project_id=theirs['id'],
+    )
+    cloud.add(
+        'users',
+        id='w3',
+        name='look',
+        domain_id='heat',
+        default_project_id=lookalike['id'],
+    )
+    kind = identity.StackDomainUser()
+    refs = kind.list(conn, a)
+    assert [(r.id, r.project_id) for r in refs] == [('w1', a)]
+    assert refs[0].attrs['stack_project'] == mine['name']
+    assert len(mine['name']) == 64
+    step = kind.primary_step(refs[0])
+    assert step.is_report_only
+    assert 'Heat deletes it with the stack' in step.params['reason']
+    listed = [p for m, p in cloud.requests if p.startswith('/v3/')]
+    assert f'/v3/projects?name__startswith={a}-' in listed
+    assert '/v3/users?domain_id=heat' in listed
+
+
+def test_users_are_in_the_plan_but_keep_nothing_alive(cloud, osc):
+    a = scenarios.project(cloud, 'A')['id']
+    cloud.add('users', id='ann', name='ann', default_project_id=a)
+    stack = stack_user_project(cloud, a, 'd' * 36)
+    cloud.add(
+        'users',
+        id='w1',
+        name='wait',
+        domain_id='heat',
+        default_project_id=stack['id'],
+    )
+    result = osc('project', 'delete', '--cascade', '--yes', a, '-f', 'json')
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('projects', a)
+    assert cloud.exists('users', 'ann') and cloud.exists('users', 'w1')
+    assert not [p for m, p in cloud.changes if '/users' in p]

@@ -288,7 +288,11 @@ def test_keystones_kinds_are_listed_once():
             for region in pc.discovery.regions_of(kind)
             if kind.service_type == 'identity'
         ]
-        assert listed == [('identity.application_credential', '')]
+        assert listed == [
+            ('identity.application_credential', ''),
+            ('identity.user_default_project', ''),
+            ('identity.stack_domain_user', ''),
+        ]
         assert pc.plan(pc.resolve([a])).steps
 
 
