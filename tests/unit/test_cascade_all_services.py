@@ -165,10 +165,11 @@ def test_the_plan_says_what_a_stacks_delete_removes(cloud, twins, osc):
 
     dot = cascade(osc, '--dry-run', 'A', '-f', 'dot').stdout
     stack_step = step_id('delete', 'orchestration.stack', a['stack'])
+    # in its region's box
     [node] = [
         line
         for line in dot.splitlines()
-        if line.startswith(f'  "{stack_step}" [')
+        if line.startswith(f'    "{stack_step}" [')
     ]
     for type_, id_ in made:
         assert f'\\n{type_} {id_}' in node
