@@ -32,6 +32,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of
+from osc_cascade.kinds.calls import retried
 from osc_cascade.kinds.registry import register
 
 LOG = logging.getLogger(__name__)
@@ -42,8 +43,10 @@ def users_of(conn: Any, project_id: str) -> set[str]:
     group: those who can hold what a user owns for it. The query is as
     narrow as Keystone allows (the project, effective roles): truncated,
     it is refused."""
-    found = keystone.role_assignments(
-        conn, **{'scope.project.id': project_id, 'effective': True}
+    found = retried(
+        keystone.role_assignments,
+        conn,
+        **{'scope.project.id': project_id, 'effective': True},
     )
     return {
         a['user']['id']
@@ -60,12 +63,12 @@ def every_user(conn: Any, *, partial: bool = False) -> list[dict[str, Any]]:
     time; a domain whose listing is still truncated is refused, or, with
     ``partial`` (for what is only reported), taken as shown with a
     warning."""
-    found = keystone.users(conn)
+    found = retried(keystone.users, conn)
     if not found.truncated:
         return found.items
     domains = keystone.complete(
         'listing the domains (to list their users one by one)',
-        keystone.domains(conn),
+        retried(keystone.domains, conn),
     )
     return [
         user
@@ -78,7 +81,7 @@ def _users_of_domain(
     conn: Any, domain_id: str, *, partial: bool
 ) -> list[dict[str, Any]]:
     what = f'listing the users of domain {domain_id}'
-    found = keystone.users(conn, domain_id=domain_id)
+    found = retried(keystone.users, conn, domain_id=domain_id)
     if found.truncated and partial:
         LOG.warning(
             "%s was truncated by Keystone's list_limit (%d shown): the "
@@ -114,7 +117,9 @@ class ApplicationCredential(ResourceKind):
         refs = []
         for user_id in sorted(names):
             try:
-                found = keystone.application_credentials(conn, user_id)
+                found = retried(
+                    keystone.application_credentials, conn, user_id
+                )
             except sdk_exc.NotFoundException:
                 continue  # deleted while we looked
             except sdk_exc.ForbiddenException:
@@ -241,7 +246,7 @@ class StackDomainUser(_ReportedUser):
         if project_id is None:
             return []
         prefix = f'{project_id}-'
-        found = keystone.projects(conn, name__startswith=prefix)
+        found = retried(keystone.projects, conn, name__startswith=prefix)
         if found.truncated:
             LOG.warning(
                 "listing Heat's stack-user projects of project %s was "

@@ -41,6 +41,7 @@ objects of their own container, deleted with it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import functools
 import itertools
 import re
@@ -58,6 +59,7 @@ from osc_cascade.kinds.base import (
     delete_of,
     unless_absent,
 )
+from osc_cascade.kinds.calls import retried
 from osc_cascade.kinds.registry import register
 
 #: the legacy versioning headers, and what removes each
@@ -98,6 +100,25 @@ def _path(container: str, obj: str = '') -> str:
     return '/'.join(parse.quote(p, safe='') for p in (container, obj) if p)
 
 
+def _object_names(store: Any, name: str) -> Iterator[str]:
+    """The container's object names, a page at a time (as Swift pages by
+    marker), each page's read retried."""
+    marker = ''
+    while True:
+        page = retried(
+            request,
+            store,
+            'GET',
+            _path(name),
+            params={'format': 'json', 'marker': marker},
+        ).json()
+        if not page:
+            return
+        for obj in page:
+            yield obj['name']
+        marker = page[-1]['name']
+
+
 @register
 class Container(ResourceKind):
     name = 'object_store.container'
@@ -119,7 +140,12 @@ class Container(ResourceKind):
         refs = []
         # 404: an account never used, where the proxy creates none on demand
         for container in unless_absent(store.containers):
-            headers = request(store, 'HEAD', _path(container.name)).headers
+            try:
+                headers = retried(
+                    request, store, 'HEAD', _path(container.name)
+                ).headers
+            except sdk_exc.NotFoundException:
+                continue  # deleted since the listing
             versions = headers.get('X-Versions-Location') or headers.get(
                 'X-History-Location'
             )
@@ -158,24 +184,27 @@ class Container(ResourceKind):
         per batch where the cluster has it, page by page."""
         store = account(conn, ref.project_id)
         name = ref.name
-        headers = request(store, 'HEAD', _path(name)).headers
+        # these reads and settings are made by the executor's next() of
+        # this generator, not as parts of their own: each is retried here
+        headers = retried(request, store, 'HEAD', _path(name)).headers
         legacy = {_LEGACY[h]: 'x' for h in _LEGACY if headers.get(h)}
         if legacy:
-            request(store, 'POST', _path(name), headers=legacy)
+            retried(request, store, 'POST', _path(name), headers=legacy)
         if headers.get('X-Versions-Enabled', '').lower() == 'true':
-            request(
+            retried(
+                request,
                 store,
                 'POST',
                 _path(name),
                 headers={'X-Versions-Enabled': 'false'},
             )
             yield from self._version_deletes(store, name)
-        objects = (o.name for o in store.objects(name))
+        objects = _object_names(store, name)
         first = next(objects, None)
         if first is None:
             return
         objects = itertools.chain([first], objects)
-        bulk = store.get_info().bulk_delete
+        bulk = retried(store.get_info).bulk_delete
         if bulk:
             size = int(bulk.get('max_deletes_per_request', 10000))
             while batch := list(itertools.islice(objects, size)):
@@ -197,7 +226,8 @@ class Container(ResourceKind):
     def _version_deletes(store, name):
         marker, version_marker = '', ''
         while True:
-            page = request(
+            page = retried(
+                request,
                 store,
                 'GET',
                 _path(name),

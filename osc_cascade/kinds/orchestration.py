@@ -30,6 +30,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade.kinds.calls import retried
 from osc_cascade.kinds.registry import register
 
 
@@ -145,9 +146,9 @@ def namesakes(conn: Any, made: list[dict[str, Any]]) -> list[str]:
             if what == 'container':
                 if not conn.has_service('object-store'):
                     continue
-                conn.object_store.get_container_metadata(name)
+                retried(conn.object_store.get_container_metadata, name)
             else:
-                conn.compute.get_keypair(name)
+                retried(conn.compute.get_keypair, name)
         except sdk_exc.NotFoundException:
             continue
         found.append(f'{what} {name}')
@@ -176,7 +177,9 @@ class ProjectStack(Stack):
                 # ordering a cascade; in the orphan search too, which a
                 # purge plans with
                 try:
-                    made = heat.resources(conn, s['stack_name'], s['id'])
+                    made = retried(
+                        heat.resources, conn, s['stack_name'], s['id']
+                    )
                 except sdk_exc.NotFoundException:
                     continue  # deleted meanwhile
                 attrs['made'] = sorted(
