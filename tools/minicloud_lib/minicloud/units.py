@@ -148,6 +148,15 @@ class Unit:
     def start(self):
         if self.running():
             return False
+        if self.port and port_open(self.port):
+            # else the readiness check takes that process's answer for
+            # ours while ours fails to bind (seen: units of a newer
+            # minicloud left running by an older one's up --fresh)
+            raise Failure(
+                f'{self.name}: port {self.port} is in use by a process that '
+                f'minicloud did not record in {self.pidfile} (ss -ltnp '
+                f'sport = {self.port})'
+            )
         mkdirs(RUN, LOGS)
         env = child_env(self.env)
         with open(self.out, 'ab') as out:
