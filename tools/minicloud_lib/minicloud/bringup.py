@@ -82,10 +82,21 @@ def run_watched(what, log, units):
         raise Failure(f'setup_cloud {what} failed; see {path}:\n{last}')
 
 
+def watched(plan, deps):
+    """The units a setup_cloud phase fails on if they die: those it waits
+    for, and MariaDB and RabbitMQ if started (not RegionTwo's while
+    RegionOne's phase runs, nor the reverse: neither waits for the other)."""
+    return [
+        u
+        for u in plan.units.values()
+        if u.name in deps or (u.service == 'infra' and u.running())
+    ]
+
+
 def step_resources(plan, demo):
     def fn():
         write_image()
-        units = list(plan.units.values())
+        units = watched(plan, plan.started)
         run_watched('resources', 'setup-resources.log', units)
         # a cast to a queue that no one consumes yet is lost (e.g. a boot
         # stays in BUILD), and service rows still read "up" for 60 s after
@@ -101,10 +112,20 @@ def step_resources(plan, demo):
     return fn
 
 
+def step_readiness(plan, what):
+    def fn():
+        units = watched(plan, plan.readiness[what])
+        run_watched(what, f'setup-{what}.log', units)
+
+    return fn
+
+
 def bring_up(services, demo):
     plan = Plan(services, cloud.units_for(services))
     infra.add_steps(plan, cloud.DATABASES)
     for m in cloud.modules_for(services):
         m.add_steps(plan)
     plan.add('resources+readiness', step_resources(plan, demo), plan.started)
+    for what, deps in plan.readiness.items():
+        plan.add(f'{what} readiness', step_readiness(plan, what), deps)
     return plan.run()

@@ -172,12 +172,19 @@ class Plan(Tasks):
         self.services = services
         self.units = {u.name: u for u in units}
         self.started = ['identity']  # what the readiness step waits for
+        # setup_cloud phase -> what it waits for: units checked apart from
+        # the resources+readiness step, in parallel with it
+        self.readiness = {}
 
-    def start(self, unit_names, deps):
+    def start(self, unit_names, deps, readiness=None):
         """One step per unit.  Services authenticate at start-up
         (nova-conductor dies if its user is missing): start them once
-        identity data exists."""
+        identity data exists.  readiness: the setup_cloud phase that
+        checks them, if not resources."""
         deps = [*deps, 'identity']
         for un in unit_names:
             self.add(un, lambda u=self.units[un]: start_unit(u), deps)
-            self.started.append(un)
+            if readiness:
+                self.readiness.setdefault(readiness, ['identity']).append(un)
+            else:
+                self.started.append(un)

@@ -66,8 +66,9 @@ def write_configs():
     write_server_configs('glance-api', 'glance', PORTS['glance'], 'glance')
 
 
-def add_server_steps(plan, unit, subdir):
-    """<subdir>-db (the migrations), then the unit's start."""
+def add_server_steps(plan, unit, subdir, after=(), readiness=None):
+    """<subdir>-db (the migrations, once MariaDB and the steps after are
+    done), then the unit's start (checked by the readiness phase)."""
     step = f'{subdir}-db'
     sync = [
         os.path.join(VBIN, 'glance-manage'),
@@ -78,9 +79,9 @@ def add_server_steps(plan, unit, subdir):
     plan.add(
         step,
         once(step, manage(f'{subdir}-manage.log', sync)),
-        ['mariadb'],
+        ['mariadb', *after],
     )
-    plan.start([unit], [step])
+    plan.start([unit], [step], readiness)
 
 
 def add_steps(plan):

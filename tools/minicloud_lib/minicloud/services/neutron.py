@@ -68,8 +68,9 @@ def write_configs():
     write_server_configs('neutron-api', 'neutron', 'neutron')
 
 
-def add_server_steps(plan, unit, subdir):
-    """<subdir>-db (the migrations), then the unit's start."""
+def add_server_steps(plan, unit, subdir, after=(), readiness=None):
+    """<subdir>-db (the migrations, once MariaDB and the steps after are
+    done), then the unit's start (checked by the readiness phase)."""
     step = f'{subdir}-db'
     upgrade = [
         os.path.join(VBIN, 'neutron-db-manage'),
@@ -83,9 +84,9 @@ def add_server_steps(plan, unit, subdir):
     plan.add(
         step,
         once(step, manage(f'{subdir}-db-manage.log', upgrade)),
-        ['mariadb'],
+        ['mariadb', *after],
     )
-    plan.start([unit], [step, 'rabbitmq'])
+    plan.start([unit], [step, 'rabbitmq'], readiness)
 
 
 def add_steps(plan):

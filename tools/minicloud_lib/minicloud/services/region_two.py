@@ -48,5 +48,11 @@ def write_configs():
 
 
 def add_steps(plan):
-    neutron.add_server_steps(plan, NEUTRON, NEUTRON)
-    glance.add_server_steps(plan, GLANCE, GLANCE)
+    # off RegionOne's critical path: the migrations wait until identity
+    # is done (else they may take a heavy slot before keystone's), and
+    # setup_cloud's region-two phase checks the units in parallel with
+    # RegionOne's resources+readiness
+    for module, unit in ((neutron, NEUTRON), (glance, GLANCE)):
+        module.add_server_steps(
+            plan, unit, unit, after=['identity'], readiness=NAME
+        )

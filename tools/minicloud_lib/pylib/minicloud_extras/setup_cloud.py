@@ -17,6 +17,7 @@ Runs inside the service venv, in one process per phase, because every
 
     python -m minicloud_extras.setup_cloud identity  HOME/etc/minicloud.json
     python -m minicloud_extras.setup_cloud resources HOME/etc/minicloud.json
+    python -m minicloud_extras.setup_cloud region-two HOME/etc/minicloud.json
 
 Both phases are idempotent.
 """
@@ -388,9 +389,6 @@ def resources(cfg):
         wait('swift proxy', swift_up, timeout=60)
         say('swift proxy')
 
-    if 'region-two' in groups:
-        region_two(cfg)
-
 
 def region_two(cfg):
     """RegionTwo's Neutron and Glance answer, as the admin, through the
@@ -528,5 +526,10 @@ def demo(cfg):
 if __name__ == '__main__':
     with open(sys.argv[2]) as f:
         config = json.load(f)
-    phases = {'identity': identity, 'resources': resources, 'demo': demo}
+    phases = {
+        'identity': identity,
+        'resources': resources,
+        'region-two': region_two,
+        'demo': demo,
+    }
     phases[sys.argv[1]](config)
