@@ -93,6 +93,12 @@ def account(conn: Any, project_id: str) -> Any:
         endpoint_override=url,
     )
     proxy._connection = conn
+    # clouds.yaml's object-store concurrency and rate_limit: keystoneauth
+    # enforces them per adapter, so the account's proxy shares the
+    # semaphore of the proxy it was made from, not a new one of its own
+    shared = getattr(store, '_rate_semaphore', None)
+    if shared is not None:
+        proxy._rate_semaphore = shared
     return proxy
 
 
