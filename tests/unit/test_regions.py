@@ -297,7 +297,7 @@ def test_keystones_kinds_are_listed_once():
 
 
 def test_orphan_list_searches_every_region_and_names_it(two, osc):
-    one, r2 = two
+    _one, r2 = two
     net = own_network(r2, 'f' * 32, 'left')  # its project is gone
     result = osc('orphan', 'list', '--service', 'network', '-f', 'json')
     assert result.code == 0, result.stderr
