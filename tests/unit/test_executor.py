@@ -576,7 +576,12 @@ def test_run_result_summary_counts_per_kind():
             '6': sr('r', DONE, 'network.router', 'clear_router_gateway'),
         }
     )
-    assert result.summary() == [('network.router', 2, 0, 0), (KIND, 1, 1, 2)]
+    # (kind, region, deleted, actions, kept, failed, skipped): the
+    # router's gateway cleared is an action, not a second deletion
+    assert result.summary() == [
+        ('network.router', '', 1, 1, 0, 0, 0),
+        (KIND, '', 1, 0, 1, 1, 1),
+    ]
 
 
 def test_merge_keeps_the_last_word_on_each_step():

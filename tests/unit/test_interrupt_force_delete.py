@@ -148,7 +148,13 @@ def test_a_signal_while_leftovers_are_deleted_and_the_resume_finishes(
     written = read_json(outcome.manifest)
     assert written['leftovers'] == outcome.leftovers
     done = [k for k, v in outcome.leftovers.items() if v == 'deleted']
-    stopped = [k for k, v in outcome.leftovers.items() if 'interrupted' in v]
+    # what the signal stopped (or what waited on it: under load a step
+    # may have failed its instant fake-clock retries before the signal)
+    stopped = [
+        k
+        for k, v in outcome.leftovers.items()
+        if v.startswith(('skipped', 'failed'))
+    ]
     assert done and stopped
     assert cloud.exists('networks', built['network']['id'])
 

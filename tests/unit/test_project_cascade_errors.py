@@ -188,10 +188,12 @@ def test_a_service_missing_from_the_catalog_is_skipped_with_a_note(osc, clock):
         scenarios.server(cloud, p['id'])
         result = cascade(osc, '--yes', 'A')
         assert result.code == 0, result.stderr
-        assert (
-            'note: service block-storage is not in the catalog: '
-            'skipped block_storage.backup'
-        ) in result.stderr
+        [note] = [
+            line
+            for line in result.stderr.splitlines()
+            if line.startswith('note: not in the catalog: ')
+        ]
+        assert 'block-storage' in note.split(': ', 2)[2].split(' (')[0]
         assert not cloud.exists('projects', p['id'])
         assert not [p for _, p in cloud.requests if 'cinder' in p]
 
@@ -229,15 +231,17 @@ def test_dry_run_changes_nothing_whatever_the_format(
         assert row['Action'] == 'delete' and str(row['Stage']) == '1'
     elif fmt == 'table':
         header = [c.strip() for c in out.splitlines()[1].split('|')]
-        assert header[1:4] == ['Stage', 'Action', 'Kind']
+        assert header[1:5] == ['Stage', 'Region', 'Action', 'Kind']
         assert server in out
     elif fmt == 'value':
         lines = out.splitlines()
         assert any(
-            line.split()[:4] == ['1', 'delete', 'compute.server', server]
+            line.split()[:5]
+            == ['1', 'RegionOne', 'delete', 'compute.server', server]
             for line in lines
         )
         # one line per step, the project's delete last
+        # (global: no region)
         assert lines[-1].split()[2] == 'identity.project'
     else:
         assert out.startswith('digraph cascade {') and out.endswith('}\n')
@@ -270,10 +274,10 @@ def test_summary_after_a_run(cloud, osc):
     result = cascade(osc, '--yes', 'A', '-f', 'json')
     assert result.code == 0, result.stderr
     rows = {r.pop('Kind'): r for r in json.loads(result.stdout)}
-    one = {'Done': 1, 'Failed': 0, 'Skipped': 0}
-    assert rows['block_storage.volume'] == one
-    assert rows['compute.server'] == one
-    assert rows['identity.project'] == one
+    one = {'Deleted': 1, 'Actions': 0, 'Kept': 0, 'Failed': 0, 'Skipped': 0}
+    assert rows['block_storage.volume'] == {**one, 'Region': 'RegionOne'}
+    assert rows['compute.server'] == {**one, 'Region': 'RegionOne'}
+    assert rows['identity.project'] == {**one, 'Region': ''}
     assert all(r['Failed'] == r['Skipped'] == 0 for r in rows.values())
     # progress went to stderr, one line per step
     assert '[2/2] done:' in result.stderr
@@ -623,7 +627,7 @@ def test_resources_appearing_during_the_run_are_deleted_too(osc):
         assert result.code == 0, result.stderr
         assert not cloud.exists('volumes', cloud.late[0]['id'])
         assert not cloud.exists('projects', p['id'])
-        rows = {r['Kind']: r['Done'] for r in json.loads(result.stdout)}
+        rows = {r['Kind']: r['Deleted'] for r in json.loads(result.stdout)}
         assert rows['block_storage.volume'] == 1
 
 

@@ -113,15 +113,12 @@ def test_purge_deletes_service_and_providers_and_keeps_the_new_host(
     result = purge(osc, '--yes', s.a['id'], '-f', 'json')
 
     assert result.code == 0, result.stderr
+    counts = dict(Region='', Actions=0, Kept=0, Failed=0, Skipped=0)
     assert json.loads(result.stdout) == [
-        {'Kind': 'compute.service', 'Done': 1, 'Failed': 0, 'Skipped': 0},
-        {'Kind': 'placement.allocation', 'Done': 1, 'Failed': 0, 'Skipped': 0},
-        {
-            'Kind': 'placement.resource_provider',
-            'Done': 1,
-            'Failed': 0,
-            'Skipped': 0,
-        },
+        {'Kind': 'compute.service', **counts, 'Deleted': 1},
+        # this host's share of the allocation removed: a deletion
+        {'Kind': 'placement.allocation', **counts, 'Deleted': 1},
+        {'Kind': 'placement.resource_provider', **counts, 'Deleted': 1},
     ]
     assert not cloud.exists('services', s.a['id'])
     assert not cloud.exists('resource_providers', s.rp_a)
@@ -296,8 +293,9 @@ def test_failure_during_the_run_says_what_was_left(cloud, osc):
     result = purge(osc, '--yes', 'compute-a', '-f', 'value')
 
     assert result.code == 1
-    assert 'placement.resource_provider 0 1 1' in result.stdout
-    assert 'compute.service 0 0 1' in result.stdout
+    # kind, region (none), deleted, actions, kept, failed, skipped
+    assert 'placement.resource_provider  0 0 0 1 1' in result.stdout
+    assert 'compute.service  0 0 0 0 1' in result.stdout
     assert 'The purge did not finish: 1 step(s) failed, 2 skipped' in (
         result.stderr
     )
