@@ -53,6 +53,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade import kinds
 from osc_cascade.api import placement
 from osc_cascade.api.placement import NOVA_VERSION, PLACEMENT_VERSION
+from osc_cascade.engine import resource
 from osc_cascade.engine.errors import CascadeError, Interrupted
 from osc_cascade.engine.executor import DONE, Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
@@ -99,6 +100,8 @@ class ServicePurge:
         retry: RetryPolicy | None = None,
     ):
         self.conn = conn
+        #: the region the services are in (``locate``); '' if not located
+        self.region = ''
         #: told what is done to the services' status
         self.notify = notify or (lambda text: None)
         #: remove the allocations of unfinished migrations and of consumers
@@ -122,10 +125,10 @@ class ServicePurge:
         works there (its Nova and Placement). A name found in two regions
         is refused with both named, and so are services of two regions."""
         where = regions.of_service('compute')
-        if len(where) == 1:
-            self.conn = regions.connection(where[0])
         if len(where) < 2:
-            return where[0] if where else ''
+            self.region = where[0] if where else ''
+            self.conn = regions.connection(self.region)
+            return self.region
         found: dict[str, list[str]] = {}
         for region in where:
             services = self._read(
@@ -159,9 +162,9 @@ class ServicePurge:
                 )
                 + '): purge one region at a time.'
             )
-        region = chosen[0] if chosen else regions.names[0]
-        self.conn = regions.connection(region)
-        return region
+        self.region = chosen[0] if chosen else regions.names[0]
+        self.conn = regions.connection(self.region)
+        return self.region
 
     def resolve(self, names_or_ids: Sequence[str]) -> list[Any]:
         """The nova-compute services named by UUID or, if unambiguous, by
@@ -308,7 +311,7 @@ class ServicePurge:
                 )
         # build_plan's owner check: everything here belongs to a service
         plan = build_plan(
-            Inventory(refs),
+            Inventory(r.in_region(self.region) for r in refs),
             self.kinds,
             [{'id': s.id, 'name': s.host} for s in services],
         )
@@ -411,7 +414,13 @@ class ServicePurge:
             sid
             for sid in ids
             if getattr(
-                result.results.get(f'delete:{ComputeService.name}:{sid}'),
+                result.results.get(
+                    resource.delete(
+                        ResourceRef(
+                            ComputeService.name, sid, region=self.region
+                        )
+                    ).id
+                ),
                 'outcome',
                 None,
             )

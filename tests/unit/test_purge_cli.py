@@ -113,7 +113,7 @@ def test_purge_deletes_service_and_providers_and_keeps_the_new_host(
     result = purge(osc, '--yes', s.a['id'], '-f', 'json')
 
     assert result.code == 0, result.stderr
-    counts = dict(Region='', Actions=0, Kept=0, Failed=0, Skipped=0)
+    counts = dict(Region='RegionOne', Actions=0, Kept=0, Failed=0, Skipped=0)
     assert json.loads(result.stdout) == [
         {'Kind': 'compute.service', **counts, 'Deleted': 1},
         # this host's share of the allocation removed: a deletion
@@ -293,9 +293,9 @@ def test_failure_during_the_run_says_what_was_left(cloud, osc):
     result = purge(osc, '--yes', 'compute-a', '-f', 'value')
 
     assert result.code == 1
-    # kind, region (none), deleted, actions, kept, failed, skipped
-    assert 'placement.resource_provider  0 0 0 1 1' in result.stdout
-    assert 'compute.service  0 0 0 0 1' in result.stdout
+    # kind, region, deleted, actions, kept, failed, skipped
+    assert 'placement.resource_provider RegionOne 0 0 0 1 1' in result.stdout
+    assert 'compute.service RegionOne 0 0 0 0 1' in result.stdout
     assert 'The purge did not finish: 1 step(s) failed, 2 skipped' in (
         result.stderr
     )
