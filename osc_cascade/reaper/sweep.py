@@ -21,6 +21,13 @@ lock (``lock.Locks``); one held by someone else is reported LOCKED and
 left alone. The outcome of each owner says what happened: nothing left
 (CLEAN), PURGED, FAILED (with why), LOCKED, or DRY (the dry run: the plan
 is only logged).
+
+Only projects Keystone answers 404 for are purged, proven again right
+before anything is deleted: a live project is never touched, so a
+protected one (Keystone's ``immutable`` option, which makes Keystone
+refuse its delete) needs no check here. The lock is the one the commands
+take (``workflows.actor``): with the same ``coordination_url``, the
+reaper never purges a project a cascade or a sweep is working on.
 """
 
 from __future__ import annotations

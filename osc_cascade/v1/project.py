@@ -56,6 +56,7 @@ _CASCADE_ONLY = (
     'cascade_regions',
     'settle',
     'graph',
+    'coordination_url',
 )
 
 
@@ -137,6 +138,9 @@ class ProjectDeleteCascade(hooks.CommandHook):
             "the plan, and each step's outcome, seconds and attempts "
             '(for benchmarks and post-mortems)',
         )
+        from osc_cascade.v1.project_drain import add_coordination_option
+
+        add_coordination_option(group)
         output.add_format_options(parser, with_dot=True)
         return parser
 
@@ -162,9 +166,12 @@ class ProjectDeleteCascade(hooks.CommandHook):
         """After OSC deleted the projects: the settle, then the release
         of the quotas the drain froze (``ProjectCascade.finish``)."""
         finish = getattr(self, '_finish', None)
-        if finish is None or return_code:
+        if finish is None:
             return return_code
         workflow, outcome = finish
+        if return_code:  # OSC did not delete them: nothing to finish
+            workflow.release()
+            return return_code
         try:
             with engine_errors(), stoppable(workflow.interrupt):
                 notes = workflow.finish(outcome)
@@ -198,6 +205,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 report_file=parsed_args.report_file,
                 regions=tuple(parsed_args.cascade_regions),
                 settle=parsed_args.settle or 0.0,
+                coordination_url=parsed_args.coordination_url,
                 **(
                     {'plan_max_age': parsed_args.plan_max_age}
                     if parsed_args.plan_max_age is not None

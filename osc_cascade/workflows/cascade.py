@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 import contextlib
 import dataclasses
+import datetime
 import functools
 import signal
 import threading
@@ -63,8 +64,16 @@ from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef, Step, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds import quota
+from osc_cascade.workflows import actor as actor_mod
 from osc_cascade.workflows import drain as drain_mod
-from osc_cascade.workflows.projects import Projects, leaves_first, project_ref
+from osc_cascade.workflows.projects import (
+    Projects,
+    Protected,
+    is_protected,
+    leaves_first,
+    project_ref,
+    protected_message,
+)
 
 
 @dataclasses.dataclass
@@ -86,6 +95,18 @@ class CascadeOptions:
     #: seconds to wait after the projects are deleted (the services' token
     #: cache time) before deleting what appeared with their IDs; 0: none
     settle: float = 0.0
+    #: where the per-project locks live (``actor.coordination_url``);
+    #: None: the environment, clouds.yaml, or this host's directory
+    coordination_url: str | None = None
+
+
+#: what a run is, for the refusals of other actors (``actor.holder``)
+_DOING = {
+    'cascade': 'openstack project delete --cascade',
+    'drain': 'openstack project drain',
+    'restore': 'openstack project restore',
+    'sweep': 'openstack project sweep',
+}
 
 
 @dataclasses.dataclass
@@ -107,9 +128,19 @@ class ProjectCascade:
         on_event: Callable[[Event], None] | None = None,
         clock: Clock | None = None,
         retry: RetryPolicy | None = None,
+        actor: actor_mod.Actor | None = None,
+        verb: str = 'cascade',
     ):
         self.conn = conn
         self.options = options or CascadeOptions()
+        #: what the refusals say is refused (cascade, drain, restore)
+        self.verb = verb
+        #: the per-project locks of this run: taken before the drain,
+        #: held until ``finish`` (or a failure) releases them
+        self.actor = actor or actor_mod.Actor(
+            actor_mod.coordination_url(self.options.coordination_url, conn),
+            doing=_DOING.get(verb, verb),
+        )
         self.kinds = quota.without_quotas(
             kinds_mod.build(delete_shared=self.options.delete_shared)
         )
@@ -181,7 +212,7 @@ class ProjectCascade:
                     f'projects: '
                     + ', '.join(f'{c.name} ({c.id})' for c in children)
                     + '. Keystone refuses to delete a project that has '
-                    'children; pass --recursive to cascade into them.'
+                    f'children; pass --recursive to {self.verb} them too.'
                 )
             for child in children:
                 self._check_deletable(child)
@@ -192,16 +223,16 @@ class ProjectCascade:
         label = f'{project.name} ({project.id})'
         if project.id == self.conn.current_project_id:
             raise CascadeError(
-                f'Refusing to cascade project {label}: it is the project '
+                f'Refusing to {self.verb} project {label}: it is the project '
                 f'you are authenticated to. Authenticate to another '
                 f'project (for example admin) and run again.'
             )
-        if (project.options or {}).get('immutable'):
-            raise CascadeError(
-                f'Refusing to cascade project {label}: it is marked immutable.'
-            )
+        if is_protected(project):
+            raise Protected(protected_message(label, project.id))
         if project.is_domain:
-            raise CascadeError(f'Refusing to cascade {label}: it is a domain.')
+            raise CascadeError(
+                f'Refusing to {self.verb} {label}: it is a domain.'
+            )
 
     # -- planning ----------------------------------------------------------
 
@@ -275,12 +306,30 @@ class ProjectCascade:
         report file, what was done is written there, also on failure."""
         began = self.clock.now()
         try:
+            self.hold(targets)
             outcome = self._execute(plan, targets)
         except Exception as exc:
+            self.release()
             self._report(plan, began, str(exc) or type(exc).__name__)
             raise
         self._report(plan, began)
         return outcome
+
+    # -- one actor per project ---------------------------------------------
+
+    def hold(self, targets: Sequence[ResourceRef]) -> None:
+        """Take the lock of every project (``workflows.actor``), or none:
+        another actor on any of them refuses the whole run."""
+        try:
+            for target in sorted(targets, key=lambda t: t.id):
+                self.actor.hold(target.id, f'{target.name} ({target.id})')
+        except CascadeError:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        """Give the projects' locks back (once the run is over)."""
+        self.actor.release()
 
     def _execute(
         self, plan: Plan, targets: Sequence[ResourceRef]
@@ -389,12 +438,131 @@ class ProjectCascade:
             self.records[target.id] = record
             self.notes.extend(notes)
 
+    # -- soft delete, restore, sweep ---------------------------------------
+
+    def soft_delete(
+        self, targets: Sequence[ResourceRef]
+    ) -> list[dict[str, Any]]:
+        """Stage 1 only (``project drain``): the drain of each project,
+        leaves first, under the projects' locks; the projects stay
+        drained. The records."""
+        self.hold(targets)
+        try:
+            self.drain(targets)
+        finally:
+            self.release()
+        return [self.records[t.id] for t in targets]
+
+    def restore_targets(
+        self, projects: Sequence[Any], *, recursive: bool = False
+    ) -> list[ResourceRef]:
+        """The projects to restore: each must have a drain record; with
+        ``recursive``, the drained projects of their subtrees too."""
+        refs: dict[str, ResourceRef] = {}
+        for project in projects:
+            label = f'{project.name} ({project.id})'
+            if is_protected(project):
+                raise Protected(protected_message(label, project.id))
+            if self.drainer.record_of(project.id) is None:
+                raise CascadeError(
+                    f'Project {label} has no drain record '
+                    f'({drain_mod.RECORD}): nothing to restore.'
+                )
+            refs[project.id] = project_ref(project)
+            for child in self.projects.subtree(project) if recursive else ():
+                if self.drainer.record_of(child.id) is None:
+                    continue
+                if is_protected(child):
+                    raise Protected(
+                        protected_message(
+                            f'{child.name} ({child.id})', child.id
+                        )
+                    )
+                refs[child.id] = project_ref(child)
+        return list(refs.values())
+
+    def restore(self, targets: Sequence[ResourceRef]) -> list[str]:
+        """Reverse each project's drain record, parents first (Keystone
+        refuses to enable a project under a disabled parent), under the
+        projects' locks. What did not come back, one line each (what
+        there is to say besides is in ``notes``)."""
+        self.hold(targets)
+        notes = []
+        try:
+            for target in reversed(leaves_first(targets)):
+                label = f'{target.name} ({target.id})'
+                record = self.drainer.record_of(target.id) or {}
+                stage = str(record.get('stage') or '')
+                if stage not in ('', drain_mod.DRAINING, drain_mod.DRAINED):
+                    self.notes.append(
+                        f'project {label} was at {stage!r}: what the '
+                        'cascade deleted stays deleted'
+                    )
+                notes.extend(
+                    f'project {label}: {n}'
+                    for n in self.drainer.restore(target.id)
+                )
+        finally:
+            self.release()
+        return notes
+
+    def drained(
+        self, older_than: float
+    ) -> tuple[list[drain_mod.Drained], list[str]]:
+        """The projects drained longer ago than ``older_than`` seconds
+        (by Keystone's clock), oldest first, and notes."""
+        now = self.projects.cloud_time()
+        found, notes = self.projects._call(
+            'listing the drained projects',
+            lambda: drain_mod.drained_projects(self.conn),
+        )
+        cutoff = now - datetime.timedelta(seconds=older_than)
+        return [
+            d for d in found if d.drained_at and d.drained_at <= cutoff
+        ], notes
+
+    def complete(self, drained: drain_mod.Drained) -> list[str]:
+        """The sweep's cascade of one drained project: refused if
+        protected (or otherwise not deletable), skipped (``Busy``) if
+        another actor holds it or (``Restored``) if it was restored since
+        it was listed; else planned, drained again (the record continues),
+        emptied, deleted, settled and its quotas released, as ``project
+        delete --cascade`` does. Notes."""
+        project = self.projects.resolve(drained.id)
+        targets = self.targets([project])
+        self.hold(targets)
+        try:
+            record = self.drainer.record_of(drained.id)
+            if record is None or record.get(
+                drain_mod.DRAINED_AT
+            ) != drained.record.get(drain_mod.DRAINED_AT):
+                raise Restored(
+                    f'Project {drained.label} was restored (or drained '
+                    'again) since it was listed: skipped.'
+                )
+            plan = self.plan(targets)
+            self.notes.extend(plan.notes)
+            outcome = self.execute(plan, targets)
+            self.projects.delete(outcome.empty_projects)
+        except BaseException:
+            self.release()
+            raise
+        self.finish(outcome)
+        return list(self.notes)
+
     # -- after the projects are deleted ------------------------------------
 
     def finish(self, outcome: CascadeOutcome) -> list[str]:
         """After OSC deleted the emptied projects: with ``settle``, wait,
         then delete what appeared with their IDs (``settle``); then reset
-        the quotas the drain froze. What there is to say, one line each."""
+        the quotas the drain froze. What there is to say, one line each.
+        The projects' locks are released at the end."""
+        try:
+            return self._finish(outcome)
+        finally:
+            self.release()
+
+    def _finish(self, outcome: CascadeOutcome) -> list[str]:
         notes = []
         gone = []
         for project in outcome.empty_projects + outcome.deleted_children:
@@ -531,6 +699,10 @@ class ProjectCascade:
                 error=error,
             ),
         )
+
+
+class Restored(CascadeError):
+    """A drained project the sweep listed has been restored since."""
 
 
 def without_projects(plan: Plan) -> Plan:

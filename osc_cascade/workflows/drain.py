@@ -53,6 +53,7 @@ are orphans that ``openstack orphan list`` finds.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 import datetime
 import json
 from typing import Any
@@ -62,6 +63,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.api import keystone
 from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.reconcile import parse_time
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds.quota import QUOTA_APIS, QuotaApi
@@ -72,6 +74,11 @@ RECORD = 'cascade_drain'
 STATE = 'cascade_state'
 #: the record's format
 VERSION = 1
+
+#: the record's fields of when the drain completed (the cloud's time,
+#: ISO 8601), and who ran it: the sweep's age counts from it
+DRAINED_AT = 'drained_at'
+DRAINED_BY = 'drained_by'
 
 DRAINING = 'draining'
 DRAINED = 'drained'
@@ -211,6 +218,15 @@ class Drain:
                 )
                 disabled = True
         record['stage'] = DRAINED
+        # the first drain that completed: what the sweep's age counts from
+        record.setdefault(DRAINED_AT, self.now())
+        record.setdefault(
+            DRAINED_BY,
+            {
+                'user_id': self.conn.current_user_id,
+                'project_id': self.conn.current_project_id,
+            },
+        )
         self._write(project_id, record, enabled=False)
         after = self._call(
             f'reading project {project_id}',
@@ -373,6 +389,83 @@ class Drain:
                         '`openstack orphan list` finds them)'
                     )
         return notes
+
+
+@dataclasses.dataclass(frozen=True)
+class Drained:
+    """A drained project as Keystone lists it, with its record."""
+
+    project: dict[str, Any]
+    record: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.project['id']
+
+    @property
+    def label(self) -> str:
+        return f"{self.project.get('name') or ''} ({self.id})"
+
+    @property
+    def drained_at(self) -> datetime.datetime | None:
+        """When the drain completed (when it began, for a drain that never
+        completed or a record older than ``drained_at``)."""
+        return parse_time(
+            str(
+                self.record.get(DRAINED_AT)
+                or self.record.get('started_at')
+                or ''
+            )
+        )
+
+    @property
+    def drained_by(self) -> str:
+        by = self.record.get(DRAINED_BY) or self.record.get('started_by')
+        return str((by or {}).get('user_id') or '')
+
+    @property
+    def stage(self) -> str:
+        return str(self.record.get('stage') or self.project.get(STATE) or '')
+
+
+def drained_projects(conn: Any) -> tuple[list[Drained], list[str]]:
+    """Every project that has a drain record (Keystone's project list
+    shows extra properties), oldest drain first; notes on records that are
+    not JSON. A list that Keystone's list_limit cut is listed again per
+    domain; one still cut refuses (``keystone.complete``)."""
+    found = keystone.projects(conn)
+    if found.truncated:
+        items = []
+        for domain in keystone.complete(
+            'The list of domains', keystone.domains(conn)
+        ):
+            items.extend(
+                keystone.complete(
+                    f"The list of the projects of domain {domain['id']}",
+                    keystone.projects(conn, domain_id=domain['id']),
+                )
+            )
+    else:
+        items = found.items
+    out, notes = [], []
+    for item in items:
+        text = item.get(RECORD)
+        if not text:
+            continue
+        try:
+            record = json.loads(text)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            notes.append(
+                f"project {item.get('name')} ({item['id']}): its {RECORD} "
+                'is not a JSON object: left alone'
+            )
+            continue
+        out.append(Drained(item, record))
+    far = datetime.datetime.max.replace(tzinfo=datetime.UTC)
+    out.sort(key=lambda d: (d.drained_at or far, d.id))
+    return out, notes
 
 
 def _utc_now() -> str:

@@ -161,6 +161,30 @@ class Projects:
             )
 
 
+class Protected(CascadeError):
+    """The project is protected: Keystone's ``immutable`` option."""
+
+
+def is_protected(project: Any) -> bool:
+    """Whether Keystone's ``immutable`` resource option is set (then
+    Keystone itself refuses to update or delete the project); a project
+    as the SDK has it, or as Keystone answers it (a dict)."""
+    if isinstance(project, dict):
+        options = project.get('options')
+    else:
+        options = getattr(project, 'options', None)
+    return bool((options or {}).get('immutable'))
+
+
+def protected_message(label: str, project_id: str) -> str:
+    """The one line that refuses a protected project, and says how to
+    unprotect it."""
+    return (
+        f'Project {label} is protected (marked immutable): unprotect it '
+        f"with 'openstack project set --no-immutable {project_id}' first."
+    )
+
+
 def _get_or_none(getter: Callable[[str], Any], id_: str) -> Any:
     try:
         return getter(id_)

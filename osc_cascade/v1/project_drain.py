@@ -1,0 +1,326 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A soft delete: ``openstack project drain`` (stage 1 of the cascade
+only: the project stays, disabled, its quotas frozen, the drain recorded on
+it), ``openstack project restore`` (the record reversed) and ``openstack
+project sweep`` (for cron: the full cascade of every project drained
+longer ago than ``--older-than``, dry unless ``--yes``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from osc_lib import exceptions
+from osc_lib.command import command
+
+from osc_cascade.engine.errors import Interrupted, one_line
+from osc_cascade.v1.common import (
+    add_api_timeout_option,
+    age,
+    connection,
+    engine_errors,
+    exit_interrupted,
+    positive_float,
+    positive_int,
+    stoppable,
+)
+
+LOG = logging.getLogger(__name__)
+
+DRAIN_COLUMNS = ('ID', 'Name', 'State', 'Drained At', 'Drained By')
+RESTORE_COLUMNS = ('ID', 'Name', 'Enabled', 'State')
+SWEEP_COLUMNS = (
+    'ID',
+    'Name',
+    'Drained At',
+    'Drained By',
+    'State',
+    'Result',
+)
+
+#: the sweep's results
+DUE = 'due: deleted with --yes'
+DELETED = 'deleted'
+
+
+def add_coordination_option(parser: Any) -> None:
+    parser.add_argument(
+        '--coordination-url',
+        metavar='<url>',
+        help='Where the per-project locks live, so that two runs (and the '
+        'reaper, configured alike) never work on one project at once: a '
+        'tooz URL (mysql://, etcd3+http://, redis://, file://<dir>; '
+        'default: $OSC_CASCADE_COORDINATION_URL, else the cloud\'s '
+        'osc_cascade_coordination_url in clouds.yaml, else '
+        'file://~/.cache/osc-cascade/locks: this host only)',
+    )
+
+
+def _add_projects(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        'projects',
+        metavar='<project>',
+        nargs='+',
+        help=f'Project(s) to {what} (name or ID)',
+    )
+    parser.add_argument(
+        '--domain',
+        metavar='<domain>',
+        help='Domain owning the projects (name or ID)',
+    )
+    parser.add_argument(
+        '--recursive',
+        action='store_true',
+        help=f'Also {what} the child projects',
+    )
+    add_coordination_option(parser)
+    add_api_timeout_option(parser)
+
+
+def _workflow(app: Any, parsed_args: argparse.Namespace, verb: str, **kw):
+    from osc_cascade.workflows import cascade
+
+    return cascade.ProjectCascade(
+        connection(app, parsed_args),
+        cascade.CascadeOptions(
+            recursive=getattr(parsed_args, 'recursive', False),
+            coordination_url=parsed_args.coordination_url,
+            **kw,
+        ),
+        verb=verb,
+    )
+
+
+def _user(by: Any) -> str:
+    return str((by or {}).get('user_id') or '')
+
+
+class DrainProject(command.Lister):
+    """Soft-delete projects: disable them and freeze their quotas
+    (the cascade's stage 1), recorded on each project so that ``project
+    restore`` can reverse it; nothing is deleted"""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        _add_projects(parser, 'drain')
+        return parser
+
+    def get_epilog(self) -> str:
+        return (
+            'The drain is recorded on the project (extra properties '
+            "cascade_drain and cascade_state, shown by 'openstack project "
+            "show'). 'openstack project restore' reverses it; 'openstack "
+            "project sweep --older-than <age> --yes' deletes, with "
+            "everything they own, the projects drained longer ago."
+        )
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from osc_cascade.workflows import drain
+
+        with engine_errors():
+            workflow = _workflow(self.app, parsed_args, 'drain')
+            targets = workflow.resolve(
+                parsed_args.projects, parsed_args.domain
+            )
+            records = workflow.soft_delete(targets)
+        for note in workflow.notes:
+            LOG.warning('note: %s', note)
+        return DRAIN_COLUMNS, [
+            (
+                t.id,
+                t.name,
+                r.get('stage', ''),
+                r.get(drain.DRAINED_AT, ''),
+                _user(r.get(drain.DRAINED_BY)),
+            )
+            for t, r in zip(targets, records, strict=True)
+        ]
+
+
+class RestoreProject(command.Lister):
+    """Restore drained projects: reverse exactly what each drain record
+    says (the quotas back to the project's own values, the project enabled
+    if it was), then clear the record"""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        _add_projects(parser, 'restore')
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from osc_cascade.api import keystone
+
+        with engine_errors():
+            workflow = _workflow(self.app, parsed_args, 'restore')
+            projects = [
+                workflow.projects.resolve(p, parsed_args.domain)
+                for p in parsed_args.projects
+            ]
+            targets = workflow.restore_targets(
+                projects, recursive=parsed_args.recursive
+            )
+            missed = workflow.restore(targets)
+            rows = []
+            for t in targets:
+                body = keystone.project_body(workflow.conn, t.id) or {}
+                rows.append(
+                    (
+                        t.id,
+                        t.name,
+                        body.get('enabled'),
+                        body.get('cascade_state') or '',
+                    )
+                )
+        for note in workflow.notes:
+            LOG.warning('note: %s', note)
+        if missed:
+            self.produce_output(parsed_args, RESTORE_COLUMNS, rows)
+            for line in missed:
+                LOG.error('%s', line)
+            raise exceptions.CommandError(
+                f'{len(missed)} quota set(s) did not come back as the drain '
+                f'record says; first: {missed[0]}'
+            )
+        return RESTORE_COLUMNS, rows
+
+
+class SweepProject(command.Lister):
+    """Delete, with everything they own, the projects drained longer ago
+    than --older-than (for cron); without --yes, only list them"""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--older-than',
+            metavar='<age>',
+            type=age,
+            required=True,
+            help='Sweep the projects drained longer ago than <age> (90s, '
+            "30m, 24h, 30d; by Keystone's clock)",
+        )
+        parser.add_argument(
+            '--yes',
+            action='store_true',
+            help='Run the cascade of each, one at a time (without it, the '
+            'projects are only listed)',
+        )
+        parser.add_argument(
+            '--parallel',
+            metavar='<n>',
+            type=positive_int,
+            default=10,
+            help='Make at most <n> API calls at once (default: 10)',
+        )
+        parser.add_argument(
+            '--timeout',
+            metavar='<seconds>',
+            type=positive_float,
+            default=600,
+            help='Give up on one resource after <seconds> (default: 600)',
+        )
+        parser.add_argument(
+            '--settle',
+            metavar='<age>',
+            type=age,
+            help='After each project is deleted, wait <age>, then delete '
+            "what appeared with its ID (as 'project delete --cascade "
+            "--settle')",
+        )
+        add_coordination_option(parser)
+        add_api_timeout_option(parser)
+        return parser
+
+    def get_epilog(self) -> str:
+        return (
+            'A protected (immutable) project, one that another run holds, '
+            'or one restored meanwhile is skipped with a line; one whose '
+            'cascade fails stays drained, and the exit code is 1.'
+        )
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from osc_cascade.workflows import projects
+
+        with engine_errors():
+            lister = _workflow(self.app, parsed_args, 'sweep')
+            due, notes = lister.drained(parsed_args.older_than)
+        for note in notes:
+            LOG.warning('note: %s', note)
+        rows, failed = [], 0
+        for drained in due:
+            if not parsed_args.yes:
+                result = DUE
+                if projects.is_protected(drained.project):
+                    result = 'would be skipped: ' + projects.protected_message(
+                        drained.label, drained.id
+                    )
+            else:
+                result, ok = self._complete(parsed_args, drained, rows)
+                failed += not ok
+                self.app.stderr.write(f'project {drained.label}: {result}\n')
+            rows.append(_row(drained, result))
+        if failed:
+            self.produce_output(parsed_args, SWEEP_COLUMNS, rows)
+            raise exceptions.CommandError(
+                f'{failed} of {len(due)} drained project(s) could not be '
+                'deleted (they stay drained)'
+            )
+        return SWEEP_COLUMNS, rows
+
+    def _complete(
+        self, parsed_args: argparse.Namespace, drained: Any, rows: list
+    ) -> tuple[str, bool]:
+        """The cascade of one project: its result, and whether it is not a
+        failure (a skip is not)."""
+        from osc_cascade.engine.errors import CascadeError
+        from osc_cascade.workflows import actor, cascade, projects
+
+        workflow = _workflow(
+            self.app,
+            parsed_args,
+            'sweep',
+            parallel=parsed_args.parallel,
+            timeout=parsed_args.timeout,
+            settle=parsed_args.settle or 0.0,
+        )
+        if projects.is_protected(drained.project):
+            return 'skipped: ' + projects.protected_message(
+                drained.label, drained.id
+            ), True
+        try:
+            with stoppable(workflow.interrupt):
+                notes = workflow.complete(drained)
+        except Interrupted as exc:
+            rows.append(_row(drained, f'interrupted: {exc}'))
+            self.produce_output(parsed_args, SWEEP_COLUMNS, rows)
+            exit_interrupted(exc)
+        except (actor.Busy, cascade.Restored, projects.Protected) as exc:
+            return f'skipped: {one_line(exc)}', True
+        except CascadeError as exc:
+            return f'failed: {one_line(exc)}', False
+        for note in notes:
+            LOG.warning('note: project %s: %s', drained.label, note)
+        return DELETED, True
+
+
+def _row(drained: Any, result: str) -> tuple[str, ...]:
+    when = drained.drained_at
+    return (
+        drained.id,
+        drained.project.get('name') or '',
+        when.strftime('%Y-%m-%dT%H:%M:%SZ') if when else '',
+        drained.drained_by,
+        drained.stage,
+        result,
+    )

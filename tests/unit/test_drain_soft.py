@@ -1,0 +1,105 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The soft delete's part of the drain record: when the drain completed and
+who ran it (``drained_at``, ``drained_by``), and the list of drained
+projects the sweep reads from Keystone."""
+
+import datetime
+import json
+
+import pytest
+
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.regions import Regions
+from osc_cascade.workflows import drain
+from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.run import zero_delays
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+def drainer(cloud, now):
+    conn = cloud.connection()
+    return drain.Drain(
+        conn,
+        Regions(conn),
+        retry=zero_delays(),
+        clock=FakeClock(),
+        now=lambda: now,
+    )
+
+
+def test_drained_at_is_the_first_completed_drain(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    record, _ = drainer(cloud, '2026-01-01T00:00:00+00:00').drain(pid)
+    assert record[drain.DRAINED_AT] == '2026-01-01T00:00:00+00:00'
+    assert record[drain.DRAINED_BY]['user_id']
+    # a later run (the sweep's cascade) continues the record: the age
+    # still counts from the first drain
+    again, _ = drainer(cloud, '2026-02-01T00:00:00+00:00').drain(pid)
+    assert again[drain.DRAINED_AT] == '2026-01-01T00:00:00+00:00'
+    assert again['started_at'] == '2026-01-01T00:00:00+00:00'
+
+
+def test_the_drained_projects_oldest_first(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    scenarios.project(cloud, 'C')  # never drained
+    drainer(cloud, '2026-03-01T00:00:00Z').drain(a)
+    drainer(cloud, '2026-01-01T00:00:00Z').drain(b)
+    found, notes = drain.drained_projects(cloud.connection())
+    assert notes == []
+    assert [d.id for d in found] == [b, a]
+    assert found[0].drained_at == datetime.datetime(
+        2026, 1, 1, tzinfo=datetime.UTC
+    )
+    assert found[0].stage == drain.DRAINED
+    assert found[0].drained_by
+
+
+def test_a_record_without_drained_at_counts_from_its_start(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.get('projects', pid)[drain.RECORD] = json.dumps(
+        {'started_at': '2020-01-01T00:00:00Z', 'stage': 'draining'}
+    )
+    [found], _ = drain.drained_projects(cloud.connection())
+    assert found.drained_at.year == 2020
+
+
+def test_a_record_that_is_not_json_is_a_note(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.get('projects', pid)[drain.RECORD] = '{not json'
+    found, notes = drain.drained_projects(cloud.connection())
+    assert found == []
+    assert 'is not a JSON object: left alone' in notes[0]
+
+
+def test_a_truncated_list_is_listed_again_per_domain(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    drainer(cloud, '2026-01-01T00:00:00Z').drain(pid)
+    cloud.add('domains', id='default', name='Default')
+    cloud.list_limits['projects'] = 1
+    # per domain, still cut: refused rather than a partial sweep
+    with pytest.raises(CascadeError, match="list_limit"):
+        drain.drained_projects(cloud.connection())
+    cloud.list_limits['projects'] = 3
+    scenarios.project(cloud, 'B', domain_id='other')
+    cloud.add('domains', id='other', name='Other')
+    found, _ = drain.drained_projects(cloud.connection())
+    assert [d.id for d in found] == [pid]
