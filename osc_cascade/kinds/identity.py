@@ -247,7 +247,10 @@ class StackDomainUser(_ReportedUser):
             return []
         prefix = f'{project_id}-'
         found = retried(keystone.projects, conn, name__startswith=prefix)
-        if found.truncated:
+        # Keystone flags a filtered listing as truncated whenever a
+        # list_limit is set, even an empty one (seen on the minicloud): an
+        # empty list cannot have left anything out
+        if found.truncated and found.items:
             LOG.warning(
                 "listing Heat's stack-user projects of project %s was "
                 "truncated by Keystone's list_limit: the stack-domain users "

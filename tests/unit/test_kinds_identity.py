@@ -459,3 +459,37 @@ def test_users_are_in_the_plan_but_keep_nothing_alive(cloud, osc):
     assert not cloud.exists('projects', a)
     assert cloud.exists('users', 'ann') and cloud.exists('users', 'w1')
     assert not [p for m, p in cloud.changes if '/users' in p]
+
+
+def warnings_of(monkeypatch):
+    said = []
+    monkeypatch.setattr(
+        identity.LOG, 'warning', lambda msg, *args: said.append(msg % args)
+    )
+    return said
+
+
+def test_an_empty_truncated_stack_project_listing_is_no_warning(
+    cloud, conn, monkeypatch
+):
+    # Keystone says "truncated" of an empty name__startswith answer when
+    # a list_limit is set: nothing can be missing from it
+    a = scenarios.project(cloud, 'A')['id']
+    cloud.list_limits['projects'] = 2
+    said = warnings_of(monkeypatch)
+    assert identity.StackDomainUser().list(conn, a) == []
+    assert said == []
+
+
+def test_a_truncated_stack_project_listing_is_a_warning(
+    cloud, conn, monkeypatch
+):
+    a = scenarios.project(cloud, 'A')['id']
+    for n in range(3):
+        stack_user_project(cloud, a, str(n) * 36)
+    cloud.list_limits['projects'] = 2
+    said = warnings_of(monkeypatch)
+    identity.StackDomainUser().list(conn, a)
+    assert [w.split(' of project')[0] for w in said] == [
+        "listing Heat's stack-user projects"
+    ]

@@ -210,13 +210,19 @@ class Identity:
                 self._remove('projects', project['id'])
                 return 204, None
         if path == '/projects':
+            prefix = query.get('name__startswith', '')
             items = [
                 p
                 for p in self.all('projects')
                 if matches(p, query, {'name', 'domain_id', 'parent_id'})
                 and p['id'] not in self.unlisted
+                and (p.get('name') or '').startswith(prefix)
             ]
             answer = self._listing('projects', items)
+            if prefix and 'projects' in self.list_limits:
+                # Keystone flags an inexact filter's answer as truncated
+                # whenever a list_limit is set, even when it is empty
+                answer[1]['truncated'] = True
             while self.after_project_listing:
                 self.after_project_listing.pop(0)()
             return answer
