@@ -15,8 +15,10 @@
 Keystone, Placement, Nova (api, conductor, scheduler, two fake computes),
 Glance, Neutron (ML2, no agents), Cinder (file-backed fake driver, backups),
 Heat (stack abandon enabled), Octavia (amphora provider, no-op drivers) and
-Swift (Keystone auth), installed from PyPI into one venv, with a private
-MariaDB and a private RabbitMQ from Debian packages, all on 127.0.0.1.
+Swift (Keystone auth) in region RegionOne, and a Neutron and a Glance of
+their own in region RegionTwo, installed from PyPI into one venv, with a
+private MariaDB and a private RabbitMQ from Debian packages, all on
+127.0.0.1.
 
 Everything (venvs, configs, data, logs, PID files) lives in one directory:
 ``.minicloud/`` in the repository root, or ``$MINICLOUD_HOME``.
