@@ -245,8 +245,7 @@ class ProjectCascade:
         for ref in self.elsewhere(targets):
             step = keep(
                 ref,
-                f'in {ref.region}, outside --region: it stays, and so do '
-                'the projects',
+                'outside --region: stays, and keeps the projects',
                 blocking=False,
             )
             plan.steps[step.id] = step
