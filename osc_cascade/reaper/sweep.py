@@ -37,11 +37,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import contextlib
 import dataclasses
 import logging
+import signal
 import threading
 from typing import Any
 
-from osc_cascade.engine.errors import CascadeError, one_line
-from osc_cascade.engine.executor import DONE, KEPT, Event, Executor
+from osc_cascade.engine.errors import CascadeError, Interrupted, one_line
+from osc_cascade.engine.executor import DONE, KEPT, Event
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import Clock, RetryPolicy
@@ -117,18 +118,19 @@ class Purger:
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self._stopping = threading.Event()
-        self._executor: Executor | None = None
+        #: the search whose purge may be under way, for ``stop``
+        self._search_now: orphans.OrphanSearch | None = None
 
     def stop(self) -> None:
-        """Start nothing more; a purge under way stops as the executor's
-        ``stop`` says (its calls in flight finish)."""
+        """Start nothing more; a purge under way stops as the orphan
+        purge does on a signal (its calls in flight finish)."""
         self._stopping.set()
-        executor = self._executor
-        if executor is not None:
-            executor.stop()
+        search = self._search_now
+        if search is not None:
+            search.interrupt(signal.SIGTERM)
 
     def _search(self) -> orphans.OrphanSearch:
-        return orphans.OrphanSearch(
+        self._search_now = orphans.OrphanSearch(
             self.conn,
             self.kinds,
             regions=self.regions,
@@ -136,6 +138,9 @@ class Purger:
             clock=self.clock,
             retry=self.retry,
         )
+        if self._stopping.is_set():
+            self._search_now.interrupt(signal.SIGTERM)
+        return self._search_now
 
     def purge(self, owners: Sequence[str]) -> dict[str, Outcome]:
         """Purge what the deleted projects ``owners`` left."""
@@ -236,29 +241,21 @@ class Purger:
             if not planned[owner]:
                 outcomes[owner] = Outcome(CLEAN, 'the project exists again')
         if plan.steps:
-            outcomes.update(self._run(plan))
+            outcomes.update(self._run(search, plan))
         return outcomes
 
-    def _run(self, plan: Plan) -> dict[str, Outcome]:
-        # NOTE: the orphan search's purge(), with a handle on the executor
-        # so that a SIGTERM can stop it
-        executor = Executor(
-            self.conn,
-            self.kinds,
-            parallel=self.parallel,
-            timeout=self.timeout,
-            retry=self.retry,
-            clock=self.clock,
-            on_event=_log_event,
-            regions=self.regions,
-        )
-        self._executor = executor
-        if self._stopping.is_set():
-            executor.stop()
+    def _run(
+        self, search: orphans.OrphanSearch, plan: Plan
+    ) -> dict[str, Outcome]:
         try:
-            result = executor.run(plan)
-        finally:
-            self._executor = None
+            result = search.purge(
+                plan,
+                parallel=self.parallel,
+                timeout=self.timeout,
+                on_event=_log_event,
+            )
+        except Interrupted:
+            result = search.result  # what it did before it stopped
         outcomes = {}
         for project in plan.projects:
             owner = project['id']

@@ -24,6 +24,7 @@ from oslo_messaging._drivers import impl_fake
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine import executor as executor_mod
 from osc_cascade.reaper import listener, lock, schedule, service, sweep
 from osc_cascade.workflows import orphans
 from tests.unit import scenarios
@@ -471,7 +472,7 @@ def test_stop_stops_the_purge_under_way(cloud, world, reaper, clock):
     """A SIGTERM during the purge: the executor stops, what was not
     started is left (the project is tried again by a later sweep)."""
     stopped = []
-    real_run = sweep.Executor.run
+    real_run = executor_mod.Executor.run
 
     def run_then_stop(executor, plan):
         reaper.stop()
@@ -479,7 +480,7 @@ def test_stop_stops_the_purge_under_way(cloud, world, reaper, clock):
         return real_run(executor, plan)
 
     patch = pytest.MonkeyPatch()
-    patch.setattr(sweep.Executor, 'run', run_then_stop)
+    patch.setattr(executor_mod.Executor, 'run', run_then_stop)
     try:
         outcome = reaper.purger.purge([world['gone']])
     finally:
