@@ -429,11 +429,15 @@ class Drained:
 
 
 def drained_projects(conn: Any) -> tuple[list[Drained], list[str]]:
-    """Every project that has a drain record (Keystone's project list
-    shows extra properties), oldest drain first; notes on records that are
-    not JSON. A list that Keystone's list_limit cut is listed again per
+    """Every disabled project that has a drain record (Keystone's project
+    list shows extra properties), oldest drain first; notes on records that
+    are not JSON. Only the disabled projects are listed: the drain disables
+    a project with its first quota change, so a project it never disabled
+    was never drained (it can still create: drain it again), and the
+    narrower list is the one Keystone's list_limit leaves whole on a cloud
+    of many projects. A list that list_limit cut is listed again per
     domain; one still cut refuses (``keystone.complete``)."""
-    found = keystone.projects(conn)
+    found = keystone.projects(conn, enabled='false')
     if found.truncated:
         items = []
         for domain in keystone.complete(
@@ -441,8 +445,11 @@ def drained_projects(conn: Any) -> tuple[list[Drained], list[str]]:
         ):
             items.extend(
                 keystone.complete(
-                    f"The list of the projects of domain {domain['id']}",
-                    keystone.projects(conn, domain_id=domain['id']),
+                    f"The list of the disabled projects of domain "
+                    f"{domain['id']}",
+                    keystone.projects(
+                        conn, domain_id=domain['id'], enabled='false'
+                    ),
                 )
             )
     else:

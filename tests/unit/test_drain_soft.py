@@ -75,16 +75,50 @@ def test_the_drained_projects_oldest_first(cloud):
 
 def test_a_record_without_drained_at_counts_from_its_start(cloud):
     pid = scenarios.project(cloud, 'A')['id']
-    cloud.get('projects', pid)[drain.RECORD] = json.dumps(
-        {'started_at': '2020-01-01T00:00:00Z', 'stage': 'draining'}
+    cloud.get('projects', pid).update(
+        {
+            drain.RECORD: json.dumps(
+                {'started_at': '2020-01-01T00:00:00Z', 'stage': 'draining'}
+            ),
+            'enabled': False,
+        }
     )
     [found], _ = drain.drained_projects(cloud.connection())
     assert found.drained_at.year == 2020
 
 
+def test_a_record_on_a_project_the_drain_never_disabled_is_not_listed(cloud):
+    # a run killed between its first write and the disable: the project
+    # was never drained (it can still create)
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.get('projects', pid)[drain.RECORD] = json.dumps(
+        {'started_at': '2020-01-01T00:00:00Z', 'stage': 'draining'}
+    )
+    assert drain.drained_projects(cloud.connection()) == ([], [])
+
+
+def test_only_the_disabled_projects_are_listed_under_a_list_limit(cloud):
+    # Keystone's list_limit cuts the list of all projects and that of the
+    # domains (the minicloud's list_limit = 2): the list of the disabled
+    # projects is whole, and is all the sweep needs
+    drained = scenarios.project(cloud, 'A')['id']
+    for name in 'BCDE':
+        scenarios.project(cloud, name)
+    for domain in ('default', 'other', 'third'):
+        cloud.add('domains', id=domain, name=domain)
+    cloud.list_limits['projects'] = 3
+    cloud.list_limits['domains'] = 2
+    drainer(cloud, '2026-01-01T00:00:00Z').drain(drained)
+    found, notes = drain.drained_projects(cloud.connection())
+    assert notes == []
+    assert [d.id for d in found] == [drained]
+
+
 def test_a_record_that_is_not_json_is_a_note(cloud):
     pid = scenarios.project(cloud, 'A')['id']
-    cloud.get('projects', pid)[drain.RECORD] = '{not json'
+    cloud.get('projects', pid).update(
+        {drain.RECORD: '{not json', 'enabled': False}
+    )
     found, notes = drain.drained_projects(cloud.connection())
     assert found == []
     assert 'is not a JSON object: left alone' in notes[0]

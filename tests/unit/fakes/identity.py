@@ -215,6 +215,8 @@ class Identity:
                 p
                 for p in self.all('projects')
                 if matches(p, query, {'name', 'domain_id', 'parent_id'})
+                and str(p.get('enabled', True)).lower()
+                == query.get('enabled', str(p.get('enabled', True))).lower()
                 and p['id'] not in self.unlisted
                 and (p.get('name') or '').startswith(prefix)
             ]
