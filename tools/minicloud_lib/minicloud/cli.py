@@ -40,7 +40,15 @@ from .install import (
     install_extras,
     pip_install,
 )
-from .paths import CLIENT_VENV, CLOUDS_YAML, HOME, LOGS, STATE_FILE, VENV
+from .paths import (
+    CLIENT_VENV,
+    CLOUDS_YAML,
+    HOME,
+    LOGS,
+    STATE_FILE,
+    TRANSPORT_URL,
+    VENV,
+)
 from .state import load_state, update_state
 from .tasks import Tasks
 from .units import start_unit, stop_units
@@ -206,6 +214,9 @@ def cmd_start(args):
 def cmd_env(args):
     print(f'export OS_CLIENT_CONFIG_FILE={CLOUDS_YAML}')
     print('export OS_CLOUD=${OS_CLOUD:-minicloud-admin}')
+    # the RabbitMQ that Keystone notifies on (osc-cascade-reaper's
+    # transport_url); state.json's notifications says whether it does
+    print(f'export MINICLOUD_TRANSPORT_URL={TRANSPORT_URL}')
     if os.path.exists(os.path.join(CLIENT_VENV, 'bin', 'openstack')):
         print(f'export PATH={os.path.join(CLIENT_VENV, "bin")}:$PATH')
     return 0

@@ -24,6 +24,7 @@ from ..paths import (
     PASSWORDS,
     PORTS,
     REGION,
+    TRANSPORT_URL,
     VBIN,
     VPYTHON,
     db_url,
@@ -73,6 +74,27 @@ def step_keys():
                 base64.urlsafe_b64encode(os.urandom(32)).decode(),
                 mode=0o600,
             )
+
+
+# where the keystone.conf of this version sends Keystone's notifications
+NOTIFICATIONS = {
+    'transport_url': TRANSPORT_URL,
+    'exchange': 'keystone',
+    'topics': ['notifications'],
+    'format': 'cadf',
+}
+
+
+def step_keystone(unit):
+    """Start Keystone; once it runs with this keystone.conf, state.json's
+    ``notifications`` says where its notifications go (what
+    tests/functional/test_reaper.py reads). A Keystone started before
+    notifications were turned on keeps running without them, and the
+    state without the key, until it is restarted."""
+    note = start_unit(unit)
+    if note is None:
+        update_state(notifications=NOTIFICATIONS)
+    return note
 
 
 def step_identity(services):
@@ -141,7 +163,7 @@ def add_steps(plan):
     )
     plan.add(
         'keystone',
-        lambda: start_unit(plan.units['keystone']),
+        lambda: step_keystone(plan.units['keystone']),
         ['keystone-db', 'keystone-keys'],
     )
     plan.add(
