@@ -180,6 +180,20 @@ class NetworkQuota(_Quota):
         conn.network.delete_quota(ref.id, ignore_missing=False)
 
 
+def octavia_defaults(conn: Any) -> dict[str, Any]:
+    """Octavia's default quotas. Its list of quota rows shows a limit
+    the row does not set as the default (the minicloud's Octavia: a row
+    reset by DELETE, which Octavia keeps for its usage counts, lists as
+    ``-1`` everywhere), so a limit of the project's own is one that is
+    neither null nor the default's."""
+    try:
+        return request(
+            conn.load_balancer, 'GET', '/lbaas/quotas/defaults'
+        ).json()['quota']
+    except sdk_exc.NotFoundException:
+        return {}
+
+
 @register
 class LoadBalancerQuota(_Quota):
     """Octavia keeps a row for every project that used it; a limit of its
@@ -193,12 +207,13 @@ class LoadBalancerQuota(_Quota):
     def customised(self, conn, project_id):
         params = {'project_id': project_id} if project_id else {}
         rows = pages(conn.load_balancer, '/lbaas/quotas', 'quotas', params)
+        defaults = octavia_defaults(conn)
         return [
             (q['project_id'], {})
             for q in rows
             if project_id in (None, q['project_id'])
             and any(
-                v is not None
+                v is not None and v != defaults.get(k)
                 for k, v in q.items()
                 if k not in ('project_id', 'tenant_id')
             )
@@ -467,10 +482,13 @@ class LoadBalancerQuotaApi(QuotaApi):
             'quotas',
             {'project_id': project_id},
         )
+        defaults = octavia_defaults(conn)
         for row in rows:
             if row.get('project_id') == project_id:
                 return {
-                    k: row[k] for k in OCTAVIA_QUOTAS if row.get(k) is not None
+                    k: row[k]
+                    for k in OCTAVIA_QUOTAS
+                    if row.get(k) is not None and row[k] != defaults.get(k)
                 }
         return {}
 

@@ -348,3 +348,21 @@ def test_a_disable_that_does_not_take_is_refused(cloud, project):
     )
     with pytest.raises(CascadeError, match='still enabled after the drain'):
         drainer(cloud).drain(project)
+
+
+def test_an_octavia_row_the_release_reset_is_no_orphan(cloud):
+    # Octavia keeps the row the freeze made, and lists its unset limits as
+    # the defaults (-1): no quota of the project's own, no orphan, and no
+    # "own" value a later drain would record
+    from osc_cascade import kinds as kinds_mod
+
+    pid = scenarios.project(cloud, 'B')['id']
+    d = drainer(cloud)
+    record, _notes = d.drain(pid)
+    assert record['quotas'][REGION]['load-balancer']['before'] == {}
+    assert d.release_quotas(pid, record) == []
+    conn = cloud.connection()
+    assert quota.LoadBalancerQuotaApi().own(conn, pid) == {}
+    kind = kinds_mod.build()[quota.LoadBalancerQuota.name]
+    assert kind.list(conn, pid) == []
+    assert kind.list(conn, None) == []

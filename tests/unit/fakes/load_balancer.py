@@ -27,6 +27,20 @@ from tests.unit.fakes.common import (
     versions,
 )
 
+#: Octavia's default quotas (unlimited)
+OCTAVIA_DEFAULT_QUOTAS = dict.fromkeys(
+    (
+        'load_balancer',
+        'listener',
+        'pool',
+        'member',
+        'health_monitor',
+        'l7policy',
+        'l7rule',
+    ),
+    -1,
+)
+
 
 def octavia_error(status, message):
     return Conflict(
@@ -144,20 +158,28 @@ class LoadBalancer:
         if m:
             pool = self.get('lb_pools', m.group(1))
             return 200, {'members': pool['members'] if pool else []}
+        if path == '/lbaas/quotas/defaults':
+            return 200, {
+                'quota': {
+                    'project_id': 'defaults',
+                    'tenant_id': 'defaults',
+                    **OCTAVIA_DEFAULT_QUOTAS,
+                }
+            }
         if path == '/lbaas/quotas':
+            # a limit the row does not set is listed as the default's, as
+            # Octavia does
             rows, link = page(
                 [
                     {
                         'project_id': q['project'],
                         'tenant_id': q['project'],
-                        'load_balancer': None,
-                        'listener': None,
-                        'pool': None,
-                        'member': None,
-                        'health_monitor': None,
-                        'l7policy': None,
-                        'l7rule': None,
-                        **q['values'],
+                        **OCTAVIA_DEFAULT_QUOTAS,
+                        **{
+                            k: v
+                            for k, v in q['values'].items()
+                            if v is not None
+                        },
                     }
                     for q in self.all('quota_sets')
                     if q['service'] == 'octavia'
