@@ -87,7 +87,7 @@ def test_a_group_another_projects_rule_names_is_kept(admin, projects, cli):
             a.id,
             'network.security_group',
             web.id,
-            f'keep network.security_group web ({web.id}): rule {rule.id} '
+            f'keep network.security_group web ({web.id}) in RegionOne: rule {rule.id} '
             f'of project {b.id} names it as remote group',
         )
         # the other project's rule, the group and the project are intact
@@ -131,7 +131,7 @@ def test_a_volume_attached_to_another_projects_server_is_kept(
             a.id,
             'block_storage.volume',
             vol.id,
-            f'keep block_storage.volume lent ({vol.id}): attached to server '
+            f'keep block_storage.volume lent ({vol.id}) in RegionOne: attached to server '
             f'{server.id} of project {b.id}',
         )
         # still attached to that guest, and the project is intact
@@ -187,7 +187,7 @@ def test_a_stack_that_made_a_flavor_is_kept_and_the_flavor_stays(
             a.id,
             'orchestration.stack',
             stack.id,
-            f'keep orchestration.stack infra ({stack.id}): deleting it '
+            f'keep orchestration.stack infra ({stack.id}) in RegionOne: deleting it '
             "would make Heat delete what is not the project's (global or "
             f'admin-scoped): OS::Nova::Flavor {flavor.id}',
         )

@@ -87,7 +87,7 @@ def test_orphans_of_a_plainly_deleted_project_are_listed_and_purged(
     monitored = cli(
         'orphan', 'list', '--exit-code', '--project', gone.id, '-f', 'value'
     )
-    assert monitored.code == 2
+    assert monitored.code == 3  # orphans found
 
     dry = cli(
         'orphan', 'purge', '--dry-run', '--project', gone.id, '-f', 'json'
