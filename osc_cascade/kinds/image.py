@@ -21,6 +21,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.calls import retried
 from osc_cascade.kinds.registry import register
 
 
@@ -122,7 +123,10 @@ class ImageMember(ResourceKind):
                     project_id=m.member_id,
                     attrs={'image_id': image.id},
                 )
-                for m in conn.image.members(image.id)
+                # one call per image: retried alone (kinds.calls)
+                for m in retried(
+                    lambda i=image.id: list(conn.image.members(i))
+                )
             )
         return owned(refs, project_id)
 
