@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+from openstack import exceptions as sdk_exc
+
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
@@ -153,6 +155,10 @@ class Keypair(ResourceKind):
     def list(self, conn, project_id):
         if project_id is None:
             return []  # no project owns a keypair: never an orphan
+        try:
+            users = sorted(users_of(conn, project_id))
+        except sdk_exc.NotFoundException:
+            return []  # the project is gone (the settle): no one has a role
         return [
             ResourceRef(
                 kind=self.name,
@@ -161,7 +167,7 @@ class Keypair(ResourceKind):
                 project_id=project_id,
                 attrs={'user_id': user_id},
             )
-            for user_id in sorted(users_of(conn, project_id))
+            for user_id in users
             for k in unless_absent(
                 lambda: conn.compute.keypairs(user_id=user_id)
             )

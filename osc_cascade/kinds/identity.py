@@ -109,11 +109,15 @@ class ApplicationCredential(ResourceKind):
         # bound to a deleted project behind. The users who can hold one are
         # those with a role on the project; once the project is gone, only
         # asking every user finds them.
-        names = (
-            {u: '' for u in users_of(conn, project_id)}
-            if project_id is not None
-            else all_users(conn)
-        )
+        if project_id is None:
+            names = all_users(conn)
+        else:
+            try:
+                names = {u: '' for u in users_of(conn, project_id)}
+            except sdk_exc.NotFoundException:
+                # the project is gone (the settle after its delete):
+                # Keystone no longer knows its roles, every user is asked
+                names = all_users(conn)
         refs = []
         for user_id in sorted(names):
             try:

@@ -464,12 +464,6 @@ def test_a_protected_project_is_refused_by_the_cascade_and_by_keystone(
 # -- 5. settle -----------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='the settle step fails after the project is gone: "listing '
-    'identity.application_credential of project <id> failed, so nothing '
-    'was deleted (HTTP 404): Could not find project" (exit 1)',
-)
 def test_the_settle_deletes_what_a_cached_token_made_after_the_delete(
     admin, cli
 ):

@@ -493,3 +493,17 @@ def test_a_truncated_stack_project_listing_is_a_warning(
     assert [w.split(' of project')[0] for w in said] == [
         "listing Heat's stack-user projects"
     ]
+
+
+def test_credentials_of_a_deleted_project_are_found_by_asking_every_user(
+    cloud, conn
+):
+    # the settle step lists what a deleted project still has: Keystone
+    # then answers 404 to its role assignments (seen on the minicloud)
+    gone = 'f' * 32
+    cloud.add('users', id='dave', name='dave', domain_id='default')
+    left = cred(cloud, 'dave', gone, 'left-behind')
+    cred(cloud, 'dave', 'e' * 32, 'elsewhere')
+    cloud.faults.append(('GET', r'/role_assignments', 404))
+    refs = list(identity.ApplicationCredential().list(conn, gone))
+    assert [(r.id, r.attrs['user_id']) for r in refs] == [(left['id'], 'dave')]
