@@ -15,7 +15,8 @@
 One entry per project: a notification delivered twice, or a project that
 is already waiting (for its grace period, or to be tried again after a
 failure), adds nothing. A failed purge comes back with its count of
-failures, so that the wait before the next try doubles (``backoff``).
+failures, so that the wait before the next try doubles
+(``service.Timing.retry``).
 """
 
 from __future__ import annotations
@@ -31,11 +32,6 @@ class Entry:
     due: float
     #: purges of it that failed so far
     failures: int = 0
-
-
-def backoff(failures: int, base: float, most: float) -> float:
-    """The wait before the next try after ``failures`` failed ones."""
-    return min(most, base * 2 ** (failures - 1))
 
 
 class Schedule:

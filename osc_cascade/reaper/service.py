@@ -28,8 +28,8 @@ import dataclasses
 import logging
 import threading
 
-from osc_cascade.engine.retry import Clock
-from osc_cascade.reaper.schedule import Entry, Schedule, backoff
+from osc_cascade.engine.retry import Clock, RetryPolicy
+from osc_cascade.reaper.schedule import Entry, Schedule
 from osc_cascade.reaper.sweep import DRY, FAILED, LOCKED, Outcome, Purger
 
 LOG = logging.getLogger(__name__)
@@ -48,6 +48,14 @@ class Timing:
     retry_max_delay: float = 3600.0
     lock_retry_delay: float = 60.0
     batch_size: int = 50
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The engine's backoff, at the reaper's pace: the wait after
+        ``n`` failed purges is ``retry.delay(n)``."""
+        return RetryPolicy(
+            base_delay=self.retry_delay, max_delay=self.retry_max_delay
+        )
 
 
 class Reaper:
@@ -155,9 +163,7 @@ class Reaper:
             self._again(dataclasses.replace(entry, due=now + delay))
         elif outcome.state == FAILED:
             failures = entry.failures + 1
-            delay = backoff(
-                failures, self.timing.retry_delay, self.timing.retry_max_delay
-            )
+            delay = self.timing.retry.delay(failures)
             LOG.error(
                 'project %s: purge failed (%d time(s)): %s; tried again in '
                 '%gs',

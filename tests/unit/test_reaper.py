@@ -25,7 +25,7 @@ import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine import executor as executor_mod
-from osc_cascade.reaper import listener, lock, schedule, service, sweep
+from osc_cascade.reaper import listener, lock, service, sweep
 from osc_cascade.workflows import orphans
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
@@ -366,7 +366,8 @@ def test_a_failed_purge_is_tried_again_with_backoff(
 
 
 def test_backoff_doubles_up_to_its_ceiling():
-    waits = [schedule.backoff(n, 60, 600) for n in range(1, 7)]
+    retry = service.Timing(retry_delay=60, retry_max_delay=600).retry
+    waits = [retry.delay(n) for n in range(1, 7)]
     assert waits == [60, 120, 240, 480, 600, 600]
 
 
