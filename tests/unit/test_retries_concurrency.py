@@ -16,33 +16,17 @@ flight whatever ``--parallel`` says; the one proxy the kinds make
 themselves (a project's Swift account) shares that bound."""
 
 from keystoneauth1 import _fair_semaphore
-import openstack
 
 from osc_cascade.kinds import object_store
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
-from tests.unit.fakes.common import AUTH_URL
-
-
-def connection(**config):
-    return openstack.connection.Connection(
-        auth_url=AUTH_URL,
-        username='admin',
-        password='secret',
-        project_name='admin',
-        user_domain_id='default',
-        project_domain_id='default',
-        region_name='RegionOne',
-        identity_api_version='3',
-        **config,
-    )
 
 
 def test_a_projects_swift_account_shares_the_services_bound():
     with ServicesCloud() as cloud:
         pid = scenarios.project(cloud, 'A')['id']
         cloud.container(pid, 'data', objects=3)
-        conn = connection()
+        conn = cloud.connection()
         # what keystoneauth makes of ``concurrency: {object-store: 2}`` (the
         # SDK of this venv drops it for a hyphenated type: it looks the
         # type up after the loader turned it into ``object_store``)
@@ -56,6 +40,6 @@ def test_a_projects_swift_account_shares_the_services_bound():
 def test_without_a_bound_the_account_has_none_either():
     with ServicesCloud() as cloud:
         pid = scenarios.project(cloud, 'A')['id']
-        conn = connection()
+        conn = cloud.connection()
         store = object_store.account(conn, pid)
         assert store._rate_semaphore is conn.object_store._rate_semaphore
