@@ -180,5 +180,6 @@ def write_clouds_yaml(services):
         admin_password=PASSWORDS['admin'],
         demo_password=PASSWORDS['demo'],
         alt_password=PASSWORDS['alt'],
+        manager_password=PASSWORDS['manager'],
     )
     write(CLOUDS_YAML, text, mode=0o600)

@@ -72,6 +72,8 @@ PASSWORDS = {
     'admin': 'secretadmin',
     'demo': 'secretdemo',
     'alt': 'secretalt',
+    # the domain managers of domains managed and other (setup_cloud)
+    'manager': 'secretmanager',
     'service': 'secret-%s',  # service users: secret-nova, ...
     'heat_domain_admin': 'secret-heat-domain',
     'db': 'secret-db',

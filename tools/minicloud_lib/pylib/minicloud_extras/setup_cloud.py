@@ -222,6 +222,40 @@ def identity(cfg):
             )
         idn.assign_domain_role_to_user(domain, dadmin, roles['admin'])
     say('users and role assignments')
+    domain_managers(idn, pw)
+
+
+#: domain -> its manager: Keystone's manager persona (its default policies
+#: since 2024.2: the role manager on a domain may create, disable and delete
+#: the domain's projects and grant manager, member and reader in it), no
+#: admin anywhere. 'other' is the one whose manager is refused elsewhere.
+DOMAIN_MANAGERS = {
+    'managed': 'managed-manager',
+    'other': 'other-manager',
+}
+
+
+def domain_managers(idn, pw):
+    # keystone-manage bootstrap makes the role manager (admin implies it,
+    # it implies member) from Keystone 2024.2 on; an older release has no
+    # manager persona in its policy and this cloud none to test with
+    role = idn.find_role('manager')
+    if role is None:
+        raise SystemExit(
+            "Keystone has no role 'manager': its release predates the "
+            'manager persona (2024.2)'
+        )
+    for name, username in DOMAIN_MANAGERS.items():
+        domain = idn.find_domain(name) or idn.create_domain(
+            name=name, description=f'minicloud: managed by {username}'
+        )
+        manager = idn.find_user(username, domain_id=domain.id)
+        if manager is None:
+            manager = idn.create_user(
+                name=username, password=pw['manager'], domain_id=domain.id
+            )
+        idn.assign_domain_role_to_user(domain, manager, role)
+    say('domain managers ({})'.format(', '.join(DOMAIN_MANAGERS)))
 
     entries = catalog(cfg)
     regions = list(dict.fromkeys(e[3] for e in entries))
