@@ -89,8 +89,8 @@ class Discovery:
                 continue
             if not self.regions_of(kind):
                 missing.setdefault(kind.service_type, []).append(kind.name)
-            elif kind.unreachable:
-                unreachable.setdefault(kind.unreachable, []).append(kind.name)
+            elif kind.unlisted:
+                unreachable.setdefault(kind.unlisted, []).append(kind.name)
             else:
                 usable.append(kind)
         for service, names in sorted(missing.items()):

@@ -30,6 +30,9 @@ from osc_cascade.kinds.base import ResourceKind, owned
 
 class AccessKind(ResourceKind):
     synchronous_delete = True
+    needs_admin = (
+        'the access lists of private flavors and types are admin calls'
+    )
 
     def listing(self, conn: Any) -> Iterable[Any]:
         """The SDK's list of the private flavors or types (a filter the

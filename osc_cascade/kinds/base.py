@@ -76,6 +76,9 @@ class ResourceKind:
     #: why the cascade cannot list this kind at all, when it cannot: a
     #: note says so instead (a silent skip would hide what stays behind)
     unreachable: ClassVar[str] = ''
+    #: why a token scoped to the project (the cascade without cloud admin,
+    #: ``workflows.scoped``) cannot list this kind: a note says so instead
+    needs_admin: ClassVar[str] = ''
     #: what owns resources of this kind: PROJECT or SERVICE
     scope: ClassVar[str] = PROJECT
     #: the Heat resource types whose physical resource is of this kind
@@ -93,6 +96,23 @@ class ResourceKind:
         self.options = options
         #: what the kinds built together learnt of the cloud
         self.facts = facts or Facts()
+
+    @property
+    def scoped(self) -> bool:
+        """Whether it lists through a token scoped to the project (no
+        cloud admin): then no call asks for every project's resources."""
+        return bool(self.options.get('scoped'))
+
+    @property
+    def unlisted(self) -> str:
+        """Why discovery does not list this kind, or ''."""
+        if self.unreachable:
+            return self.unreachable
+        return (
+            f'without admin, {self.needs_admin}'
+            if self.scoped and self.needs_admin
+            else ''
+        )
 
     @property
     def is_global(self) -> bool:

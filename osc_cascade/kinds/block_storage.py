@@ -36,6 +36,23 @@ class _CinderKind(ResourceKind):
     service_type = 'block-storage'
     error_statuses = frozenset({'error_deleting'})
 
+    def query(self, project_id):
+        """The list's filter: as admin, the project's among every
+        project's; through a token scoped to the project, none (Cinder lists
+        a non-admin the token's project's alone, and refuses the filter)."""
+        if self.scoped:
+            return {'details': True}
+        return {
+            'details': True,
+            'all_projects': True,
+            'project_id': project_id,
+        }
+
+    def owner_of(self, obj, project_id):
+        """Whose it is: Cinder shows the owner to admins alone; a token
+        scoped to the project is shown that project's alone (the proof)."""
+        return obj.project_id or (project_id if self.scoped else '')
+
     def is_in_use(self, exc):
         # Cinder answers 400 "Invalid volume/snapshot/backup: ... status
         # must be ..." while a dependency (an attached server, a snapshot)
@@ -53,11 +70,7 @@ class Volume(_CinderKind):
     heat_types = ('OS::Cinder::Volume',)
 
     def list(self, conn, project_id):
-        volumes = list(
-            conn.block_storage.volumes(
-                details=True, all_projects=True, project_id=project_id
-            )
-        )
+        volumes = list(conn.block_storage.volumes(**self.query(project_id)))
         owners = server_owners(
             conn,
             project_id,
@@ -67,10 +80,20 @@ class Volume(_CinderKind):
                 for a in v.attachments or []
                 if a.get('server_id')
             },
+            scoped=self.scoped,
         )
-        return owned((self.volume_ref(v, owners) for v in volumes), project_id)
+        return owned(
+            (
+                self.volume_ref(v, owners, self.owner_of(v, project_id))
+                for v in volumes
+            ),
+            project_id,
+        )
 
-    def volume_ref(self, v, owners):
+    def volume_ref(self, v, owners, owner_id=None):
+        """``owner_id``: the volume's project, when Cinder does not show
+        it (``owner_of``)."""
+        owner_id = owner_id or v.project_id
         attachments, used_by = [], []
         for a in v.attachments or []:
             server_id = a.get('server_id')
@@ -78,7 +101,7 @@ class Volume(_CinderKind):
             if server_id and owner is GONE:
                 # the server no longer exists: a stale attachment
                 attachments.append({**_attachment(a), 'gone': True})
-            elif owner and owner == v.project_id:
+            elif owner and owner == owner_id:
                 attachments.append(_attachment(a))
             elif server_id:
                 used_by.append(
@@ -91,6 +114,7 @@ class Volume(_CinderKind):
                 )
         return self.ref(
             v,
+            project_id=owner_id or '',
             status=v.status,
             snapshot_id=v.snapshot_id,
             attachments=attachments,
@@ -136,9 +160,7 @@ class Volume(_CinderKind):
         # cinder lists a volume, snapshot or backup until it is deleted
         return {
             v.id: v.status
-            for v in conn.block_storage.volumes(
-                details=True, all_projects=True, project_id=project_id
-            )
+            for v in conn.block_storage.volumes(**self.query(project_id))
         }
 
     def apply(self, conn, step):
@@ -157,22 +179,29 @@ def _attachment(att):
     }
 
 
-def server_owners(conn, project_id, server_ids):
+def server_owners(conn, project_id, server_ids, *, scoped=False):
     """The project of each server, GONE for one that no longer exists (an
     admin GET answers 404). Cost: nothing without attachments; else one
     list of the project's servers (every project's for the orphan search),
     which at N=300 is one call, and a GET of each server that is not in it
-    (another project's or gone: rare)."""
+    (another project's or gone: rare). ``scoped``: through a token scoped
+    to the project, which sees its own servers alone: another project's
+    answers 404 as a gone one does, so a server not listed is unknown
+    (''), and its volume is kept."""
     if not server_ids:
         return {}
+    every_project = {} if scoped else {'all_projects': True}
     owners = {
         s.id: s.project_id
         for s in conn.compute.servers(
-            details=True, all_projects=True, project_id=project_id
+            details=True, project_id=project_id, **every_project
         )
         if s.id in server_ids
     }
     for server_id in sorted(set(server_ids) - set(owners)):
+        if scoped:
+            owners[server_id] = ''
+            continue
         try:
             server = conn.compute.get_server(server_id)
         except sdk_exc.NotFoundException:
@@ -190,10 +219,13 @@ class Snapshot(_CinderKind):
     def list(self, conn, project_id):
         return owned(
             (
-                self.ref(s, volume_id=s.volume_id, status=s.status)
-                for s in conn.block_storage.snapshots(
-                    details=True, all_projects=True, project_id=project_id
+                self.ref(
+                    s,
+                    project_id=self.owner_of(s, project_id),
+                    volume_id=s.volume_id,
+                    status=s.status,
                 )
+                for s in conn.block_storage.snapshots(**self.query(project_id))
             ),
             project_id,
         )
@@ -213,9 +245,7 @@ class Snapshot(_CinderKind):
     def list_statuses(self, conn, project_id):
         return {
             s.id: s.status
-            for s in conn.block_storage.snapshots(
-                details=True, all_projects=True, project_id=project_id
-            )
+            for s in conn.block_storage.snapshots(**self.query(project_id))
         }
 
 
@@ -230,14 +260,13 @@ class Backup(_CinderKind):
             (
                 self.ref(
                     b,
+                    project_id=self.owner_of(b, project_id),
                     volume_id=b.volume_id,
                     status=b.status,
                     incremental=bool(b.is_incremental) or None,
                     taken_at=b.data_timestamp or b.created_at,
                 )
-                for b in conn.block_storage.backups(
-                    details=True, all_projects=True, project_id=project_id
-                )
+                for b in conn.block_storage.backups(**self.query(project_id))
             ),
             project_id,
         )
@@ -271,9 +300,7 @@ class Backup(_CinderKind):
     def list_statuses(self, conn, project_id):
         return {
             b.id: b.status
-            for b in conn.block_storage.backups(
-                details=True, all_projects=True, project_id=project_id
-            )
+            for b in conn.block_storage.backups(**self.query(project_id))
         }
 
 

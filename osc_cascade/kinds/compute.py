@@ -59,12 +59,22 @@ class Server(ResourceKind):
                     locked=bool(s.is_locked) or None,
                     volumes=[v['id'] for v in (s.attached_volumes or [])],
                 )
-                for s in conn.compute.servers(
-                    details=True, all_projects=True, project_id=project_id
-                )
+                for s in conn.compute.servers(**self.query(project_id))
             ),
             project_id,
         )
+
+    def query(self, project_id):
+        """Every project's servers of the project, as admin; through a
+        token scoped to the project, its own (Nova refuses all_projects to
+        a non-admin, and lists it the token's project's alone)."""
+        if self.scoped:
+            return {'details': True}
+        return {
+            'details': True,
+            'all_projects': True,
+            'project_id': project_id,
+        }
 
     def delete(self, conn, ref):
         if ref.attrs.get('status') in self.unfinished_statuses:
@@ -84,9 +94,7 @@ class Server(ResourceKind):
         # nova lists a server until its delete has finished
         return {
             s.id: self._status(s)
-            for s in conn.compute.servers(
-                details=True, all_projects=True, project_id=project_id
-            )
+            for s in conn.compute.servers(**self.query(project_id))
         }
 
     @staticmethod
@@ -122,7 +130,9 @@ class ServerGroup(ResourceKind):
         return owned(refs, project_id)
 
     def _page(self, conn, offset):
-        query = {'all_projects': 'True', 'limit': self.page, 'offset': offset}
+        query = {'limit': self.page, 'offset': offset}
+        if not self.scoped:  # Nova refuses it to a non-admin
+            query['all_projects'] = 'True'
         # project_id is in the answer from 2.13 on: without it no group
         # could be told the project's
         return request(
@@ -151,6 +161,7 @@ class Keypair(ResourceKind):
 
     name = 'compute.keypair'
     service_type = 'compute'
+    needs_admin = "other users' keypairs are shown to admins alone"
 
     def list(self, conn, project_id):
         if project_id is None:

@@ -103,6 +103,12 @@ class ApplicationCredential(ResourceKind):
     name = 'identity.application_credential'
     service_type = 'identity'
     synchronous_delete = True
+    # and needed less: one acts with its user's roles on the project now,
+    # and the drain without admin removes those roles
+    needs_admin = (
+        "only a credential's user may list it (it acts with that user's "
+        'roles on the project, which the drain removes)'
+    )
 
     def list(self, conn, project_id):
         # Application credentials belong to users; Keystone leaves those
@@ -165,6 +171,7 @@ class _ReportedUser(ResourceKind):
 
     service_type = 'identity'
     synchronous_delete = True
+    needs_admin = "the users of other domains are not shown (only reported)"
 
     def _users(self, conn: Any) -> list[dict[str, Any]]:
         """Every user of the cloud, listed once per run and connection
