@@ -224,6 +224,37 @@ def identity(cfg):
     say('users and role assignments')
     domain_managers(idn, pw)
 
+    entries = catalog(cfg)
+    regions = list(dict.fromkeys(e[3] for e in entries))
+    have_regions = {r.id for r in idn.regions()}
+    for region in regions:
+        if region not in have_regions:
+            idn.create_region(id=region)
+    services = {(s.name, s.type): s for s in idn.services()}
+    endpoints = {}
+    for e in idn.endpoints():
+        endpoints.setdefault(e.service_id, {})[e.region_id, e.interface] = e
+    for name, stype, url, region in entries:
+        svc = services.get((name, stype))
+        if svc is None:
+            svc = services[name, stype] = idn.create_service(
+                name=name, type=stype
+            )
+        have = endpoints.get(svc.id, {})
+        # public only, as DevStack does: every service here is configured
+        # to use public endpoints, and each extra endpoint costs a call
+        for iface in ('public',):
+            if (region, iface) not in have:
+                idn.create_endpoint(
+                    service_id=svc.id,
+                    interface=iface,
+                    url=url,
+                    region_id=region,
+                )
+            elif have[region, iface].url != url:
+                idn.update_endpoint(have[region, iface], url=url)
+    say(f'services and endpoints ({", ".join(regions)})')
+
 
 #: domain -> its manager: Keystone's manager persona (its default policies
 #: since 2024.2: the role manager on a domain may create, disable and delete
@@ -256,37 +287,6 @@ def domain_managers(idn, pw):
             )
         idn.assign_domain_role_to_user(domain, manager, role)
     say('domain managers ({})'.format(', '.join(DOMAIN_MANAGERS)))
-
-    entries = catalog(cfg)
-    regions = list(dict.fromkeys(e[3] for e in entries))
-    have_regions = {r.id for r in idn.regions()}
-    for region in regions:
-        if region not in have_regions:
-            idn.create_region(id=region)
-    services = {(s.name, s.type): s for s in idn.services()}
-    endpoints = {}
-    for e in idn.endpoints():
-        endpoints.setdefault(e.service_id, {})[e.region_id, e.interface] = e
-    for name, stype, url, region in entries:
-        svc = services.get((name, stype))
-        if svc is None:
-            svc = services[name, stype] = idn.create_service(
-                name=name, type=stype
-            )
-        have = endpoints.get(svc.id, {})
-        # public only, as DevStack does: every service here is configured
-        # to use public endpoints, and each extra endpoint costs a call
-        for iface in ('public',):
-            if (region, iface) not in have:
-                idn.create_endpoint(
-                    service_id=svc.id,
-                    interface=iface,
-                    url=url,
-                    region_id=region,
-                )
-            elif have[region, iface].url != url:
-                idn.update_endpoint(have[region, iface], url=url)
-    say(f'services and endpoints ({", ".join(regions)})')
 
 
 # -------------------------------------------------------------- resources
