@@ -14,20 +14,24 @@
 
 Each step starts as soon as every step before it is done (not in waves by
 type), with at most ``parallel`` API calls in flight (a step that waits for
-an asynchronous delete, or backs off, holds none). When more calls are ready
-than slots are free, those at the head of the longest chain still to run go
-first: they set how long the whole run takes. A step's delete is retried
-with exponential backoff while the cloud answers "in use" (409), 429, 5xx or
-a connection error; then the step polls, backing off, until the resource is
-gone or reaches an error state. A 404 on delete counts as done, so a run
-that died half-way can be run again and finishes the job. A failed step
-fails nothing else but the steps that must come after it, which are skipped.
-A service with a ``rate_limit`` in clouds.yaml (calls per second) gets its
-calls, polls included, spaced out to at most that many per second.
+an asynchronous delete, or backs off, holds none). When more calls to a
+service are ready than it has slots free, those at the head of the longest
+chain still to run go first: they set how long the whole run takes. A
+step's delete is retried with exponential backoff while the cloud answers
+"in use" (409), 429, 5xx or a connection error; then the step polls,
+backing off, until the resource is gone or reaches an error state. A 404
+on delete counts as done, so a run that died half-way can be run again and
+finishes the job. A failed step fails nothing else but the steps that must
+come after it, which are skipped.
+The API slots are per service, each sized by what the service answers, and
+a service with a ``rate_limit`` (clouds.yaml's, or ``--rate-limit``) gets
+its calls, polls included, spaced out to at most that many per second (see
+``limiter``).
 """
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Mapping
 import concurrent.futures
 import contextlib
@@ -38,12 +42,12 @@ import threading
 from typing import Any
 
 from osc_cascade.engine.errors import one_line
+from osc_cascade.engine.limiter import Limiter
 from osc_cascade.engine.listing import UNLISTED, SharedListing
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import KEEP, ResourceRef, Step
 from osc_cascade.engine.retry import Clock, RetryPolicy, is_gone, is_transient
-from osc_cascade.engine.slots import Slots
 from osc_cascade.kinds.base import GONE, ResourceKind
 
 DONE = 'done'
@@ -52,6 +56,12 @@ INTERRUPTED = 'interrupted'
 FAILED = 'failed'
 SKIPPED = 'skipped'
 KEPT = 'kept'
+#: what a workflow reports besides its executors' steps (``Event.kind``):
+#: a project drained (disabled, quotas frozen), a verification round's
+#: discovery (``planned``: what it found), a project deleted or not
+DRAIN = 'drain'
+ROUND = 'round'
+PROJECT = 'project'
 
 
 @dataclasses.dataclass
@@ -78,10 +88,11 @@ class StepFailed(Exception):
 @dataclasses.dataclass
 class Event:
     """What the executor reports: ``started``, ``retry`` or a
-    final outcome (``done``, ``failed``, ``skipped``, ``kept``)."""
+    final outcome (``done``, ``failed``, ``skipped``, ``kept``); what a
+    workflow reports: ``drain``, ``round`` (no step) or ``project``."""
 
     kind: str
-    step: Step
+    step: Step | None
     message: str = ''
     result: StepResult | None = None
     #: which run of an executor it comes from (1, 2, ...: a cascade's
@@ -196,19 +207,16 @@ class Executor:
         self.clock = clock or Clock()
         self._on_event = on_event or (lambda event: None)
         self._event_lock = threading.Lock()
-        #: at most ``parallel`` API calls in flight; sleeps (backoff,
-        #: polling) happen outside
-        self._slots = Slots(parallel)
-        #: per service type, its rate limit (None: none), made on first use
-        self._rates: dict[str, _Rate | None] = {}
-        self._rates_lock = threading.Lock()
+        #: set by stop(): start nothing more, give up retries and polls
+        self._stopping = threading.Event()
+        #: per service, its API slots and rate; at most ``parallel`` calls
+        #: in flight in all; sleeps (backoff, polling) happen outside
+        self.limiter = Limiter(conn, parallel, self.clock, self._stopping)
         self._priority: dict[str, float] = {}
         self._listings: dict[tuple[str, str, str], SharedListing] = {}
         self._listings_lock = threading.Lock()
         #: orders deletes and listings across threads (a clock may tie)
         self._sequence = itertools.count().__next__
-        #: set by stop(): start nothing more, give up retries and polls
-        self._stopping = threading.Event()
         #: the run under way, for its events: its number and size
         self._run_number, self._planned = 0, 0
 
@@ -272,32 +280,29 @@ class Executor:
                     if waiting[nxt] == 0 and nxt not in results:
                         ready.append(nxt)
 
+        def service_of(step_id: str) -> tuple[str, str]:
+            target = plan.steps[step_id].target
+            kind = self.kinds.get(target.kind)
+            return (kind.service_type if kind else '', target.region)
+
         ready = [s for s, n in waiting.items() if n == 0]
         threads = self.parallel * THREADS_PER_SLOT
-        # ready steps wait here, not in the pool's first-come queue, so
-        # that one on a longer chain that becomes ready later still gets
-        # the next free thread first
-        queue: list[tuple[tuple[float, int], str]] = []
+        # ready steps wait here, per service, not in the pool's first-come
+        # queue: one on a longer chain that becomes ready later still gets
+        # the next free thread first, and a service holds at most
+        # THREADS_PER_SLOT threads per slot it has, so that steps waiting
+        # for a saturated service leave threads to the others
+        queues: dict[tuple[str, str], list[tuple[tuple[float, int], str]]]
+        queues = {}
+        busy: collections.Counter[tuple[str, str]] = collections.Counter()
         with concurrent.futures.ThreadPoolExecutor(
             max_workers=threads, thread_name_prefix='cascade'
         ) as pool:
             running: dict[concurrent.futures.Future, str] = {}
-            while ready or queue or running:
-                for step_id in ready:
-                    heapq.heappush(queue, (order[step_id], step_id))
-                ready.clear()
-                while queue and len(running) < threads:
-                    _key, step_id = heapq.heappop(queue)
+            while ready or running or any(queues.values()):
+                while ready:
+                    step_id = ready.pop()
                     if step_id in results:
-                        continue
-                    if self.stopped:
-                        finish(
-                            step_id,
-                            StepResult(
-                                plan.steps[step_id], SKIPPED, error=INTERRUPTED
-                            ),
-                            ready,
-                        )
                         continue
                     step = plan.steps[step_id]
                     if step.action == KEEP:
@@ -309,14 +314,46 @@ class Executor:
                             ready,
                         )
                         continue
-                    running[pool.submit(self.run_step, step)] = step_id
+                    heapq.heappush(
+                        queues.setdefault(service_of(step_id), []),
+                        (order[step_id], step_id),
+                    )
+                while len(running) < threads:
+                    free = [
+                        (q[0], service)
+                        for service, q in queues.items()
+                        if q
+                        and busy[service]
+                        < self.limiter.size(*service) * THREADS_PER_SLOT
+                    ]
+                    if not free:
+                        break
+                    service = min(free)[1]
+                    _key, step_id = heapq.heappop(queues[service])
+                    if step_id in results:
+                        continue
+                    if self.stopped:
+                        finish(
+                            step_id,
+                            StepResult(
+                                plan.steps[step_id], SKIPPED, error=INTERRUPTED
+                            ),
+                            ready,
+                        )
+                        continue
+                    busy[service] += 1
+                    running[
+                        pool.submit(self.run_step, plan.steps[step_id])
+                    ] = step_id
                 if not running:
                     continue
                 done, _ = concurrent.futures.wait(
                     running, return_when=concurrent.futures.FIRST_COMPLETED
                 )
                 for fut in done:
-                    finish(running.pop(fut), fut.result(), ready)
+                    step_id = running.pop(fut)
+                    busy[service_of(step_id)] -= 1
+                    finish(step_id, fut.result(), ready)
         return RunResult(results)
 
     # -- one step ----------------------------------------------------------
@@ -341,6 +378,7 @@ class Executor:
                     deadline,
                     queue,
                     lambda: kind.delete(self._conn(step.target), step.target),
+                    'delete',
                 )
                 if attempts and not kind.synchronous_delete:
                     self._wait_gone(
@@ -353,6 +391,7 @@ class Executor:
                     deadline,
                     queue,
                     lambda: kind.apply(self._conn(step.target), step),
+                    step.action,
                 )
         except StepFailed as exc:
             # _call raised before returning its count: the count is on exc
@@ -385,29 +424,21 @@ class Executor:
         )
 
     @contextlib.contextmanager
-    def _slot(self, step: Step, queue: _QueueTime, rated: bool = True):
+    def _slot(self, step: Step, queue: _QueueTime, call: str | None):
+        """A slot of the step's service for one ``call``, what is asked of
+        the kind: its answers are compared with those to the same; None
+        for a turn of the kind's parts, which often makes no call (neither
+        rate limited nor measured)."""
         asked = self.clock.now()
-        with self._slots.hold(self._priority.get(step.id, 0)):
-            rate = self._rate(step) if rated else None
-            if rate is not None:
-                rate.wait(self.clock, self._stopping)
+        kind = self.kinds.get(step.target.kind)
+        with self.limiter.hold(
+            kind.service_type if kind is not None else '',
+            step.target.region,
+            self._priority.get(step.id, 0),
+            None if call is None else (step.target.kind, call),
+        ):
             queue.seconds += self.clock.now() - asked
             yield
-
-    def _rate(self, step: Step) -> _Rate | None:
-        """The rate limit of the step's service: clouds.yaml's (or the
-        connection's) ``rate_limit``, in calls per second."""
-        kind = self.kinds.get(step.target.kind)
-        if kind is None:
-            return None
-        service_type = kind.service_type
-        with self._rates_lock:
-            if service_type not in self._rates:
-                per_second = rate_limit(self.conn, service_type)
-                self._rates[service_type] = (
-                    _Rate(per_second) if per_second else None
-                )
-            return self._rates[service_type]
 
     def _call(
         self,
@@ -416,14 +447,16 @@ class Executor:
         deadline: float,
         queue: _QueueTime,
         call: Callable[[], None],
+        what: str,
     ) -> int:
-        """Make the call, retrying what may pass; returns the number of
-        attempts, or 0 when the resource was already gone."""
+        """Make the call (``what``: its name for the limiter), retrying
+        what may pass; returns the number of attempts, or 0 when the
+        resource was already gone."""
         attempt = 0
         while True:
             attempt += 1
             try:
-                with self._slot(step, queue):
+                with self._slot(step, queue, what):
                     if self.stopped:  # while it waited for the slot
                         raise StepFailed(
                             f'{INTERRUPTED} before its call', attempt - 1
@@ -477,8 +510,7 @@ class Executor:
         ``parallel`` in flight, the next one taken from the generator (in
         a slot too: it may read a listing page) only when one is done."""
         parts = iter(kind.parts(self._conn(step.target), step.target))
-        # (not rate limited: most kinds have no parts, and make no call)
-        with self._slot(step, queue, rated=False):
+        with self._slot(step, queue, None):
             part = next(parts, None)
         if part is None:
             return  # most kinds have none: no pool for them
@@ -488,7 +520,9 @@ class Executor:
             running: set[concurrent.futures.Future] = set()
             while part is not None:
                 running.add(
-                    pool.submit(self._call, kind, step, deadline, queue, part)
+                    pool.submit(
+                        self._call, kind, step, deadline, queue, part, 'part'
+                    )
                 )
                 if len(running) >= self.parallel:
                     done, running = concurrent.futures.wait(
@@ -499,7 +533,7 @@ class Executor:
                         fut.result()  # a part that failed fails the step
                 if self.stopped:
                     break
-                with self._slot(step, queue, rated=False):
+                with self._slot(step, queue, None):
                     part = next(parts, None)
             for fut in concurrent.futures.as_completed(running):
                 fut.result()
@@ -544,6 +578,7 @@ class Executor:
                     lambda: kind.finish_delete(
                         self._conn(step.target), step.target
                     ),
+                    'finish_delete',
                 )
             if self.stopped:
                 raise StepFailed(
@@ -580,44 +615,14 @@ class Executor:
                         self._sequence,
                     )
             status = listing.status_of(
-                step.target.id, since, lambda: self._slot(step, queue)
+                step.target.id,
+                since,
+                lambda: self._slot(step, queue, 'list_statuses'),
             )
             if status is not UNLISTED:
                 return status, True
-        with self._slot(step, queue):
+        with self._slot(step, queue, 'status'):
             return kind.status(self._conn(step.target), step.target), False
-
-
-def rate_limit(conn: Any, service_type: str) -> float | None:
-    """The ``rate_limit`` of the connection's config (clouds.yaml) for the
-    service: a number for every service, or one per service type."""
-    config = getattr(conn, 'config', None)
-    if config is None or not hasattr(config, 'get_rate_limit'):
-        return None
-    try:
-        value = config.get_rate_limit(service_type)
-    except RuntimeError:
-        # openstacksdk refuses a single number where it expects a map
-        value = config.config['rate_limit']
-    return None if value is None else float(value)
-
-
-class _Rate:
-    """At most ``per_second`` calls per second, evenly spaced: each call
-    starts no sooner than 1/``per_second`` after the one before it."""
-
-    def __init__(self, per_second: float):
-        self.interval = 1.0 / per_second
-        self._next: float | None = None
-        self._lock = threading.Lock()
-
-    def wait(self, clock: Clock, stop: threading.Event) -> None:
-        with self._lock:
-            now = clock.now()
-            at = now if self._next is None else max(now, self._next)
-            self._next = at + self.interval
-        if at > now:
-            clock.pause(at - now, stop)
 
 
 class _QueueTime:

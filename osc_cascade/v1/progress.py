@@ -86,6 +86,12 @@ class Progress:
         self.runs: dict[int, int] = {}
         #: final events from no run (a workflow's "kept, not in the run")
         self.outside = 0
+        #: rounds announced so far (runs, and verification rounds that
+        #: found nothing to run); ``announced``: the next run's round was
+        #: announced by its workflow
+        self.round = 0
+        self.verifications = 0
+        self.announced = False
         self.finished = 0
         self.failed = 0
         self.running: dict[str, str] = {}
@@ -105,6 +111,9 @@ class Progress:
         self.added += steps
 
     def __call__(self, event: executor.Event) -> None:
+        if event.kind in _WORKFLOW_EVENTS:
+            _WORKFLOW_EVENTS[event.kind](self, event)
+            return
         step = event.step
         if event.run and event.run not in self.runs:
             self._new_run(event)
@@ -133,20 +142,78 @@ class Progress:
 
     def _new_run(self, event: executor.Event) -> None:
         self.runs[event.run] = event.planned
-        number = len(self.runs)
+        if self.announced:  # its workflow said so already (``_round``)
+            self.announced = False
+            return
+        self.round += 1
         if self.json:
             self._write_json(
                 {
                     'event': 'round',
-                    'round': number,
+                    'round': self.round,
                     'steps': event.planned,
                     'total': self.total,
                 }
             )
-        elif self.rounds and number > 1 and not self.tty:
+        elif self.rounds and self.round > 1 and not self.tty:
             self._line(
-                f'{self.rounds} {number - 1}: {event.planned} more step(s)'
+                f'{self.rounds} {self.round - 1}: {event.planned} more step(s)'
             )
+
+    def _round(self, event: executor.Event) -> None:
+        """A verification round looked again: what it found (``planned``)
+        runs next, in the round announced here; nothing found, it says
+        so."""
+        self.round += 1
+        self.verifications += 1
+        self.announced = event.planned > 0
+        if self.json:
+            self._write_json(
+                {
+                    'event': executor.ROUND,
+                    'round': self.round,
+                    'verification': self.verifications,
+                    'steps': event.planned,
+                    'total': self.total + event.planned,
+                }
+            )
+        elif not self.tty:
+            found = (
+                f'{event.planned} more step(s)'
+                if event.planned
+                else 'nothing left'
+            )
+            self._line(
+                f'{self.rounds or "verification round"} '
+                f'{self.verifications}: {found}'
+            )
+
+    def _milestone(self, event: executor.Event) -> None:
+        """A project drained, or deleted (or not): a line of its own,
+        outside the count of steps."""
+        step, result = event.step, event.result
+        outcome = result.outcome if result else executor.DONE
+        if self.json:
+            record: dict[str, Any] = {
+                'event': event.kind,
+                'action': verb(step),
+                'kind': step.target.kind,
+                'region': step.target.region,
+                'id': step.target.id,
+                'name': step.target.name,
+                'outcome': outcome,
+                'seconds': round(result.seconds, 3) if result else 0.0,
+            }
+            if event.message:
+                record['message'] = event.message
+            self._write_json(record)
+            return
+        if self.tty and outcome != executor.FAILED:
+            return  # the bar goes on; the summary says it
+        text = f'{event.kind}: {verb(step)} {step.target.label()}'
+        if result is not None and outcome == executor.DONE:
+            text += f' ({result.seconds:.1f}s)'
+        self._line(text + (f': {event.message}' if event.message else ''))
 
     def _final_line(self, event: executor.Event) -> str:
         result = event.result
@@ -168,9 +235,10 @@ class Progress:
             'region': step.target.region,
             'id': step.target.id,
             'name': step.target.name,
-            'round': len(self.runs) if event.run else None,
+            'round': self.round if event.run else None,
         }
         if event.kind == 'retry':
+            record['event'] = 'retried'  # what happened, as the others say
             record['attempt'] = event.attempt
         if final:
             record['outcome'] = event.kind
@@ -237,3 +305,11 @@ class Progress:
         notes, self.notes = self.notes, []
         for note in fold_notes(notes):
             self.note(f'note: {note}')
+
+
+#: how a workflow's own events are shown
+_WORKFLOW_EVENTS = {
+    executor.ROUND: Progress._round,
+    executor.DRAIN: Progress._milestone,
+    executor.PROJECT: Progress._milestone,
+}

@@ -52,16 +52,21 @@ from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError, Interrupted, PlanError
 from osc_cascade.engine.executor import (
     DONE,
+    DRAIN,
+    FAILED,
     INTERRUPTED,
     KEPT,
+    PROJECT,
+    ROUND,
     Event,
     Executor,
     RunResult,
+    StepResult,
 )
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.reconcile import reconcile, unpreviewed
 from osc_cascade.engine.regions import Regions
-from osc_cascade.engine.resource import ResourceRef, Step, keep
+from osc_cascade.engine.resource import ResourceRef, Step, delete, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds import quota
 from osc_cascade.workflows import actor as actor_mod
@@ -337,11 +342,19 @@ class ProjectCascade:
             raise CascadeError(_kept_message(plan.kept(), drained=False))
         since = self.projects.cloud_time()
         self.drain(targets)
+        # Cinder's freezes (at usage) follow the run's deletes down
+        lowering = drain_mod.Lowering(
+            self.drainer, self.records, self.on_event
+        )
+        self.on_event = lowering.notice
         try:
             return self._delete(plan, targets, since)
         except Exception as exc:
             self._mark(targets, f'failed at deleting: {exc}')
             raise
+        finally:
+            self.on_event = lowering.forward
+            self.notes.extend(lowering.close())
 
     def _mark(self, targets: Sequence[ResourceRef], stage: str) -> None:
         """The stage on each project's record (``project show``); a
@@ -376,6 +389,7 @@ class ProjectCascade:
         ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
             leftover = still_to_do(self._plan_here(targets))
+            self._emit(Event(ROUND, None, planned=len(leftover.steps)))
             self._refuse_unpreviewed(
                 unpreviewed(leftover.steps.values(), ran, since)
             )
@@ -386,6 +400,7 @@ class ProjectCascade:
             ran |= set(runs[-1].results)
         else:
             leftover = still_to_do(self._plan_here(targets))
+            self._emit(Event(ROUND, None, planned=len(leftover.steps)))
             if leftover.steps:
                 raise CascadeError(_leftover_message(leftover, runs))
         remaining = self.elsewhere(targets)
@@ -433,9 +448,24 @@ class ProjectCascade:
         first (Keystone refuses to disable a project whose subtree is
         enabled), each change recorded on the project before it is made."""
         for target in leaves_first(targets):
+            started = self.clock.now()
             record, notes = self.drainer.drain(target.id)
             self.records[target.id] = record
             self.notes.extend(notes)
+            frozen = sum(
+                entry.get('state') == drain_mod.FROZEN
+                for entries in record.get('quotas', {}).values()
+                for entry in entries.values()
+            )
+            step = Step(DRAIN, target)
+            self._emit(
+                Event(
+                    DRAIN,
+                    step,
+                    f'disabled, {frozen} quota set(s) frozen',
+                    StepResult(step, DONE, self.clock.now() - started),
+                )
+            )
 
     # -- soft delete, restore, sweep ---------------------------------------
 
@@ -565,13 +595,23 @@ class ProjectCascade:
         notes = []
         gone = []
         for project in outcome.empty_projects + outcome.deleted_children:
+            step = delete(project)
             if self._exists(project.id):
                 notes.append(
                     f'project {project.name} ({project.id}) still exists: '
                     'its quotas stay frozen'
                 )
+                self._emit(
+                    Event(
+                        PROJECT,
+                        step,
+                        'still exists: its quotas stay frozen',
+                        StepResult(step, FAILED),
+                    )
+                )
             else:
                 gone.append(project)
+                self._emit(Event(PROJECT, step, '', StepResult(step, DONE)))
         if gone and self.options.settle > 0:
             notes.extend(self.settle(gone))
         for project in gone:

@@ -195,7 +195,7 @@ def test_json_progress_is_one_object_per_event():
     assert [r['event'] for r in records] == [
         'round',
         'started',
-        'retry',
+        'retried',
         'done',
         'note',
     ]

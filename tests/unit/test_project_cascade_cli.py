@@ -206,7 +206,12 @@ def test_progress_json_is_one_object_per_event(cloud, external, osc):
     assert {'step', 'action', 'kind', 'id', 'name', 'attempt', 'seconds'} <= (
         set(done[0])
     )
-    assert records[0]['event'] == 'round'
+    # the drain first, a round before the steps, the project last (OSC
+    # deleted it: the hook's finish saw it gone)
+    assert [r['event'] for r in records[:2]] == ['drain', 'round']
+    assert records[-1]['event'] == 'project'
+    assert records[-1]['outcome'] == 'done'
+    assert 'verification' in [r for r in records if r['event'] == 'round'][-1]
     assert done[-1]['done'] <= done[-1]['total']
 
 
