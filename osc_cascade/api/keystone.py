@@ -19,8 +19,8 @@ says so only with ``"truncated": true`` in the body, which openstacksdk
 4.22 drops: its truncated list looks complete, and whatever it leaves out
 looks absent. So the lists the tool relies on are read raw here
 (``listing``): the items and whether Keystone truncated them. A caller
-narrows a truncated query until the answer is complete, or refuses
-(``complete``).
+reads the pages where Keystone pages (``paged``) or narrows a truncated
+query until the answer is complete, or refuses (``complete``).
 
 Absence is never read from a list: an owner is gone only when Keystone
 itself answers 404 to it (``owner_exists``).
@@ -54,6 +54,34 @@ def listing(conn: Any, path: str, key: str, **params: Any) -> Listing:
     return Listing(list(body.get(key) or []), body.get('truncated') is True)
 
 
+#: the page a Keystone that pages is asked for (its ``max_db_limit``, 1000
+#: by default, caps it; its list_limit does not)
+PAGE_SIZE = 1000
+
+
+def paged(conn: Any, path: str, key: str, **params: Any) -> Listing:
+    """A Keystone list read to its end: a Keystone that pages (``limit``
+    and ``marker``: the minicloud's 30.0.0) links the next page of a
+    truncated answer (``links.next``), asked until one is not truncated.
+    An older Keystone links none, and the answer stays truncated."""
+    query = {**params, 'limit': PAGE_SIZE}
+    items: dict[str, dict[str, Any]] = {}
+    while True:
+        body = request(conn.identity, 'GET', path, params=query).json()
+        page = list(body.get(key) or [])
+        items.update((item['id'], item) for item in page)
+        if body.get('truncated') is not True:
+            return Listing(list(items.values()), False)
+        links = body.get('links')
+        link = (links.get('next') if isinstance(links, dict) else '') or ''
+        marker = dict(parse.parse_qsl(parse.urlparse(link).query)).get(
+            'marker'
+        )
+        if not page or not marker or marker == query.get('marker'):
+            return Listing(list(items.values()), True)
+        query = {**query, 'marker': marker}
+
+
 def complete(what: str, found: Listing) -> list[dict[str, Any]]:
     """The items of a listing that Keystone did not truncate; a truncated
     one, that no narrower query can complete, refuses with one line."""
@@ -69,6 +97,11 @@ def complete(what: str, found: Listing) -> list[dict[str, Any]]:
 
 def projects(conn: Any, **filters: str) -> Listing:
     return listing(conn, '/projects', 'projects', **filters)
+
+
+def all_projects(conn: Any, **filters: str) -> Listing:
+    """The projects, page after page where Keystone pages (``paged``)."""
+    return paged(conn, '/projects', 'projects', **filters)
 
 
 def domains(conn: Any) -> Listing:

@@ -433,21 +433,23 @@ def drained_projects(conn: Any) -> tuple[list[Drained], list[str]]:
     list shows extra properties), oldest drain first; notes on records that
     are not JSON. Only the disabled projects are listed: the drain disables
     a project with its first quota change, so a project it never disabled
-    was never drained (it can still create: drain it again), and the
-    narrower list is the one Keystone's list_limit leaves whole on a cloud
-    of many projects. A list that list_limit cut is listed again per
-    domain; one still cut refuses (``keystone.complete``)."""
-    found = keystone.projects(conn, enabled='false')
+    was never drained (it can still create: drain it again). Keystone's
+    list_limit cuts the list (and says ``truncated`` whenever a page is
+    full), so it is read page by page where Keystone pages
+    (``keystone.paged``); an older Keystone's cut list is listed again per
+    domain, and one still cut refuses (``keystone.complete``). Keystone's
+    tag filter would not help: it is applied after the cut."""
+    found = keystone.all_projects(conn, enabled='false')
     if found.truncated:
         items = []
         for domain in keystone.complete(
-            'The list of domains', keystone.domains(conn)
+            'The list of domains', keystone.paged(conn, '/domains', 'domains')
         ):
             items.extend(
                 keystone.complete(
                     f"The list of the disabled projects of domain "
                     f"{domain['id']}",
-                    keystone.projects(
+                    keystone.all_projects(
                         conn, domain_id=domain['id'], enabled='false'
                     ),
                 )

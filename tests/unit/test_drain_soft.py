@@ -19,6 +19,7 @@ import json
 
 import pytest
 
+from osc_cascade.api import keystone
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.regions import Regions
 from osc_cascade.workflows import drain
@@ -137,3 +138,75 @@ def test_a_truncated_list_is_listed_again_per_domain(cloud):
     cloud.add('domains', id='other', name='Other')
     found, _ = drain.drained_projects(cloud.connection())
     assert [d.id for d in found] == [pid]
+
+
+def test_a_keystone_that_pages_gives_every_drained_project(cloud):
+    # the minicloud's Keystone: list_limit = 2, every full page flagged
+    # truncated, the next one linked (marker)
+    drained = [scenarios.project(cloud, f'D{i}')['id'] for i in range(5)]
+    for name in 'EFG':
+        scenarios.project(cloud, name)
+    for pid in drained:
+        drainer(cloud, '2026-01-01T00:00:00Z').drain(pid)
+    cloud.list_limits['projects'] = 2
+    cloud.list_limits['domains'] = 1
+    cloud.pages.add('projects')
+    found, _ = drain.drained_projects(cloud.connection())
+    assert sorted(d.id for d in found) == sorted(drained)
+    # a page asked for is capped (max_db_limit): the marker goes on
+    cloud.max_db_limit = 2
+    found, _ = drain.drained_projects(cloud.connection())
+    assert sorted(d.id for d in found) == sorted(drained)
+
+
+class Conn:
+    identity = None
+
+
+class Answer:
+    def __init__(self, body):
+        self.body = body
+
+    def json(self):
+        return self.body
+
+
+def test_pages_are_read_until_one_is_not_full(monkeypatch):
+    # a Keystone whose max_db_limit caps every page at 2
+    markers = []
+
+    def request(proxy, method, path, params=None):
+        markers.append(params.get('marker'))
+        ids = [f'p{i}' for i in range(5)]
+        page = [i for i in ids if i > (params.get('marker') or '')][:2]
+        body = {'projects': [{'id': i} for i in page], 'links': {}}
+        if len(page) == 2:
+            body['truncated'] = True
+            body['links']['next'] = f'/v3/projects?limit=2&marker={page[-1]}'
+        return Answer(body)
+
+    monkeypatch.setattr(keystone, 'request', request)
+    found = keystone.all_projects(Conn(), enabled='false')
+    assert not found.truncated
+    assert [p['id'] for p in found.items] == [f'p{i}' for i in range(5)]
+    assert markers == [None, 'p1', 'p3']
+
+
+def test_a_keystone_that_does_not_page_leaves_the_list_truncated(
+    monkeypatch,
+):
+    calls = []
+
+    def request(proxy, method, path, params=None):
+        calls.append(params)
+        # an older Keystone: no next link, whatever is asked
+        return Answer(
+            {'projects': [{'id': 'a'}, {'id': 'b'}], 'truncated': True}
+        )
+
+    monkeypatch.setattr(keystone, 'request', request)
+    found = keystone.all_projects(Conn(), enabled='false')
+    assert found.truncated
+    assert len(calls) == 1
+    with pytest.raises(CascadeError, match="truncated by Keystone's"):
+        keystone.complete('The list', found)

@@ -15,7 +15,8 @@ domains, role assignments and application credentials.
 
 Like Keystone, a list is cut at a ``list_limit`` (per collection, in
 ``list_limits``: none by default) and then says ``"truncated": true``, also
-when it holds exactly the limit (Keystone's SQL driver cannot tell). A test
+when it holds exactly the limit (Keystone's SQL driver cannot tell); the
+collections in ``pages`` are paged as a newer Keystone pages them. A test
 can also keep projects out of every listing (``unlisted``: what a token
 scoped to another domain does not see) and run a hook right after a
 project listing is answered (``after_project_listing``)."""
@@ -40,6 +41,11 @@ class Identity:
         super().__init__(*args, **kwargs)
         #: collection -> Keystone's list_limit for it
         self.list_limits: dict[str, int] = {}
+        #: collections listed page by page (``limit`` and ``marker``, as
+        #: the minicloud's Keystone 30.0.0 does); none: as older Keystones
+        self.pages: set[str] = set()
+        #: the largest page Keystone gives (its ``max_db_limit``)
+        self.max_db_limit = 1000
         #: projects that no listing shows (a GET by ID still does)
         self.unlisted: set[str] = set()
         #: called once each, right after a project listing is answered
@@ -151,13 +157,31 @@ class Identity:
             '3',
         ]
 
-    def _listing(self, collection, items):
-        """A list as Keystone answers it, cut at the collection's limit."""
+    def _listing(self, collection, items, query=None):
+        """A list as Keystone answers it, cut at the collection's limit;
+        where it pages (``pages``), ordered by ID, from the ``marker``, cut
+        at the ``limit`` asked (else the list_limit), the next page
+        linked."""
         answer = {collection: items, 'links': {}}
         limit = self.list_limits.get(collection)
+        paging = collection in self.pages and query is not None
+        if paging:
+            items = sorted(items, key=lambda i: i['id'])
+            if query.get('marker'):
+                items = [i for i in items if i['id'] > query['marker']]
+            limit = min(
+                int(query.get('limit') or limit or 0) or self.max_db_limit,
+                self.max_db_limit,
+            )
+            answer[collection] = items
         if limit is not None and len(items) >= limit:
             answer[collection] = items[:limit]
             answer['truncated'] = True
+            if paging:
+                answer['links']['next'] = (
+                    f'{AUTH_URL}/{collection}?limit={limit}'
+                    f'&marker={items[limit - 1]["id"]}'
+                )
         return 200, answer
 
     def _subtree_ids(self, project_id):
@@ -220,7 +244,7 @@ class Identity:
                 and p['id'] not in self.unlisted
                 and (p.get('name') or '').startswith(prefix)
             ]
-            answer = self._listing('projects', items)
+            answer = self._listing('projects', items, query)
             if prefix and 'projects' in self.list_limits:
                 # Keystone flags an inexact filter's answer as truncated
                 # whenever a list_limit is set, even when it is empty
@@ -239,7 +263,7 @@ class Identity:
             items = [
                 d for d in self.all('domains') if matches(d, query, {'name'})
             ]
-            return self._listing('domains', items)
+            return self._listing('domains', items, query)
         m = re.fullmatch(r'/domains/([^/]+)', path)
         if m:
             domain = self.get('domains', m.group(1))
