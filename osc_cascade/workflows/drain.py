@@ -67,6 +67,7 @@ from osc_cascade.engine.reconcile import parse_time
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds.quota import QUOTA_APIS, QuotaApi
+from osc_cascade.workflows import assignments
 
 #: the project's extra property that holds the drain record
 RECORD = 'cascade_drain'
@@ -179,29 +180,7 @@ class Drain:
         before it is made; a record left by an earlier run is continued.
         The record, and a note for each value that did not take."""
         notes: list[str] = []
-        record = self.record_of(project_id)
-        if record is None:
-            body = self._call(
-                f'reading project {project_id}',
-                lambda: keystone.project_body(self.conn, project_id),
-            )
-            if body is None:
-                raise CascadeError(f'Project {project_id} does not exist.')
-            record = {
-                'version': VERSION,
-                'started_at': self.now(),
-                'started_by': {
-                    'user_id': self.conn.current_user_id,
-                    'project_id': self.conn.current_project_id,
-                },
-                'enabled': bool(body.get('enabled', True)),
-                'quotas': {},
-                'stage': DRAINING,
-            }
-            self._write(project_id, record)
-        else:
-            record['stage'] = DRAINING
-            record.setdefault('quotas', {})
+        record = self.begin(project_id)
         # the disable rides on the first write of the quotas (or the last)
         disabled = False
         for api in self.apis:
@@ -217,17 +196,7 @@ class Drain:
                     disable=not disabled,
                 )
                 disabled = True
-        record['stage'] = DRAINED
-        # the first drain that completed: what the sweep's age counts from
-        record.setdefault(DRAINED_AT, self.now())
-        record.setdefault(
-            DRAINED_BY,
-            {
-                'user_id': self.conn.current_user_id,
-                'project_id': self.conn.current_project_id,
-            },
-        )
-        self._write(project_id, record, enabled=False)
+        self.complete(project_id, record, enabled=False)
         after = self._call(
             f'reading project {project_id}',
             lambda: keystone.project_body(self.conn, project_id),
@@ -239,6 +208,50 @@ class Drain:
             )
         notes.extend(self.unified_limits())
         return record, notes
+
+    def begin(self, project_id: str) -> dict[str, Any]:
+        """The project's drain record at stage draining: the one an earlier
+        run left, continued, or a new one, written before any change."""
+        record = self.record_of(project_id)
+        if record is not None:
+            record['stage'] = DRAINING
+            record.setdefault('quotas', {})
+            return record
+        body = self._call(
+            f'reading project {project_id}',
+            lambda: keystone.project_body(self.conn, project_id),
+        )
+        if body is None:
+            raise CascadeError(f'Project {project_id} does not exist.')
+        record = {
+            'version': VERSION,
+            'started_at': self.now(),
+            'started_by': {
+                'user_id': self.conn.current_user_id,
+                'project_id': self.conn.current_project_id,
+            },
+            'enabled': bool(body.get('enabled', True)),
+            'quotas': {},
+            'stage': DRAINING,
+        }
+        self._write(project_id, record)
+        return record
+
+    def complete(
+        self, project_id: str, record: dict[str, Any], **fields: Any
+    ) -> None:
+        """The record at stage drained, with when and by whom the first
+        drain completed (what the sweep's age counts from)."""
+        record['stage'] = DRAINED
+        record.setdefault(DRAINED_AT, self.now())
+        record.setdefault(
+            DRAINED_BY,
+            {
+                'user_id': self.conn.current_user_id,
+                'project_id': self.conn.current_project_id,
+            },
+        )
+        self._write(project_id, record, **fields)
 
     def _freeze(
         self,
@@ -361,6 +374,10 @@ class Drain:
                         f'quotas of {where} are {now} after the restore, '
                         f'not {before}'
                     )
+        # the role assignments the drain without admin took away
+        notes.extend(
+            assignments.restore(self.conn, project_id, record, self._call)
+        )
         self._write(project_id, None, enabled=record.get('enabled', True))
         return notes
 

@@ -1,0 +1,168 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Role assignments on a project, in the drain record: the drain without
+cloud admin (``workflows.scoped``) and the restore of any drain.
+
+Without admin the drain cannot disable the project first (Keystone refuses
+tokens for a disabled project, the cascade's own included), so it takes
+away the roles instead: every assignment on the project itself (users' and
+groups', inherited to its subtree or not) but the caller's is written into
+the drain record (``assignments``), then removed. A user with no role left
+on the project gets no new token for it, and its application credentials,
+which act with their user's current roles, stop working too. The restore
+(``Drain.restore``) puts them back.
+
+A domain manager who had no role on the project gives itself one for the
+run (``temporary_role``, recorded before it is granted) and takes it back
+at the end, also after a failure; a run killed before that leaves it in
+the record, for the next run or the restore to take back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib import parse
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.api.http import request
+from osc_cascade.engine.errors import CascadeError
+
+#: the drain record's list of the assignments removed, to put back
+ASSIGNMENTS = 'assignments'
+#: the drain record's role given to the caller for the run, to take back
+TEMPORARY = 'temporary_role'
+
+
+def _q(id_: str) -> str:
+    return parse.quote(id_, safe='')
+
+
+def grant_path(project_id: str, assignment: dict[str, Any]) -> str:
+    """The grant's URL path: a user's or a group's role on the project,
+    or inherited by its subtree (OS-INHERIT)."""
+    if assignment.get('user_id'):
+        actor = f"users/{_q(assignment['user_id'])}"
+    else:
+        actor = f"groups/{_q(assignment['group_id'])}"
+    path = (
+        f"/projects/{_q(project_id)}/{actor}/roles/{_q(assignment['role_id'])}"
+    )
+    if assignment.get('inherited'):
+        return f'/OS-INHERIT{path}/inherited_to_projects'
+    return path
+
+
+def label(assignment: dict[str, Any]) -> str:
+    who = (
+        f"user {assignment['user_id']}"
+        if assignment.get('user_id')
+        else f"group {assignment['group_id']}"
+    )
+    role = assignment.get('role') or assignment['role_id']
+    inherited = (
+        ', inherited by the subtree' if assignment.get('inherited') else ''
+    )
+    return f'{who}: {role}{inherited}'
+
+
+def on_project(conn: Any, project_id: str) -> list[dict[str, Any]]:
+    """The assignments on the project itself (not those it inherits from
+    its domain or parents), as the record keeps them."""
+    body = request(
+        conn.identity,
+        'GET',
+        '/role_assignments',
+        params={'scope.project.id': project_id, 'include_names': 'true'},
+    ).json()
+    out = []
+    for item in body.get('role_assignments') or []:
+        scope = item.get('scope') or {}
+        assignment = {
+            'role_id': item['role']['id'],
+            'role': item['role'].get('name') or '',
+            'inherited': bool(scope.get('OS-INHERIT:inherited_to')),
+        }
+        if item.get('user'):
+            assignment['user_id'] = item['user']['id']
+        elif item.get('group'):
+            assignment['group_id'] = item['group']['id']
+        else:
+            continue
+        out.append(assignment)
+    return sorted(out, key=label)
+
+
+def effective_users(conn: Any, project_id: str) -> set[str]:
+    """The users with any role on the project, however they have it."""
+    body = request(
+        conn.identity,
+        'GET',
+        '/role_assignments',
+        params={'scope.project.id': project_id, 'effective': 'true'},
+    ).json()
+    return {
+        item['user']['id']
+        for item in body.get('role_assignments') or []
+        if item.get('user')
+    }
+
+
+def has(conn: Any, project_id: str, assignment: dict[str, Any]) -> bool:
+    """Whether the grant exists (Keystone's check: HEAD)."""
+    try:
+        request(conn.identity, 'HEAD', grant_path(project_id, assignment))
+    except sdk_exc.NotFoundException:
+        return False
+    return True
+
+
+def grant(conn: Any, project_id: str, assignment: dict[str, Any]) -> None:
+    request(conn.identity, 'PUT', grant_path(project_id, assignment))
+
+
+def revoke(conn: Any, project_id: str, assignment: dict[str, Any]) -> None:
+    """Revoke; one that is gone already is no error (the project, or an
+    earlier run, took it)."""
+    try:
+        request(conn.identity, 'DELETE', grant_path(project_id, assignment))
+    except sdk_exc.NotFoundException:
+        pass
+
+
+def restore(
+    conn: Any,
+    project_id: str,
+    record: dict[str, Any],
+    call: Callable[[str, Callable[[], Any]], Any],
+) -> list[str]:
+    """Put back what the record says was removed, and take back the role
+    given for the run; ``call(what, fn)`` runs each call (retried, one
+    line on failure). A note for each one that did not come back."""
+    notes = []
+    for assignment in record.get(ASSIGNMENTS) or []:
+        try:
+            call(
+                f'putting back the role assignment {label(assignment)}',
+                lambda a=assignment: grant(conn, project_id, a),
+            )
+        except CascadeError as exc:  # one line each, the rest goes back
+            notes.append(f'not put back: {exc}')
+    temporary = record.get(TEMPORARY)
+    if temporary:
+        call(
+            f'taking back the temporary role {label(temporary)}',
+            lambda: revoke(conn, project_id, temporary),
+        )
+    return notes
