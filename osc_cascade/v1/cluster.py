@@ -36,6 +36,7 @@ from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1.common import (
+    ExitStatusHelp,
     add_api_timeout_option,
     add_execution_options,
     age,
@@ -128,7 +129,7 @@ def add_stuck_options(
     )
 
 
-class ListStuckCluster(command.Lister):
+class ListStuckCluster(ExitStatusHelp, command.Lister):
     """List clusters stuck in a transitional state or a failed deletion"""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -158,7 +159,7 @@ class ListStuckCluster(command.Lister):
         return stuck_rows(stuck)
 
 
-class ForceDeleteCluster(command.Lister):
+class ForceDeleteCluster(ExitStatusHelp, command.Lister):
     """Force-delete stuck clusters by abandoning their Heat stack"""
 
     def get_epilog(self) -> str:

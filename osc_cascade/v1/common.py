@@ -28,6 +28,7 @@ import signal
 import sys
 from typing import Any, NoReturn
 
+from cliff import _argparse
 from osc_lib import exceptions
 
 from osc_cascade.engine.errors import CascadeError, Interrupted, one_line
@@ -206,12 +207,66 @@ def stoppable(stop: Callable[[int], None]) -> Iterator[None]:
 #: the signals a run stops for, politely
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-#: exit statuses (doc/source/user/exit-codes.rst has the table): 0 done,
-#: 1 failed or refused (OSC's for a CommandError), 2 argparse's usage
-#: error, 128 + the signal for a run stopped by SIGINT or SIGTERM, and
-#: ``orphan list --exit-code``'s own two
+#: exit statuses (``EXIT_STATUS_TABLE``): 0 done, 1 failed or refused
+#: (OSC's for a CommandError), 2 argparse's usage error, 128 + the signal
+#: for a run stopped by SIGINT or SIGTERM, and ``orphan list
+#: --exit-code``'s own two
 EXIT_ORPHANS_FOUND = 3
 EXIT_OWNERS_UNCONFIRMED = 4
+
+#: the exit statuses of every command, at the end of its ``--help`` (and so
+#: of its page in the command reference: an RST table); README.rst has it
+#: too, word for word (a unit test checks)
+EXIT_STATUS_TABLE = """\
+======  ==================================================================
+status  meaning
+======  ==================================================================
+0       everything asked was done; a dry run whose real run would run
+1       something failed or was refused (also a dry run whose real run
+        would refuse), with one line on stderr saying what
+2       argparse's usage error (an unknown option, a missing argument),
+        never anything else
+3       ``orphan list --exit-code``: orphans found
+4       ``orphan list --exit-code``: none found, but some owners could not
+        be confirmed gone (the report is incomplete)
+130     a run stopped by SIGINT (Ctrl-C); 143 by SIGTERM
+======  ==================================================================
+"""
+
+
+class HelpFormatter(_argparse.SmartHelpFormatter):
+    """cliff's (the one its commands use), except that a paragraph of
+    the epilog that is a table (it begins with ``=``) is printed as it
+    is, not filled into one line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return '\n\n'.join(
+            paragraph
+            if paragraph.startswith('=')
+            else super(HelpFormatter, self)._fill_text(
+                paragraph, width, indent
+            )
+            for paragraph in text.strip().split('\n\n')
+        )
+
+
+def add_exit_status(parser: argparse.ArgumentParser) -> None:
+    """The exit statuses at the end of ``--help``: commands
+    (``ExitStatusHelp``) and hooks (in their ``get_parser``)."""
+    parser.epilog = '\n\n'.join(
+        filter(None, [parser.epilog, 'Exit status:', EXIT_STATUS_TABLE])
+    )
+    parser.formatter_class = HelpFormatter
+
+
+class ExitStatusHelp:
+    """A command's ``--help`` ends with the exit statuses (put it before
+    the osc-lib base class)."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)  # type: ignore[misc]
+        add_exit_status(parser)
+        return parser
 
 
 def exit_interrupted(exc: Interrupted) -> NoReturn:

@@ -41,6 +41,7 @@ from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
+    add_exit_status,
     confirm,
     connection,
     counts_text,
@@ -113,6 +114,7 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         add_execution_options(group)
         add_api_timeout_option(group)
         output.add_format_options(parser)
+        add_exit_status(parser)
         return parser
 
     def get_epilog(self) -> str:

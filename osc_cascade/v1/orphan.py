@@ -25,6 +25,7 @@ from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1.common import (
     EXIT_ORPHANS_FOUND,
     EXIT_OWNERS_UNCONFIRMED,
+    ExitStatusHelp,
     add_api_timeout_option,
     add_execution_options,
     confirm,
@@ -104,7 +105,7 @@ def _search(app: Any, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
     return search, findings
 
 
-class ListOrphan(command.Lister):
+class ListOrphan(ExitStatusHelp, command.Lister):
     """List resources whose owner project no longer exists"""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -137,7 +138,7 @@ class ListOrphan(command.Lister):
         return code
 
 
-class PurgeOrphan(command.Lister):
+class PurgeOrphan(ExitStatusHelp, command.Lister):
     """Delete the resources of deleted projects, in dependency order"""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:

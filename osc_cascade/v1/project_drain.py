@@ -27,6 +27,7 @@ from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted, one_line
 from osc_cascade.v1.common import (
+    ExitStatusHelp,
     add_api_timeout_option,
     age,
     connection,
@@ -107,7 +108,7 @@ def _user(by: Any) -> str:
     return str((by or {}).get('user_id') or '')
 
 
-class DrainProject(command.Lister):
+class DrainProject(ExitStatusHelp, command.Lister):
     """Soft-delete projects: disable them and freeze their quotas
     (the cascade's stage 1), recorded on each project so that ``project
     restore`` can reverse it; nothing is deleted"""
@@ -149,7 +150,7 @@ class DrainProject(command.Lister):
         ]
 
 
-class RestoreProject(command.Lister):
+class RestoreProject(ExitStatusHelp, command.Lister):
     """Restore drained projects: reverse exactly what each drain record
     says (the quotas back to the project's own values, the project enabled
     if it was), then clear the record"""
@@ -196,7 +197,7 @@ class RestoreProject(command.Lister):
         return RESTORE_COLUMNS, rows
 
 
-class SweepProject(command.Lister):
+class SweepProject(ExitStatusHelp, command.Lister):
     """Delete, with everything they own, the projects drained longer ago
     than --older-than (for cron); without --yes, only list them"""
 
