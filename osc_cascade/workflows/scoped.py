@@ -1,0 +1,502 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The cascade without the cloud-admin role (issue #20): through a token
+scoped to the project.
+
+Who may run it:
+
+* a project's **domain manager** (Keystone's manager persona: the role
+  ``manager`` on the project's domain, with a token scoped to that domain)
+  gives itself the role ``member`` on the project for the run if it has
+  none, recorded on the project first, and takes it back at the end (also
+  after a failure or an interrupt); it may delete the project;
+* a user with a role on the project (its **owner**) works with its own
+  role; it may only empty the project (``keep_project``): deleting a
+  project needs a manager of its domain or an admin.
+
+Discovery lists what the token sees, each kind as a non-admin lists it; the
+owner checks stay (``kinds.base.owned``): what the project only sees
+(shared and external networks, public, shared and community images,
+other projects' RBAC shares) is another project's and stays. What a
+scoped token cannot see it cannot prove safe: a volume attached to a
+server it cannot see is kept, and the kinds only an admin can list are
+named in a note.
+
+The drain (``ScopedDrain``) cannot disable the project first: Keystone
+refuses tokens for a disabled project, the cascade's own included. It
+removes every other role assignment on the project the caller may
+(``workflows.assignments``, recorded first, put back by the restore), and
+the project is disabled last, right before it is deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import dataclasses
+import functools
+from typing import Any
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.errors import CascadeError, status_code
+from osc_cascade.engine.planner import Plan
+from osc_cascade.engine.regions import Regions
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.kinds import quota
+from osc_cascade.workflows import assignments, cascade
+from osc_cascade.workflows import drain as drain_mod
+from osc_cascade.workflows.projects import (
+    Protected,
+    is_protected,
+    protected_message,
+)
+
+#: the role a domain manager gives itself on the project for the run: the
+#: one the services' default policies let act on a project's resources
+WORKING_ROLE = 'member'
+#: Keystone's domain-manager persona
+MANAGER_ROLE = 'manager'
+
+#: what stays open without admin, said in the plan (and the README)
+STAYS_OPEN = (
+    'without admin, what stays open during the run: tokens already issued '
+    'for the project stay valid until they expire (and in the services\' '
+    'token caches), assignments inherited from its domain or parents and '
+    'those the caller may not remove stay, and no quota is frozen (an '
+    "admin's call); the verification rounds delete what appears before "
+    'the project is deleted, and what a token issued before the drain '
+    "creates after it is found by an admin's `openstack orphan list` (the "
+    'settle needs admin)'
+)
+#: the ownership checks a scoped token cannot make
+NOT_CHECKED = (
+    'without admin, not checked: other projects\' security group rules '
+    "naming the project's groups, their RBAC rules and image memberships "
+    'naming the project, and the servers of other projects that its '
+    'volumes are attached to (such volumes are kept)'
+)
+#: what the project only sees, and stays
+ONLY_SEEN = (
+    'without admin, what the project only sees is not its own and stays: '
+    'shared and external networks, public, shared and community images, '
+    "other projects' RBAC shares"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    """Who runs the cascade, as the token says."""
+
+    user_id: str
+    user_domain_id: str
+    roles: frozenset[str]
+    project_id: str = ''
+    project_name: str = ''
+    domain_id: str = ''
+
+    @classmethod
+    def of(cls, conn: Any) -> Caller:
+        access = conn.session.auth.get_access(conn.session)
+        return cls(
+            user_id=access.user_id or '',
+            user_domain_id=access.user_domain_id or '',
+            roles=frozenset(access.role_names or ()),
+            project_id=access.project_id or '',
+            project_name=access.project_name or '',
+            domain_id=access.domain_id or '',
+        )
+
+    @property
+    def is_admin(self) -> bool:
+        return 'admin' in self.roles
+
+    def manages(self, domain_id: str) -> bool:
+        """A domain manager of ``domain_id``: the role manager, and a
+        token scoped to that domain."""
+        return MANAGER_ROLE in self.roles and self.domain_id == domain_id
+
+
+def needs_scoped(conn: Any) -> bool:
+    """Whether the caller is no cloud admin: the cascade then works
+    through a token scoped to the project."""
+    return not Caller.of(conn).is_admin
+
+
+def grant_command(user_id: str, role: str, where: str) -> str:
+    return f'`openstack role add --user {user_id} {where} {role}`'
+
+
+class ScopedDrain(drain_mod.Drain):
+    """The drain without admin: the project's role assignments taken away
+    (recorded first), no quota frozen, the project left enabled until it is
+    deleted (``ScopedCascade.disable_last``)."""
+
+    def drain(self, project_id: str) -> tuple[dict[str, Any], list[str]]:
+        record = self.begin(project_id)
+        record['scoped'] = True
+        mine = self.conn.current_user_id
+        removed = record.setdefault(assignments.ASSIGNMENTS, [])
+        present = self._call(
+            f'listing the role assignments on project {project_id}',
+            lambda: assignments.on_project(self.conn, project_id),
+        )
+        kept = []
+        for assignment in present:
+            if assignment.get('user_id') == mine:
+                continue  # the cascade's own: taken back at the end
+            if assignment not in removed:
+                removed.append(assignment)
+                self._write(project_id, record)  # the intent first
+            try:
+                self._call(
+                    'removing the role assignment '
+                    f'{assignments.label(assignment)} on project {project_id}',
+                    lambda a=assignment: assignments.revoke(
+                        self.conn, project_id, a
+                    ),
+                )
+            except CascadeError as exc:
+                removed.remove(assignment)
+                kept.append(f'{assignments.label(assignment)} ({exc})')
+        notes = []
+        if kept:
+            notes.append(
+                'role assignments the caller may not remove stay on the '
+                'project: ' + '; '.join(kept)
+            )
+        others = self._call(
+            f'listing the users with a role on project {project_id}',
+            lambda: assignments.effective_users(self.conn, project_id),
+        ) - {mine}
+        if others:
+            notes.append(
+                f'{len(others)} other user(s) keep a role on the project '
+                'through its domain, a parent or an assignment that stays: '
+                + ', '.join(sorted(others))
+            )
+        self.complete(project_id, record)
+        return record, notes
+
+
+class ScopedCascade(cascade.ProjectCascade):
+    """``project delete --cascade`` without cloud admin; with
+    ``keep_project``, the project is emptied and stays (and nothing is
+    drained: its users keep their roles)."""
+
+    def __init__(self, conn: Any, options=None, *, keep_project=False, **kw):
+        super().__init__(conn, options, **kw)
+        self.keep_project = keep_project
+        self.caller = Caller.of(conn)
+        self.kinds = quota.without_quotas(
+            kinds_mod.build(
+                delete_shared=self.options.delete_shared, scoped=True
+            )
+        )
+        if self.options.settle:
+            raise CascadeError(
+                '--settle needs the admin role: after the project is gone '
+                'no token is scoped to it. Run it without --settle; an '
+                "admin's `openstack orphan list` finds what appears later."
+            )
+        #: the token scoped to the project, once opened
+        self.services_conn: Any = None
+        #: the project it is scoped to
+        self.project: ResourceRef | None = None
+        #: the role given for the run, to take back (None: the caller's own)
+        self.temporary: dict[str, Any] | None = None
+
+    @functools.cached_property
+    def regions(self) -> Regions:
+        if self.services_conn is None:
+            raise CascadeError('internal: no token scoped to the project yet')
+        return Regions(self.services_conn, self.options.regions)
+
+    @functools.cached_property
+    def drainer(self) -> drain_mod.Drain:
+        return ScopedDrain(
+            self.conn,
+            Regions(self.conn, self.options.regions),
+            retry=self.retry,
+            clock=self.clock,
+            now=lambda: self.projects.cloud_time().isoformat(),
+        )
+
+    # -- what to cascade ---------------------------------------------------
+
+    def resolve(
+        self, names_or_ids: Sequence[str], domain: str | None = None
+    ) -> list[ResourceRef]:
+        # A member may not list projects (its own is named by its token);
+        # a domain manager may list its domain's, and reads another
+        # domain's project no more than one that does not exist (403).
+        wanted = [self._id_of(n, domain) for n in names_or_ids]
+        try:
+            return super().resolve(wanted, domain)
+        except CascadeError as exc:
+            if status_code(exc.__cause__) != 403:
+                raise
+            raise CascadeError(self._not_yours(names_or_ids)) from exc
+
+    def _id_of(self, name_or_id: str, domain: str | None) -> str:
+        if self.caller.project_id and name_or_id in (
+            self.caller.project_id,
+            self.caller.project_name,
+        ):
+            return self.caller.project_id
+        if not self.caller.domain_id or domain:
+            return name_or_id
+        found = self.projects._call(
+            f'looking up project {name_or_id!r} in your domain',
+            lambda: list(
+                self.conn.identity.projects(
+                    name=name_or_id, domain_id=self.caller.domain_id
+                )
+            ),
+        )
+        return found[0].id if len(found) == 1 else name_or_id
+
+    def _not_yours(self, names: Sequence[str]) -> str:
+        user = self.caller.user_id
+        what = ', '.join(names)
+        if self.caller.domain_id:
+            return (
+                f'Project {what} is not in domain {self.caller.domain_id}, '
+                'the one your token is scoped to (or does not exist): your '
+                "manager role covers that domain's projects alone. Its own "
+                "domain's manager or an admin may cascade it, or grant you "
+                'the role there: '
+                + grant_command(user, MANAGER_ROLE, '--domain <its domain>')
+                + '.'
+            )
+        return (
+            f'You may not read project {what}: without the admin role, '
+            'name the project your token is scoped to '
+            f'({self.caller.project_name}), or have a role on it granted: '
+            + grant_command(user, WORKING_ROLE, '--project <project>')
+            + '.'
+        )
+
+    def targets(self, projects: Sequence[Any]) -> list[ResourceRef]:
+        if len(projects) != 1 or (
+            self.options.recursive and self.projects.subtree(projects[0])
+        ):
+            raise CascadeError(
+                'Without the admin role the cascade works through a token '
+                'scoped to one project: name one project, without '
+                '--recursive (or run as a cloud admin).'
+            )
+        project = projects[0]
+        label = f'{project.name} ({project.id})'
+        if not self.keep_project and not self.caller.manages(
+            project.domain_id
+        ):
+            raise CascadeError(
+                f'Deleting project {label} needs the admin role or the '
+                f'manager role on its domain {project.domain_id} (with a '
+                'token scoped to that domain); you have neither: pass '
+                '--keep-project to empty it only, or have it granted with '
+                + grant_command(
+                    self.caller.user_id,
+                    MANAGER_ROLE,
+                    f'--domain {project.domain_id}',
+                )
+                + '.'
+            )
+        return super().targets(projects)
+
+    def _check_deletable(self, project: Any) -> None:
+        if self.keep_project and project.id == self.caller.project_id:
+            # emptied, not deleted: the caller's own project is fine
+            if is_protected(project):
+                raise Protected(
+                    protected_message(
+                        f'{project.name} ({project.id})', project.id
+                    )
+                )
+            return
+        super()._check_deletable(project)
+
+    # -- the token scoped to the project -----------------------------------
+
+    def open(self, target: ResourceRef) -> None:
+        """The token scoped to the project: the caller's own if scoped to
+        it, else one made with the caller's role on it, given for the run
+        to a domain manager that has none."""
+        if self.services_conn is not None:
+            return
+        self.project = target
+        if self.caller.project_id == target.id:
+            self.services_conn = self.conn
+            return
+        domain_id = target.attrs.get('domain_id', '')
+        if self.caller.manages(domain_id):
+            self._give_role(target)
+        elif not self._has_role(target):
+            raise CascadeError(
+                f'You (user {self.caller.user_id}) have no role on project '
+                f'{target.name} ({target.id}) and no manager role on its '
+                f'domain {domain_id}: without the admin role the cascade '
+                'needs one of them; have it granted with '
+                + grant_command(
+                    self.caller.user_id, WORKING_ROLE, f'--project {target.id}'
+                )
+                + ' (or the manager role on the domain).'
+            )
+        self.services_conn = self.projects._call(
+            f'getting a token scoped to project {target.name} ({target.id})',
+            lambda: _scoped_to(self.conn, target.id),
+        )
+
+    def _has_role(self, target: ResourceRef) -> bool:
+        """Whether the caller has a role on the project (Keystone lists a
+        user its own projects)."""
+        found = self.projects._call(
+            'listing your projects',
+            lambda: self.conn.identity.user_projects(self.caller.user_id),
+        )
+        return any(p.id == target.id for p in found)
+
+    def _give_role(self, target: ResourceRef) -> None:
+        """The working role on the project for the run, unless the domain
+        manager has it already; recorded on the project before it is given
+        (a run killed before the end leaves it for the next run or the
+        restore to take back)."""
+        role = self.projects._call(
+            f'looking up role {WORKING_ROLE}',
+            lambda: self.conn.identity.find_role(WORKING_ROLE),
+        )
+        if role is None:
+            raise CascadeError(
+                f'Keystone has no role {WORKING_ROLE}: the cascade without '
+                'admin gives it to the domain manager on the project.'
+            )
+        grant = {
+            'user_id': self.caller.user_id,
+            'role_id': role.id,
+            'role': WORKING_ROLE,
+            'inherited': False,
+        }
+        record = self.drainer.record_of(target.id)
+        ours = bool(record and record.get(assignments.TEMPORARY) == grant)
+        if not ours and self.projects._call(
+            f'checking your role on project {target.id}',
+            lambda: assignments.has(self.conn, target.id, grant),
+        ):
+            return  # a role of the manager's own: not taken back
+        record = self.drainer.begin(target.id)
+        record[assignments.TEMPORARY] = grant
+        self.drainer._write(target.id, record)
+        self.projects._call(
+            f'giving you role {WORKING_ROLE} on project {target.id} for '
+            'the run',
+            lambda: assignments.grant(self.conn, target.id, grant),
+        )
+        self.temporary = grant
+
+    def close(self) -> None:
+        """Take back the role given for the run (the project may be gone:
+        Keystone then took it with it)."""
+        if self.temporary is None or self.project is None:
+            return
+        project_id = self.project.id
+        grant, self.temporary = self.temporary, None
+        self.projects._call(
+            f'taking back your role {WORKING_ROLE} on project {project_id}',
+            lambda: assignments.revoke(self.conn, project_id, grant),
+        )
+        record = self.drainer.record_of(project_id)
+        if record is None or not record.pop(assignments.TEMPORARY, None):
+            return
+        drained = record.get(assignments.ASSIGNMENTS) or record.get('quotas')
+        # a record that held the role alone (nothing was drained) goes
+        self.drainer._write(project_id, record if drained else None)
+
+    def release(self) -> None:
+        try:
+            self.close()
+        finally:
+            super().release()
+
+    # -- planning and execution --------------------------------------------
+
+    def plan(self, targets: Sequence[ResourceRef]) -> Plan:
+        self.open(targets[0])
+        plan = super().plan(targets)
+        plan.notes.extend(self.scope_notes())
+        return plan
+
+    def load_plan(self, path: str, targets: Sequence[ResourceRef]) -> Plan:
+        self.open(targets[0])
+        return super().load_plan(path, targets)
+
+    def scope_notes(self) -> list[str]:
+        assert self.project is not None
+        how = (
+            f'role {WORKING_ROLE} given to you for the run, taken back at '
+            'the end'
+            if self.temporary
+            else 'your own role on it'
+        )
+        notes = [
+            f'without admin: listed and deleted through a token scoped to '
+            f'project {self.project.name} ({self.project.id}), with {how}',
+            ONLY_SEEN,
+            NOT_CHECKED,
+        ]
+        if self.keep_project:
+            notes.append(
+                'with --keep-project nothing is drained: the project and '
+                "its users' roles stay, and what they create during the run "
+                'may stay too'
+            )
+        else:
+            notes.append(STAYS_OPEN)
+        return notes
+
+    def drain(self, targets: Sequence[ResourceRef]) -> None:
+        if self.keep_project:
+            return
+        super().drain(targets)
+
+    def execute(
+        self, plan: Plan, targets: Sequence[ResourceRef]
+    ) -> cascade.CascadeOutcome:
+        outcome = super().execute(plan, targets)
+        if self.keep_project:
+            self.release()
+            return dataclasses.replace(outcome, empty_projects=[])
+        try:
+            self.disable_last(outcome.empty_projects)
+        except Exception:
+            self.release()
+            raise
+        return outcome
+
+    def disable_last(self, projects: Sequence[ResourceRef]) -> None:
+        """Disable the emptied project right before OSC deletes it: no
+        token for it can be had from now on (the scoped one is done)."""
+        for project in projects:
+            record = self.records.get(project.id) or {}
+            self.drainer.mark(project.id, drain_mod.DELETING, record)
+        self.projects.disable(projects)
+
+
+def _scoped_to(conn: Any, project_id: str) -> Any:
+    """A connection with the same credentials, scoped to the project (a
+    domain scope dropped); it authenticates at once, so that a missing
+    role is said here."""
+    scoped = conn.connect_as(
+        project_id=project_id, domain_id=None, domain_name=None
+    )
+    scoped.session.timeout = conn.session.timeout
+    scoped.authorize()
+    return scoped
