@@ -58,6 +58,8 @@ _CASCADE_ONLY = (
     'settle',
     'graph',
     'coordination_url',
+    'keep_project',
+    'without_admin',
 )
 
 
@@ -76,7 +78,26 @@ class ProjectDeleteCascade(hooks.CommandHook):
             '--cascade',
             action='store_true',
             help='Delete all resources the project owns in every service, '
-            'then the project. Needs the admin role.',
+            'then the project. Needs the admin role, or the manager role '
+            "on the project's domain (see --without-admin)",
+        )
+        group.add_argument(
+            '--keep-project',
+            action='store_true',
+            help='With --cascade, empty the project and keep it (for those '
+            'who may not delete projects: a role on the project is '
+            'enough); it works through a token scoped to the project, as '
+            '--without-admin does, and drains nothing',
+        )
+        group.add_argument(
+            '--without-admin',
+            action='store_true',
+            help='With --cascade, work through a token scoped to the '
+            'project, as a caller without the admin role always does: a '
+            "manager of the project's domain gives itself the member role "
+            'on it for the run; its other role assignments are removed '
+            'instead of disabling it first (one project at a time, no '
+            '--settle)',
         )
         add_execution_options(group)
         add_api_timeout_option(group)
@@ -151,7 +172,10 @@ class ProjectDeleteCascade(hooks.CommandHook):
             'With --cascade, the project is first disabled so that '
             'nothing new can be created in it, then everything it owns '
             'is deleted in dependency order, and the project is deleted '
-            'only once nothing of it is left.'
+            'only once nothing of it is left. Without the admin role, the '
+            'cascade works through a token scoped to the project and its '
+            'role assignments are removed instead (the plan says what '
+            'stays open).'
         )
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:
@@ -160,7 +184,14 @@ class ProjectDeleteCascade(hooks.CommandHook):
             return parsed_args
         self._check_identity_v3()
         with engine_errors():
-            emptied = self._cascade(parsed_args)
+            try:
+                emptied = self._cascade(parsed_args)
+            finally:
+                # a dry run or a failure before the run: what the workflow
+                # holds (a role given for the run) goes back now
+                workflow = getattr(self, '_workflow', None)
+                if workflow is not None and not hasattr(self, '_finish'):
+                    workflow.release()
         parsed_args.domain = None  # the projects are handed over by ID
         return hand_to_osc(parsed_args, 'projects', emptied)
 
@@ -188,7 +219,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         # imported here: `openstack help` builds every hook, keep it cheap
         from osc_cascade.engine import planfile
         from osc_cascade.v1.progress import Progress
-        from osc_cascade.workflows import cascade
+        from osc_cascade.workflows import cascade, scoped
 
         if parsed_args.graph:
             if not parsed_args.dry_run:
@@ -197,25 +228,36 @@ class ProjectDeleteCascade(hooks.CommandHook):
         progress = Progress(
             fmt=parsed_args.progress, rounds='verification round'
         )
-        workflow = cascade.ProjectCascade(
-            connection(self.cmd.app, parsed_args),
-            cascade.CascadeOptions(
-                recursive=parsed_args.recursive,
-                delete_shared=parsed_args.delete_shared,
-                parallel=parsed_args.parallel,
-                timeout=parsed_args.timeout,
-                report_file=parsed_args.report_file,
-                regions=tuple(parsed_args.cascade_regions),
-                settle=parsed_args.settle or 0.0,
-                coordination_url=parsed_args.coordination_url,
-                **(
-                    {'plan_max_age': parsed_args.plan_max_age}
-                    if parsed_args.plan_max_age is not None
-                    else {}
-                ),
+        conn = connection(self.cmd.app, parsed_args)
+        options = cascade.CascadeOptions(
+            recursive=parsed_args.recursive,
+            delete_shared=parsed_args.delete_shared,
+            parallel=parsed_args.parallel,
+            timeout=parsed_args.timeout,
+            report_file=parsed_args.report_file,
+            regions=tuple(parsed_args.cascade_regions),
+            settle=parsed_args.settle or 0.0,
+            coordination_url=parsed_args.coordination_url,
+            **(
+                {'plan_max_age': parsed_args.plan_max_age}
+                if parsed_args.plan_max_age is not None
+                else {}
             ),
-            on_event=progress,
         )
+        if (
+            parsed_args.keep_project
+            or parsed_args.without_admin
+            or scoped.needs_scoped(conn)
+        ):
+            workflow: cascade.ProjectCascade = scoped.ScopedCascade(
+                conn,
+                options,
+                keep_project=parsed_args.keep_project,
+                on_event=progress,
+            )
+        else:
+            workflow = cascade.ProjectCascade(conn, options, on_event=progress)
+        self._workflow = workflow
         targets = workflow.resolve(parsed_args.projects, parsed_args.domain)
         saved = parsed_args.plan_file
         if saved and not parsed_args.dry_run:
