@@ -12,10 +12,8 @@
 
 """The columns of every table the commands print, in one place."""
 
-#: a plan's raw rows (``orphan purge --dry-run``): one per step, in
-#: execution order
-PLAN_COLUMNS = ('Stage', 'Action', 'Kind', 'ID', 'Name', 'Project', 'After')
-#: ``project delete --cascade --dry-run``: one row per step, sorted by
+#: ``project delete --cascade --dry-run`` and ``orphan purge --dry-run``:
+#: one row per step, sorted by
 #: stage, region, kind and name; in a table After is a count and there is
 #: no Project; -f json and -f yaml have every step id in After and the
 #: project's ID

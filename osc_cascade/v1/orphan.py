@@ -142,21 +142,54 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
     """Delete the resources of deleted projects, in dependency order"""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        from osc_cascade.v1 import output
+
         parser = super().get_parser(prog_name)
         _add_search_options(parser)
         add_execution_options(parser)
+        # the plan as a Graphviz graph, as the cascade's: no formatter of
+        # cliff's, so ``run`` prints it
+        for action in parser._actions:
+            if action.dest == 'formatter' and action.choices is not None:
+                action.choices = [*action.choices, output.DOT]
+                action.help += '; dot (with --dry-run) is a Graphviz graph'
         return parser
+
+    def run(self, parsed_args: argparse.Namespace) -> int:
+        from osc_cascade.v1 import output
+
+        if parsed_args.formatter != output.DOT:
+            return super().run(parsed_args)
+        if not parsed_args.dry_run:
+            raise exceptions.CommandError('-f dot needs --dry-run')
+        _search, _findings, plan = self._plan(parsed_args)
+        self.app.stdout.write(output.plan_dot(plan))
+        return 0
+
+    def _plan(self, parsed_args: argparse.Namespace) -> tuple[Any, Any, Any]:
+        """The search, what it found, and the plan of the purge."""
+        from osc_cascade.workflows import orphans
+
+        with engine_errors():
+            search, findings = _search(self.app, parsed_args)
+            return (
+                search,
+                findings,
+                orphans.purge_plan(findings, search.kinds),
+            )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         from osc_cascade.v1 import output
         from osc_cascade.v1.progress import Progress
         from osc_cascade.workflows import orphans
 
-        with engine_errors():
-            search, findings = _search(self.app, parsed_args)
-            plan = orphans.purge_plan(findings, search.kinds)
+        search, findings, plan = self._plan(parsed_args)
         if parsed_args.dry_run or not plan.steps:
-            return output.plan_rows(plan)
+            # the cascade's plan table: -f json and yaml have the whole
+            # graph (every step id in After) and the owner's ID
+            return output.plan_table(
+                plan, full=parsed_args.formatter in output.MACHINE_FORMATS
+            )
         owners = ', '.join(p['id'] for p in plan.projects)
         confirm(
             f'Delete {len(plan.steps)} orphaned resource(s) of deleted '

@@ -28,7 +28,7 @@ from cliff import columns as cliff_columns
 from osc_lib import exceptions
 import stevedore
 
-from osc_cascade.v1.constants import CASCADE_PLAN_COLUMNS, PLAN_COLUMNS, VERBS
+from osc_cascade.v1.constants import CASCADE_PLAN_COLUMNS, VERBS
 
 if TYPE_CHECKING:  # the commands import this module at start-up
     from osc_cascade.engine.planner import Plan
@@ -153,34 +153,6 @@ def removes_counts(made: list[dict[str, str]]) -> str:
         f'{n} {type_}'
         for type_, n in sorted(counts.items(), key=lambda c: (-c[1], c[0]))
     )
-
-
-def plan_rows(plan: Plan) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """The plan as a table: one row per step, in execution order. A step
-    whose delete takes more along (``made`` in its resource's attributes:
-    a stack) says what in its Name (``RemovesToo``)."""
-    columns = list(PLAN_COLUMNS)
-    stages = plan.stages()
-    preds = plan.predecessors()
-    rows = []
-    for step_id in plan.order():
-        step = plan.steps[step_id]
-        after = sorted(preds[step_id])
-        made = step.target.attrs.get('made')
-        rows.append(
-            (
-                stages[step_id],
-                step.action,
-                step.target.kind,
-                step.target.id,
-                RemovesToo(step.target.name, made)
-                if made and not step.is_break_action
-                else step.target.name,
-                step.target.project_id,
-                after,
-            )
-        )
-    return columns, rows
 
 
 def plan_dot(plan: Plan) -> str:

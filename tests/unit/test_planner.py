@@ -480,28 +480,29 @@ def test_plan_file_with_another_projects_resource_is_refused():
 # -- renderings ------------------------------------------------------------
 
 
-def test_rows_follow_the_order_with_stages_and_predecessors():
+def test_rows_have_stages_and_predecessors():
     plan = sample_plan()
-    columns, rows = output.plan_rows(plan)
+    columns, rows = output.plan_table(plan, full=True)
     assert columns == [
         'Stage',
+        'Region',
         'Action',
         'Kind',
         'ID',
         'Name',
         'Project',
         'After',
+        'Reason',
     ]
-    assert [(r[1], r[2], r[3]) for r in rows] == [
-        (s.action, s.target.kind, s.target.id)
-        for s in (plan.steps[i] for i in plan.order())
-    ]
-    by_id = {r[3] + r[1]: r for r in rows}
+    assert sorted((r[2], r[3], r[4]) for r in rows) == sorted(
+        (s.action, s.target.kind, s.target.id) for s in plan.steps.values()
+    )
+    by_id = {r[4] + r[2]: r for r in rows}
     assert by_id['adelete'][0] == 3
-    assert by_id['adelete'][6] == sorted([d('b'), f'clear_routes:{KIND}:a'])
-    assert by_id['cdelete'][6] == []
-    assert by_id['adelete'][4] == 'alpha'
-    assert all(r[5] == PROJECT for r in rows)
+    assert by_id['adelete'][7] == sorted([d('b'), f'clear_routes:{KIND}:a'])
+    assert by_id['cdelete'][7] == []
+    assert by_id['adelete'][5] == 'alpha'
+    assert all(r[6] == PROJECT for r in rows)
 
 
 def test_dot_output_shape():
@@ -550,8 +551,8 @@ def stack_plan():
 
 
 def test_a_stack_row_counts_what_its_delete_removes_per_type():
-    _columns, rows = output.plan_rows(stack_plan())
-    names = {r[3]: r[4] for r in rows}
+    _columns, rows = output.plan_table(stack_plan(), full=True)
+    names = {r[4]: r[5] for r in rows}
     assert names['plain'] == 'plain'  # a plain string, as before
     assert names['st'].human_readable() == (
         'mystack (3 OS::Nova::Server, 1 OS::Neutron::Net)'
