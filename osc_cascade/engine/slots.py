@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The executor's API slots: a bounded, prioritised semaphore."""
+"""The executor's API slots: a bounded, prioritised semaphore whose size
+may change while it is held (an adaptive limit shrinks or grows it)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ import threading
 
 class Slots:
     """At most ``size`` holders; a free slot goes to the waiter of highest
-    priority, first come first served among equals."""
+    priority, first come first served among equals. A smaller size takes
+    nothing back: the holders above it finish, and no one new starts until
+    fewer than ``size`` hold."""
 
     def __init__(self, size: int):
-        self._free = size
+        self._size = max(1, size)
+        self._held = 0
         self._cond = threading.Condition()
         self._queue: list[tuple[float, int]] = []
         self._tickets = itertools.count()
@@ -35,21 +39,38 @@ class Slots:
         with self._cond:
             return len(self._queue)
 
+    @property
+    def held(self) -> int:
+        with self._cond:
+            return self._held
+
+    @property
+    def size(self) -> int:
+        with self._cond:
+            return self._size
+
+    def resize(self, size: int) -> None:
+        with self._cond:
+            self._size = max(1, size)
+            self._cond.notify_all()
+
     @contextlib.contextmanager
     def hold(self, priority: float):
+        """Yields how many hold a slot, this one included."""
         with self._cond:
             ticket = (-priority, next(self._tickets))
             heapq.heappush(self._queue, ticket)
             self._cond.wait_for(
-                lambda: self._free > 0 and self._queue[0] == ticket
+                lambda: self._held < self._size and self._queue[0] == ticket
             )
             heapq.heappop(self._queue)
-            self._free -= 1
+            self._held += 1
+            held = self._held
             # another slot may be free for the next in line
             self._cond.notify_all()
         try:
-            yield
+            yield held
         finally:
             with self._cond:
-                self._free += 1
+                self._held -= 1
                 self._cond.notify_all()

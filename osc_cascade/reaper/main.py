@@ -22,7 +22,7 @@ stderr, for journald.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 import logging
 import os
 import signal
@@ -32,25 +32,6 @@ import threading
 from typing import Any
 
 LOG = logging.getLogger('osc_cascade.reaper')
-
-
-def rate_limited(
-    conn: Any, per_second: float, service_types: Iterable[str]
-) -> dict[str, float]:
-    """Set ``per_second`` as the connection's ``rate_limit`` of every
-    service type (a lower one of clouds.yaml stays): the executor spaces
-    its calls by it, and openstacksdk's adapters (discovery's lists) too.
-    Before any proxy is made. Returns the limits."""
-    from osc_cascade.engine.executor import rate_limit
-
-    limits = {}
-    for service_type in sorted(set(service_types)):
-        configured = rate_limit(conn, service_type)
-        wanted = [r for r in (configured, per_second) if r]
-        if wanted:
-            limits[service_type] = min(wanted)
-    conn.config.config['rate_limit'] = limits
-    return limits
 
 
 def setup_logging(debug: bool) -> None:
@@ -73,6 +54,7 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
     import oslo_messaging
 
     from osc_cascade import kinds as kinds_mod
+    from osc_cascade.engine import limiter
     from osc_cascade.engine.regions import Regions
     from osc_cascade.reaper import config, listener, lock, service, sweep
     from osc_cascade.workflows import orphans
@@ -84,7 +66,8 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
         )
     kinds = orphans.select_kinds(kinds_mod.build())
     if options.rate_limit:
-        limits = rate_limited(
+        # the commands' --rate-limit takes the same path
+        limits = limiter.limit_rate(
             conn, options.rate_limit, {k.service_type for k in kinds.values()}
         )
         LOG.info('rate limits (calls/s): %s', limits)

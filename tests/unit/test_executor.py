@@ -18,6 +18,7 @@ import time
 
 from keystoneauth1 import exceptions as ks_exc
 from openstack import exceptions as sdk_exc
+from openstack.config import cloud_region
 import pytest
 
 from osc_cascade.engine import executor, resource, retry
@@ -51,6 +52,14 @@ def d(id_):
     return f'delete:{KIND}:{id_}'
 
 
+class Conn:
+    """What the executor reads of a connection: its config (clouds.yaml's
+    per-service ``concurrency`` and ``rate_limit``)."""
+
+    def __init__(self, **config):
+        self.config = cloud_region.CloudRegion(config=config)
+
+
 def run(
     plan,
     kind=None,
@@ -60,11 +69,12 @@ def run(
     retry=None,
     clock=None,
     events=None,
+    conn=None,
 ):
     kind = kind or FakeKind()
     clock = clock or FakeClock()
     ex = Executor(
-        object(),
+        conn or object(),
         {KIND: kind},
         parallel=parallel,
         timeout=timeout,
@@ -146,8 +156,13 @@ def test_never_more_than_parallel_steps_at_once(parallel, monkeypatch):
             state['now'] -= 1
 
     kind = FakeKind(on_call=on_call)
+    # the service's own slots fixed above the ceiling (clouds.yaml's
+    # concurrency), so that the ceiling is what binds from the start
     result = run(
-        make_plan([f's{i:02d}' for i in range(n)]), kind, parallel=parallel
+        make_plan([f's{i:02d}' for i in range(n)]),
+        kind,
+        parallel=parallel,
+        conn=Conn(concurrency={'test': 100}),
     )
     assert result.ok
     # the bound is reached, and never passed: no more calls than that
@@ -636,7 +651,7 @@ def test_results_record_how_long_a_step_waited_for_a_slot():
     def on_call(what, key):
         if not first:
             first.append(key)
-            assert wait_until(lambda: ex._slots.waiting == 1)
+            assert wait_until(lambda: ex.limiter.waiting == 1)
             clock.sleep(7)
 
     ex = Executor(

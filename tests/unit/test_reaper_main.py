@@ -60,13 +60,6 @@ def test_a_bad_value_is_refused(tmp_path):
         conf.reaper.grace_period
 
 
-def test_the_rate_limit_is_set_on_the_connection(conn):
-    conn.config.config['rate_limit'] = {'compute': 1.0, 'image': 50.0}
-    limits = main.rate_limited(conn, 5.0, ['compute', 'network', 'image'])
-    assert limits == {'compute': 1.0, 'image': 5.0, 'network': 5.0}
-    assert conn.config.get_rate_limit('network') == 5.0
-
-
 def test_build_puts_the_service_together(cloud, conn, tmp_path, transport):
     conf = load(
         tmp_path,

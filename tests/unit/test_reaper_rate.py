@@ -18,7 +18,8 @@ from openstack.config import cloud_region
 import pytest
 
 from osc_cascade.engine import resource
-from osc_cascade.engine.executor import Executor, rate_limit
+from osc_cascade.engine.executor import Executor
+from osc_cascade.engine.limiter import rate_limit
 from osc_cascade.engine.planner import Plan
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.kinds import KIND, FakeKind, make_plan, ref

@@ -1,0 +1,308 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Per-service API slots that find each service's capacity.
+
+A cloud's capacity is per service: each endpoint (a service type in a
+region) has API processes of its own. So each gets slots of its own, and a
+service that is saturated holds no slot that another service's ready calls
+need; inside each, the call on the longest chain goes first. How many slots
+a service gets is found while the run goes (``AdaptiveLimit``, an AIMD
+limiter with a latency gradient, as adaptive concurrency limiters do): it
+grows while the service answers as fast as it did, shrinks when its answers
+slow down, and halves when it answers 429 or 503. A service whose
+``concurrency`` clouds.yaml sets keeps that many. ``--parallel`` is a
+ceiling over all services, and a ``rate_limit`` (clouds.yaml's, or
+``--rate-limit``) spaces a service's calls on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator
+import contextlib
+import statistics
+import threading
+from typing import Any
+
+from osc_cascade.engine.errors import status_code
+from osc_cascade.engine.retry import Clock
+from osc_cascade.engine.slots import Slots
+
+#: slots a service starts with (fewer if ``--parallel`` is lower): enough
+#: to measure how its answers slow down when it gets several calls at once
+INITIAL_LIMIT = 4
+#: the service's answers "hold" while the median of a window of calls took
+#: at most this many times as long as the fastest of the same call: the
+#: limit may grow
+GROW_BELOW = 1.5
+#: beyond this the service queues the calls: the limit shrinks in
+#: proportion (between the two it stays)
+SHRINK_ABOVE = 2.5
+#: answers a decision needs at least (and at least the limit's worth)
+MIN_WINDOW = 5
+#: what a service answers when it has more than it can take
+OVERLOADED = (429, 503)
+
+
+class AdaptiveLimit:
+    """How many calls one service is given at once.
+
+    Each answer is compared with the fastest answer to the same call
+    (``call``: a kind and what is asked of it, so that a slow call is not
+    mistaken for a slow service); once a window of answers (as many as the
+    limit) is in, their median ratio decides: at most ``GROW_BELOW`` and
+    the limit was used, it grows (doubles until the first cut, then one
+    more per window); beyond ``SHRINK_ABOVE``, it shrinks by that ratio, by
+    half at most. A 429 or 503 halves it at once, once per window.
+    """
+
+    def __init__(self, ceiling: int, initial: int = INITIAL_LIMIT):
+        self.ceiling = max(1, ceiling)
+        self.limit = float(min(self.ceiling, max(1, initial)))
+        #: per call, its fastest answer in seconds
+        self._fastest: dict[Hashable, float] = {}
+        self._ratios: list[float] = []
+        #: the most calls in flight during the window
+        self._peak = 0
+        self._slow_start = True
+        self._cut_in_window = False
+        self._lock = threading.Lock()
+        #: how often it grew and shrank (the run's report)
+        self.grown = 0
+        self.shrunk = 0
+        self.lowest = self.highest = self.size
+
+    @property
+    def size(self) -> int:
+        return max(1, int(self.limit))
+
+    def answered(self, call: Hashable, seconds: float, in_flight: int) -> None:
+        """A call answered in ``seconds`` with ``in_flight`` calls (itself
+        included) in flight when it started."""
+        with self._lock:
+            self._peak = max(self._peak, in_flight)
+            fastest = self._fastest.get(call)
+            self._fastest[call] = (
+                seconds if fastest is None else min(fastest, seconds)
+            )
+            if fastest is None:
+                return  # a first answer has nothing to be compared with
+            self._ratios.append(seconds / max(fastest, 1e-3))
+            if len(self._ratios) < max(MIN_WINDOW, self.size):
+                return
+            ratio = statistics.median(self._ratios)
+            if ratio > SHRINK_ABOVE:
+                self._slow_start = False
+                self._set(self.limit * max(0.5, SHRINK_ABOVE / ratio))
+            elif ratio <= GROW_BELOW and self._peak >= self.size:
+                self._set(
+                    self.limit * 2 if self._slow_start else self.limit + 1
+                )
+            self._new_window()
+
+    def overloaded(self) -> None:
+        """The service answered 429 or 503."""
+        with self._lock:
+            if self._cut_in_window:
+                return  # calls sent before the cut answer the same
+            self._slow_start = False
+            self._set(self.limit / 2)
+            self._new_window()
+            self._cut_in_window = True
+
+    def _set(self, limit: float) -> None:
+        before = self.size
+        self.limit = min(float(self.ceiling), max(1.0, limit))
+        if self.size > before:
+            self.grown += 1
+        elif self.size < before:
+            self.shrunk += 1
+        self.lowest = min(self.lowest, self.size)
+        self.highest = max(self.highest, self.size)
+
+    def _new_window(self) -> None:
+        self._ratios.clear()
+        self._peak = 0
+        self._cut_in_window = False
+
+
+class Rate:
+    """At most ``per_second`` calls per second, evenly spaced: each call
+    starts no sooner than 1/``per_second`` after the one before it."""
+
+    def __init__(self, per_second: float):
+        self.interval = 1.0 / per_second
+        self._next: float | None = None
+        self._lock = threading.Lock()
+
+    def wait(self, clock: Clock, stop: threading.Event) -> None:
+        with self._lock:
+            now = clock.now()
+            at = now if self._next is None else max(now, self._next)
+            self._next = at + self.interval
+        if at > now:
+            clock.pause(at - now, stop)
+
+
+class _Service:
+    def __init__(
+        self, slots: Slots, adaptive: AdaptiveLimit | None, rate: Rate | None
+    ):
+        self.slots = slots
+        self.adaptive = adaptive
+        self.rate = rate
+
+
+class Limiter:
+    """The API slots of one executor: per service (type and region) slots
+    sized by an ``AdaptiveLimit`` (or clouds.yaml's ``concurrency``), all
+    under the ``parallel`` ceiling, and the service's rate limit."""
+
+    def __init__(
+        self, conn: Any, parallel: int, clock: Clock, stop: threading.Event
+    ):
+        self.conn = conn
+        self.parallel = parallel
+        self.clock = clock
+        self._stop = stop
+        self._ceiling = Slots(parallel)
+        self._services: dict[tuple[str, str], _Service] = {}
+        self._lock = threading.Lock()
+
+    def _service(self, service_type: str, region: str) -> _Service:
+        with self._lock:
+            service = self._services.get((service_type, region))
+            if service is None:
+                fixed = configured(self.conn, 'concurrency', service_type)
+                per_second = rate_limit(self.conn, service_type)
+                adaptive = None if fixed else AdaptiveLimit(self.parallel)
+                service = self._services[(service_type, region)] = _Service(
+                    Slots(int(fixed) if fixed else adaptive.size),
+                    adaptive,
+                    Rate(per_second) if per_second else None,
+                )
+            return service
+
+    @contextlib.contextmanager
+    def hold(
+        self,
+        service_type: str,
+        region: str,
+        priority: float,
+        call: Hashable | None,
+    ) -> Iterator[None]:
+        """One call to the service: its slot first (waiting there holds no
+        slot of the ceiling, that other services' calls need), then one of
+        the ceiling, then its turn in the rate; the call's answer (its
+        time, or an overload) sizes the service's slots. ``call`` names
+        what is asked (answers are compared with those to the same); None
+        for what may make no call: neither rate limited nor measured."""
+        service = self._service(service_type, region)
+        with service.slots.hold(priority) as in_flight:
+            with self._ceiling.hold(priority):
+                if call is not None and service.rate is not None:
+                    service.rate.wait(self.clock, self._stop)
+                started = self.clock.now()
+                try:
+                    yield
+                except Exception as exc:
+                    if (
+                        service.adaptive is not None
+                        and status_code(exc) in OVERLOADED
+                    ):
+                        service.adaptive.overloaded()
+                        service.slots.resize(service.adaptive.size)
+                    raise
+                if call is not None and service.adaptive is not None:
+                    service.adaptive.answered(
+                        call, self.clock.now() - started, in_flight
+                    )
+                    service.slots.resize(service.adaptive.size)
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a slot, of their service or of the ceiling."""
+        with self._lock:
+            services = list(self._services.values())
+        return self._ceiling.waiting + sum(s.slots.waiting for s in services)
+
+    def size(self, service_type: str, region: str) -> int:
+        """How many slots the service has now."""
+        return self._service(service_type, region).slots.size
+
+    def limits(self) -> dict[str, dict[str, Any]]:
+        """Per service ('type@region', or the type alone), its slots now
+        and how they moved: for the run's report."""
+        with self._lock:
+            services = dict(self._services)
+        out = {}
+        for (service_type, region), service in sorted(services.items()):
+            name = f'{service_type}@{region}' if region else service_type
+            adaptive = service.adaptive
+            out[name] = {
+                'slots': service.slots.size,
+                'adaptive': adaptive is not None,
+                'rate_limit': 1.0 / service.rate.interval
+                if service.rate
+                else None,
+            }
+            if adaptive is not None:
+                out[name].update(
+                    lowest=adaptive.lowest,
+                    highest=adaptive.highest,
+                    grown=adaptive.grown,
+                    shrunk=adaptive.shrunk,
+                )
+        return out
+
+
+def configured(conn: Any, key: str, service_type: str) -> float | None:
+    """clouds.yaml's ``key`` (``rate_limit``, ``concurrency``) for the
+    service: one number for every service, or one per service type (an
+    alias of the type too, as openstacksdk looks them up)."""
+    config = getattr(conn, 'config', None)
+    values = getattr(config, 'config', None)
+    if not isinstance(values, dict):
+        return None
+    value = values.get(key)
+    if isinstance(value, dict):
+        getter = getattr(config, f'get_{key}', None)
+        found = getter(service_type) if getter is not None else None
+        if found is None:
+            # openstacksdk never finds it for a hyphenated type: its loader
+            # turns clouds.yaml's 'object-store' into 'object_store', then
+            # it looks up 'object-store'
+            found = value.get(service_type.replace('-', '_'))
+        value = found
+    return None if value is None else float(value)
+
+
+def rate_limit(conn: Any, service_type: str) -> float | None:
+    """The ``rate_limit`` of the connection's config (clouds.yaml, or
+    ``limit_rate``'s) for the service, in calls per second."""
+    return configured(conn, 'rate_limit', service_type)
+
+
+def limit_rate(
+    conn: Any, per_second: float, service_types: Iterable[str]
+) -> dict[str, float]:
+    """Set ``per_second`` as the connection's ``rate_limit`` of every
+    service type (a lower one of clouds.yaml stays): the executor spaces
+    its calls by it, and openstacksdk's adapters (discovery's lists) too,
+    those made after this call. Returns the limits."""
+    limits = {}
+    for service_type in sorted(set(service_types)):
+        wanted = [r for r in (rate_limit(conn, service_type), per_second) if r]
+        if wanted:
+            limits[service_type] = min(wanted)
+    conn.config.config['rate_limit'] = limits
+    return limits

@@ -1,0 +1,285 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Per-service API slots: each service's limit grows while its answers
+hold, shrinks when they slow down or it answers 429/503, under the
+``--parallel`` ceiling; a saturated service holds no slot another needs.
+Time is a fake clock's, or the answers' seconds given as numbers."""
+
+import threading
+import time
+
+from openstack.config import cloud_region
+import pytest
+
+from osc_cascade.engine import limiter
+from osc_cascade.engine.executor import Executor
+from osc_cascade.engine.limiter import AdaptiveLimit, Limiter
+from osc_cascade.engine.resource import delete
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.kinds import KIND, FakeKind, http_error, make_plan, ref
+
+CALL = ('test.thing', 'delete')
+
+
+class Conn:
+    """What the limiter reads of a connection: its config (clouds.yaml's
+    per-service ``concurrency`` and ``rate_limit``)."""
+
+    def __init__(self, **config):
+        self.config = cloud_region.CloudRegion(config=config)
+
+
+def window(limit, seconds, *, in_flight=None, call=CALL):
+    """A window's worth of answers, each taking ``seconds``, with the
+    limit full (or ``in_flight``) when each started."""
+    for _ in range(max(limiter.MIN_WINDOW, limit.size)):
+        limit.answered(call, seconds, in_flight or limit.size)
+
+
+def used_limit(ceiling=100, first=0.2):
+    limit = AdaptiveLimit(ceiling)
+    limit.answered(CALL, first, 1)  # the fastest answer to compare with
+    return limit
+
+
+def test_the_limit_doubles_while_answers_hold_then_grows_by_one():
+    limit = used_limit()
+    assert limit.size == limiter.INITIAL_LIMIT
+    window(limit, 0.25)  # 1.25 times the fastest: holds
+    assert limit.size == 2 * limiter.INITIAL_LIMIT
+    window(limit, 0.25)
+    assert limit.size == 4 * limiter.INITIAL_LIMIT
+    limit.overloaded()  # the first cut ends the doubling
+    after_cut = limit.size
+    window(limit, 0.25)
+    assert limit.size == after_cut + 1
+
+
+def test_an_unused_limit_does_not_grow():
+    limit = used_limit()
+    window(limit, 0.2, in_flight=1)
+    assert limit.size == limiter.INITIAL_LIMIT
+
+
+def test_the_limit_shrinks_when_answers_slow_down():
+    limit = used_limit()
+    window(limit, 0.2)
+    window(limit, 0.2)
+    assert limit.size == 16
+    window(limit, 0.2 * 2 * limiter.SHRINK_ABOVE)  # twice the threshold
+    assert limit.size == 8  # by that ratio, at most by half
+    window(limit, 0.2 * 1.25 * limiter.SHRINK_ABOVE)
+    assert limit.size == 6  # 8 / 1.25
+    window(limit, 0.2 * 2)  # between the thresholds: it stays
+    assert limit.size == 6
+    assert (limit.lowest, limit.highest) == (4, 16)
+    assert (limit.grown, limit.shrunk) == (2, 2)
+
+
+def test_answers_are_compared_with_the_same_call():
+    # the service's other call is ten times slower, and always was: the
+    # service did not slow down
+    limit = used_limit()
+    slow = ('test.thing', 'remove_interface')
+    limit.answered(slow, 2.0, 1)
+    for _ in range(3):
+        for _ in range(limit.size):
+            limit.answered(CALL, 0.2, limit.size)
+            limit.answered(slow, 2.0, limit.size)
+    assert limit.size == 32
+
+
+@pytest.mark.parametrize('code', [429, 503])
+def test_an_overload_halves_the_limit_once_per_window(code):
+    clock = FakeClock()
+    lim = Limiter(object(), 100, clock, threading.Event())
+    service = lim._service('test', '')
+    service.adaptive.limit = 16.0
+    service.slots.resize(16)
+    for _ in range(3):  # calls that were in flight when it was cut
+        with pytest.raises(Exception):
+            with lim.hold('test', '', 0, CALL):
+                raise http_error(code)
+    assert lim.size('test', '') == 8
+    assert lim.limits()['test']['shrunk'] == 1
+
+
+def test_other_errors_do_not_shrink_it():
+    lim = Limiter(object(), 100, FakeClock(), threading.Event())
+    for code in (404, 409, 500):
+        with pytest.raises(Exception):
+            with lim.hold('test', '', 0, CALL):
+                raise http_error(code)
+    assert lim.size('test', '') == limiter.INITIAL_LIMIT
+
+
+def test_the_limit_never_passes_the_ceiling_nor_falls_below_one():
+    limit = used_limit(ceiling=6)
+    for _ in range(5):
+        window(limit, 0.2)
+    assert limit.size == 6
+    assert AdaptiveLimit(2).size == 2  # starts below --parallel too
+    for _ in range(10):
+        limit.overloaded()
+        window(limit, 10.0)
+    assert limit.size == 1
+
+
+def test_the_limiter_measures_the_call_not_the_wait_for_its_turn():
+    # one call a second, each answered in 0.2 s of fake time: spaced by
+    # the rate, every answer is as fast as the first and nothing shrinks
+    clock = FakeClock()
+    lim = Limiter(
+        Conn(rate_limit={'test': 1.0}), 100, clock, threading.Event()
+    )
+    for _ in range(1 + 2 * limiter.MIN_WINDOW):
+        with lim.hold('test', '', 0, CALL):
+            clock.sleep(0.2)
+    assert clock.now() - clock.start == pytest.approx(10.2)
+    assert lim.size('test', '') == limiter.INITIAL_LIMIT
+    # the same service, answering slower than it did: it shrinks
+    for _ in range(limiter.MIN_WINDOW):
+        with lim.hold('test', '', 0, CALL):
+            clock.sleep(0.2 * 2 * limiter.SHRINK_ABOVE)
+    assert lim.size('test', '') == limiter.INITIAL_LIMIT // 2
+
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+def test_a_saturated_service_holds_no_slot_of_another():
+    # two slots in all; compute may have one: its second call waits for
+    # compute's slot, not for one of the ceiling, and network's goes
+    lim = Limiter(
+        Conn(concurrency={'compute': 1}), 2, FakeClock(), threading.Event()
+    )
+    release = threading.Event()
+    network_done = threading.Event()
+
+    def compute_call():
+        with lim.hold('compute', '', 0, CALL):
+            release.wait(10)
+
+    first = threading.Thread(target=compute_call)
+    first.start()
+    assert wait_until(lambda: lim._service('compute', '').slots.held == 1)
+    second = threading.Thread(target=compute_call)
+    second.start()
+    assert wait_until(lambda: lim.waiting == 1)
+
+    def network_call():
+        with lim.hold('network', '', 0, CALL):
+            network_done.set()
+
+    threading.Thread(target=network_call).start()
+    assert network_done.wait(10)
+    release.set()
+    first.join(10)
+    second.join(10)
+
+
+def test_the_ceiling_bounds_every_service_together():
+    lim = Limiter(object(), 3, FakeClock(), threading.Event())
+    state = {'now': 0, 'max': 0}
+    lock = threading.Condition()
+
+    def call(service):
+        with lim.hold(service, '', 0, CALL):
+            with lock:
+                state['now'] += 1
+                state['max'] = max(state['max'], state['now'])
+                lock.wait_for(lambda: state['now'] >= 3, timeout=0.2)
+                state['now'] -= 1
+
+    threads = [
+        threading.Thread(target=call, args=(s,))
+        for s in ('compute', 'network', 'image') * 3
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert state['max'] == 3
+
+
+def test_a_saturated_service_leaves_the_executor_threads_to_others():
+    # compute may have one call at once (clouds.yaml) and its first call
+    # hangs until network's step is done; compute has twenty steps ready
+    # on longer chains than network's, more than the executor's threads:
+    # they may hold only their share of them, and network's step runs
+    release = threading.Event()
+
+    network = FakeKind('test.network', on_call=lambda what, key: release.set())
+    network.service_type = 'network'
+    released = []
+    compute = FakeKind(
+        on_call=lambda what, key: released.append(release.wait(10))
+    )
+    compute.service_type = 'compute'
+    heads = [f'c{i:02d}' for i in range(20)]
+    plan = make_plan(
+        [
+            *heads,
+            *(f'd{i:02d}' for i in range(20)),
+            delete(ref('n', 'test.network')),
+        ],
+        [(f'c{i:02d}', f'd{i:02d}') for i in range(20)],
+    )
+    ex = Executor(
+        Conn(concurrency={'compute': 1}),
+        {KIND: compute, 'test.network': network},
+        parallel=2,
+        clock=FakeClock(),
+    )
+    result = ex.run(plan)
+    assert result.ok
+    # the first compute call was let go by network's, not by its timeout
+    assert released[0] is True
+    assert network.deleted() == ['n']
+
+
+def test_clouds_yaml_values_of_hyphenated_service_types_are_found():
+    # openstacksdk's loader turns clouds.yaml's 'object-store' into
+    # 'object_store', then never finds it for 'object-store'
+    conn = Conn(
+        concurrency={'object_store': '5'},
+        rate_limit={'object_store': '2', 'volumev3': 3.0},
+    )
+    assert conn.config.get_concurrency('object-store') is None
+    assert limiter.configured(conn, 'concurrency', 'object-store') == 5
+    assert limiter.rate_limit(conn, 'object-store') == 2.0
+    assert limiter.rate_limit(conn, 'block-storage') == 3.0
+    assert limiter.rate_limit(conn, 'compute') is None
+    lim = Limiter(conn, 10, FakeClock(), threading.Event())
+    assert lim.size('object-store', 'RegionOne') == 5
+    assert lim.limits() == {
+        'object-store@RegionOne': {
+            'slots': 5,
+            'adaptive': False,
+            'rate_limit': 2.0,
+        }
+    }
+
+
+def test_limit_rate_keeps_a_lower_configured_rate():
+    conn = Conn(rate_limit={'compute': 1.0, 'image': 50.0})
+    limits = limiter.limit_rate(conn, 5.0, ['compute', 'network', 'image'])
+    assert limits == {'compute': 1.0, 'network': 5.0, 'image': 5.0}
+    assert limiter.rate_limit(conn, 'network') == 5.0
+    assert conn.config.get_rate_limit('network') == 5.0
