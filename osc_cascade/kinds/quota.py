@@ -32,7 +32,8 @@ Two things live here:
     refuses the key and checks no usage, so the value is sent again
     without it;
   - Cinder refuses a limit below usage and has no ``force``: frozen at
-    usage (``in_use`` + ``reserved``), ``per_volume_gigabytes`` untouched;
+    usage (``in_use`` + ``reserved``), ``per_volume_gigabytes`` untouched,
+    and lowered to the usage as the cascade deletes (``lowered_by``);
   - Manila: 0 with ``force``, ``per_share_gigabytes`` untouched;
   - Octavia, Barbican: 0 (neither checks usage when a limit is set);
   - Magnum: a ``Cluster`` limit of 0 (its only quota resource).
@@ -299,6 +300,10 @@ class QuotaApi:
     force, for the read-back; ``frozen`` the values of the freeze."""
 
     service_type: ClassVar[str]
+    #: for a freeze at usage (Cinder's), the kinds (a name prefix:
+    #: ``block_storage``) whose deletes lower it (``workflows.drain``'s
+    #: ``Lowering``); '': a freeze at 0, nothing to lower
+    lowered_by: ClassVar[str] = ''
 
     def own(self, conn: Any, project_id: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -390,12 +395,15 @@ class ComputeQuotaApi(_QuotaSetApi):
 
 class BlockStorageQuotaApi(_QuotaSetApi):
     """Cinder refuses a limit below ``in_use`` + ``reserved`` and knows no
-    ``force``: frozen at usage."""
+    ``force``: frozen at usage, and lowered to the usage as the project's
+    volumes, snapshots and backups are deleted (``frozen`` is the usage
+    then)."""
 
     service_type = 'block-storage'
     path = '/os-quota-sets'
     force = False
     untouched = frozenset({'per_volume_gigabytes'})
+    lowered_by = 'block_storage'
 
     def api(self, conn):
         return conn.block_storage

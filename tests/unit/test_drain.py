@@ -14,12 +14,17 @@
 in every service, each change recorded on the project before it is made;
 the restore that reverses the record; the release of the quotas."""
 
+import dataclasses
 import json
+import threading
 
 import pytest
 
+from osc_cascade.engine import resource
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import DONE, Event
 from osc_cascade.engine.regions import Regions
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import quota
 from osc_cascade.workflows import drain
 from tests.unit import scenarios
@@ -366,3 +371,149 @@ def test_an_octavia_row_the_release_reset_is_no_orphan(cloud):
     kind = kinds_mod.build()[quota.LoadBalancerQuota.name]
     assert kind.list(conn, pid) == []
     assert kind.list(conn, None) == []
+
+
+# -- Cinder's freeze lowered as the deletes progress ----------------------
+
+
+def deleted(cloud, pid, volume):
+    """A volume gone from the fake, and the executor's event of it."""
+    cloud._remove('volumes', volume['id'])
+    ref = ResourceRef(
+        kind='block_storage.volume',
+        id=volume['id'],
+        project_id=pid,
+        region=REGION,
+    )
+    return Event(DONE, resource.delete(ref))
+
+
+class Lowerings:
+    """``Drain.lower`` counted, and held at a gate when one is set."""
+
+    def __init__(self, monkeypatch):
+        self.calls = 0
+        self.done = threading.Semaphore(0)
+        self.gate: threading.Event | None = None
+        self.entered = threading.Event()
+        real = drain.Drain.lower
+
+        def lower(drainer_, *args):
+            self.entered.set()
+            if self.gate is not None:
+                assert self.gate.wait(5)
+            try:
+                return real(drainer_, *args)
+            finally:
+                self.calls += 1
+                self.done.release()
+
+        monkeypatch.setattr(drain.Drain, 'lower', lower)
+
+    def wait(self):
+        assert self.done.acquire(timeout=5), 'no lowering ran'
+
+
+def test_cinders_freeze_follows_each_delete_down_to_zero(cloud, monkeypatch):
+    pid = scenarios.project(cloud, 'A')['id']
+    one, two = (scenarios.volume(cloud, pid, n, size=10) for n in 'ab')
+    d = drainer(cloud)
+    record, _ = d.drain(pid)
+    assert cloud.quota_of('cinder', pid)['volumes'] == 2
+    lowerings = Lowerings(monkeypatch)
+    forwarded = []
+    lowering = drain.Lowering(d, {pid: record}, forwarded.append)
+
+    lowering.notice(deleted(cloud, pid, one))
+    lowerings.wait()
+    assert cloud.quota_of('cinder', pid)['volumes'] == 1
+    assert cloud.quota_of('cinder', pid)['gigabytes'] == 10
+    lowering.notice(deleted(cloud, pid, two))
+    lowerings.wait()
+    assert cloud.quota_of('cinder', pid)['volumes'] == 0
+
+    assert lowering.close() == []
+    assert set(cloud.quota_of('cinder', pid).values()) == {0}
+    entry = record['quotas'][REGION]['block-storage']
+    assert set(entry['frozen'].values()) == {0}
+    assert 'missed' not in entry
+    assert len(forwarded) == 2  # the progress still gets every event
+
+
+def test_deletes_done_during_a_lowering_share_the_next_one(cloud, monkeypatch):
+    pid = scenarios.project(cloud, 'A')['id']
+    volumes = [scenarios.volume(cloud, pid, f'v{i}', size=1) for i in range(4)]
+    d = drainer(cloud)
+    record, _ = d.drain(pid)
+    lowerings = Lowerings(monkeypatch)
+    lowerings.gate = threading.Event()
+    lowering = drain.Lowering(d, {pid: record})
+
+    lowering.notice(deleted(cloud, pid, volumes[0]))
+    assert lowerings.entered.wait(5)
+    # three more deletes land while the first lowering is under way
+    for volume in volumes[1:]:
+        lowering.notice(deleted(cloud, pid, volume))
+    lowerings.gate.set()
+    lowerings.wait()
+    lowerings.wait()
+    assert lowerings.calls == 2  # not 4: one more covers the three
+    assert cloud.quota_of('cinder', pid)['volumes'] == 0
+    assert lowering.close() == []
+    assert lowerings.calls == 3  # close's own, which finds nothing to lower
+
+
+def test_what_cinder_still_counts_stays_frozen_and_is_a_note(
+    cloud, monkeypatch
+):
+    pid = scenarios.project(cloud, 'A')['id']
+    gone = scenarios.volume(cloud, pid, 'gone', size=5)
+    scenarios.volume(cloud, pid, 'stays', size=3)
+    d = drainer(cloud)
+    record, _ = d.drain(pid)
+    lowering = drain.Lowering(d, {pid: record})
+    lowering.notice(deleted(cloud, pid, gone))
+    [note] = lowering.close()
+    assert cloud.quota_of('cinder', pid)['volumes'] == 1
+    assert cloud.quota_of('cinder', pid)['gigabytes'] == 3
+    assert f'quotas of block-storage in {REGION} of project {pid} stay at' in (
+        note
+    )
+    assert 'gigabytes=3' in note
+    assert 'volumes=1' in note
+    assert 'the verification rounds and --settle catch' in note
+
+
+def test_a_lowering_is_never_a_raise_and_never_below_usage(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    scenarios.volume(cloud, pid, 'a', size=4)
+    d = drainer(cloud)
+    api = quota.BlockStorageQuotaApi()
+    # a limit already below the usage is left alone (Cinder would refuse
+    # to raise nothing); one above it comes down to it
+    limits, missed = d.lower(pid, REGION, api, {'volumes': 0, 'gigabytes': 9})
+    assert limits == {'volumes': 0, 'gigabytes': 4}
+    assert missed == {}
+    assert cloud.quota_of('cinder', pid)['gigabytes'] == 4
+
+
+def test_other_events_lower_nothing(cloud, monkeypatch):
+    pid = scenarios.project(cloud, 'A')['id']
+    scenarios.volume(cloud, pid, 'a', size=1)
+    d = drainer(cloud)
+    record, _ = d.drain(pid)
+    lowerings = Lowerings(monkeypatch)
+    lowering = drain.Lowering(d, {pid: record})
+    network = ResourceRef(
+        kind='network.network', id='n', project_id=pid, region=REGION
+    )
+    volume = ResourceRef(
+        kind='block_storage.volume', id='v', project_id=pid, region=REGION
+    )
+    lowering.notice(Event(DONE, resource.delete(network)))
+    lowering.notice(Event('failed', resource.delete(volume)))
+    elsewhere = dataclasses.replace(volume, project_id='x')
+    lowering.notice(Event(DONE, resource.delete(elsewhere)))
+    assert lowering._thread is None
+    lowering.close()
+    assert lowerings.calls == 1  # close's alone

@@ -183,3 +183,32 @@ def test_settle_means_nothing_without_cascade(cloud, pid, osc):
     result = osc('project', 'delete', 'A', '--settle', '5m')
     assert result.code != 0
     assert cloud.exists('projects', pid)
+
+
+def test_cinders_freeze_is_zero_once_the_cascade_deleted_the_volumes(cloud):
+    pid = scenarios.project(cloud, 'B')['id']
+    volume = scenarios.volume(cloud, pid, 'data', size=8)
+    scenarios.snapshot(cloud, pid, volume)
+    scenarios.volume(cloud, pid, 'more', size=2)
+    events = []
+    pc, targets, plan = cascade_for(cloud, pid)
+    pc.on_event = events.append
+    pc.execute(plan, targets)
+
+    # the drain froze Cinder at usage (as the record on the project
+    # says); the deletes brought it to 0
+    record = json.loads(cloud.get('projects', pid)[drain.RECORD])
+    at_drain = record['quotas']['RegionOne']['block-storage']['frozen']
+    assert at_drain == {
+        'volumes': 2,
+        'gigabytes': 10,
+        'snapshots': 1,
+        'backups': 0,
+    }
+    frozen = pc.records[pid]['quotas']['RegionOne']['block-storage']
+    assert set(cloud.quota_of('cinder', pid).values()) == {0}
+    assert set(frozen['frozen'].values()) == {0}
+    assert not [n for n in pc.notes if 'stay at' in n]
+    # the progress got the run's events, and has them alone again
+    assert any(e.step and e.step.target.id == volume['id'] for e in events)
+    assert pc.on_event == events.append
