@@ -92,6 +92,8 @@ class CascadeOptions:
     verify_rounds: int = 3
     #: where to write what was done, as JSON (``engine.report``)
     report_file: str | None = None
+    #: who runs it, where and since when (``report.context``)
+    report_context: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: the oldest saved plan that may be run, in seconds
     plan_max_age: float = 24 * 3600
     #: the regions to cascade in (``--region``); none: every region. The
@@ -727,7 +729,7 @@ class ProjectCascade:
         if not self.options.report_file:
             return
         phases = dict(self.phases, execute=self.clock.now() - began)
-        report.write(
+        unwritten = report.write(
             self.options.report_file,
             report.build(
                 without_projects(plan),
@@ -736,8 +738,11 @@ class ProjectCascade:
                 phases=phases,
                 origin=began,
                 error=error,
+                context=self.options.report_context,
             ),
         )
+        if unwritten:
+            self.notes.append(unwritten)
 
 
 class Restored(CascadeError):
