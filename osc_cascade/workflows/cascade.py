@@ -168,6 +168,8 @@ class ProjectCascade:
         #: what the drain and the finish have to say (values that did not
         #: take, quotas left behind), one line each
         self.notes: list[str] = []
+        #: why the report file could not be written ('': it was, or none)
+        self.unwritten = ''
 
     @functools.cached_property
     def regions(self) -> Regions:
@@ -729,7 +731,7 @@ class ProjectCascade:
         if not self.options.report_file:
             return
         phases = dict(self.phases, execute=self.clock.now() - began)
-        unwritten = report.write(
+        self.unwritten = report.write(
             self.options.report_file,
             report.build(
                 without_projects(plan),
@@ -741,8 +743,6 @@ class ProjectCascade:
                 context=self.options.report_context,
             ),
         )
-        if unwritten:
-            self.notes.append(unwritten)
 
 
 class Restored(CascadeError):
