@@ -118,5 +118,11 @@ def _connect(conn: Any, region: str) -> Any:
         discovery_cache=conn.session._discovery_cache,
         **params,
     )
+    # from_session makes strings of the numbers in a map (rate_limit:
+    # {network: 2.0} becomes '2.0'), which keystoneauth's adapter divides
+    # by: each proxy of the region failed to be made
+    for key in ('rate_limit', 'concurrency'):
+        if isinstance(params.get(key), dict):
+            config.config[key] = params[key]
     config._name = conn.name
     return conn.__class__(config=config)
