@@ -23,14 +23,16 @@ from tests.unit.fakes.clouds import FakeCloud
 @pytest.fixture(autouse=True)
 def _no_os_environment(monkeypatch, tmp_path):
     """No OS_* variable or clouds.yaml of the developer leaks in, and the
-    cascade's per-project locks (``workflows.actor``) land in the test's
-    own directory, not in the developer's ~/.cache."""
+    cascade's per-project locks (``workflows.actor``) and the records of
+    the runs (``engine.report``) land in the test's own directory, not
+    in the developer's ~/.cache and ~/.local/state."""
     for key in list(os.environ):
         if key.startswith('OS_'):
             monkeypatch.delenv(key)
     monkeypatch.delenv('OSC_CASCADE_COORDINATION_URL', raising=False)
     monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(tmp_path / 'none.yaml'))
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    monkeypatch.setenv('XDG_STATE_HOME', str(tmp_path / 'state'))
 
 
 @pytest.fixture
