@@ -85,6 +85,7 @@ def add_execution_options(group: Any) -> None:
         default=600,
         help='Give up on one resource after <seconds> (default: 600)',
     )
+    add_rate_limit_option(group)
     group.add_argument(
         '--progress',
         choices=('human', 'json'),
@@ -92,6 +93,18 @@ def add_execution_options(group: Any) -> None:
         help='How to show progress on stderr: human (default: a bar on a '
         'terminal, a line per step otherwise) or json (one JSON object '
         'per event, for machines)',
+    )
+
+
+def add_rate_limit_option(group: Any) -> None:
+    # named after clouds.yaml's rate_limit, which openstacksdk reads
+    group.add_argument(
+        '--rate-limit',
+        metavar='<calls/s>',
+        type=positive_float,
+        help='Make at most <calls/s> API calls per second to each service, '
+        "status checks included (default: the cloud's rate_limit in "
+        'clouds.yaml, if any; a lower one there stays)',
     )
 
 
@@ -114,13 +127,22 @@ def add_api_timeout_option(group: Any) -> None:
 
 def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     """The SDK connection of OSC's client manager, with every API call
-    bounded in time (keystoneauth's session timeout)."""
+    bounded in time (keystoneauth's session timeout) and ``--rate-limit``
+    set as its per-service ``rate_limit``, as the reaper sets its own."""
     conn = app.client_manager.sdk_connection
     timeout = getattr(parsed_args, 'api_timeout', None)
     if timeout is not None:
         conn.session.timeout = timeout
     elif conn.session.timeout is None:
         conn.session.timeout = DEFAULT_API_TIMEOUT
+    per_second = getattr(parsed_args, 'rate_limit', None)
+    if per_second is not None:
+        from osc_cascade.engine.limiter import limit_rate
+        from osc_cascade.kinds.registry import CLASSES
+
+        limit_rate(
+            conn, per_second, {c.service_type for c in CLASSES.values()}
+        )
     return conn
 
 

@@ -29,6 +29,7 @@ from osc_cascade.engine.errors import Interrupted, one_line
 from osc_cascade.v1.common import (
     ExitStatusHelp,
     add_api_timeout_option,
+    add_rate_limit_option,
     age,
     connection,
     engine_errors,
@@ -224,6 +225,7 @@ class SweepProject(ExitStatusHelp, command.Lister):
             default=10,
             help='Make at most <n> API calls at once (default: 10)',
         )
+        add_rate_limit_option(parser)
         parser.add_argument(
             '--timeout',
             metavar='<seconds>',
