@@ -158,16 +158,18 @@ def test_stats_counts_and_nth():
     assert stats.count('network', 'GET', '/v2.0/ports?x=1') == 0
     assert stats.count('network', 'GET', '/v2.0/ports?x=2') == 1
     assert stats.count('network', 'DELETE', '/v2.0/ports/' + 'c' * 32) == 0
+    stats.count('network', 'GET', '/v2.0/ports', 'http://127.0.0.1:9697')
     stats.fault('network', '503')
     stats.status(204)
     snap = stats.snapshot()
-    assert snap['requests'] == {'network': {'DELETE': 1, 'GET': 2}}
-    assert snap['routes']['network GET /v2.0/ports'] == 2
+    assert snap['requests'] == {'network': {'DELETE': 1, 'GET': 3}}
+    assert snap['routes']['network GET /v2.0/ports'] == 3
     assert snap['routes']['network DELETE /v2.0/ports/{id}'] == 1
+    assert snap['upstreams'] == {'http://127.0.0.1:9697': 1}
     assert snap['faults_total'] == 1
-    assert snap['total'] == 3
+    assert snap['total'] == 4
     old = stats.reset()
-    assert old['total'] == 3
+    assert old['total'] == 4
     assert stats.snapshot()['total'] == 0
 
 
