@@ -232,9 +232,11 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         from osc_cascade.engine.retry import Clock, RetryPolicy
         from osc_cascade.v1.progress import Progress
+        from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows import clusters, force_delete
 
         _check_arguments(parsed_args)
+        self.record = RunRecord(parsed_args, 'cluster force-delete')
         conn = connection(self.app, parsed_args)
         retry, clock = RetryPolicy(), Clock()
         progress = Progress(fmt=parsed_args.progress)
@@ -301,8 +303,12 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
 
         if not parsed_args.stuck and len(refused) < len(previews):
             confirm(question(previews, parsed_args.grace), parsed_args.yes)
+        planned = preview_rows(previews, parsed_args.delete_leftovers)
         try:
-            with stoppable(force.interrupt):
+            with (
+                self._recording(conn, planned, force, progress),
+                stoppable(force.interrupt),
+            ):
                 outcomes = force.run_all(previews)
         except Interrupted as exc:
             self._interrupted(parsed_args, force, progress, exc)
@@ -319,14 +325,35 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
         if parsed_args.dry_run:
             return resume_rows(manifest, actions)
         confirm(resume_question(manifest, actions), parsed_args.yes)
+        planned = resume_rows(manifest, actions)
         try:
-            with stoppable(force.interrupt):
+            with (
+                self._recording(force.conn, planned, force, progress),
+                stoppable(force.interrupt),
+            ):
                 outcome = force.resume(manifest)
         except Interrupted as exc:
             self._interrupted(parsed_args, force, progress, exc)
         finally:
             progress.close()
         return self._report(parsed_args, [outcome], progress)
+
+    def _recording(
+        self, conn: Any, planned: Rows, force: Any, progress: Any
+    ) -> Any:
+        """The record of the run (``RunRecord``): what was planned, and
+        each cluster's outcome so far."""
+        return self.record.recording(
+            lambda error: self.record.of_rows(
+                conn,
+                list(filter(None, [conn.config.region_name])),
+                planned,
+                outcome_rows(force.outcomes),
+                ok=all(o.ok for o in force.outcomes),
+                error=error,
+            ),
+            progress.note,
+        )
 
     def _interrupted(
         self,

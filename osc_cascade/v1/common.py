@@ -94,6 +94,25 @@ def add_execution_options(group: Any) -> None:
         'terminal, a line per step otherwise) or json (one JSON object '
         'per event, for machines)',
     )
+    add_record_options(group)
+
+
+def add_record_options(group: Any) -> None:
+    group.add_argument(
+        '--report-file',
+        metavar='<file>',
+        help='Write the record of the run to <file> as JSON: who (the '
+        "token's user and project), when, the cloud and its regions, "
+        "the plan, and each step's outcome, seconds and attempts "
+        '(default: a new file named after the time and the command in '
+        '$XDG_STATE_HOME/osc-cascade/, else ~/.local/state/osc-cascade/; '
+        'a dry run writes none)',
+    )
+    group.add_argument(
+        '--no-report',
+        action='store_true',
+        help='Write no record of the run',
+    )
 
 
 def add_rate_limit_option(group: Any) -> None:

@@ -69,6 +69,8 @@ _PURGE_ONLY = (
     'column',
     'api_timeout',
     'purge_regions',
+    'report_file',
+    'no_report',
 )
 
 
@@ -147,11 +149,15 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
         # imported here: `openstack help` builds every hook, keep it cheap
         from osc_cascade.engine.regions import Regions
         from osc_cascade.v1.progress import Progress
+        from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows.service_purge import (
             ServicePurge,
             refuse_blocked,
         )
 
+        record = RunRecord(
+            parsed_args, 'compute service delete --purge-allocations'
+        )
         stdout = self.cmd.app.stdout
         progress = Progress(self.cmd.app.stderr, fmt=parsed_args.progress)
         conn = connection(self.cmd.app, parsed_args)
@@ -204,8 +210,22 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             parsed_args.yes,
         )
         progress.add_total(len(plan.steps))
+
+        def what_was_done(error: str) -> dict[str, Any]:
+            return record.of_plan(
+                purge.conn,
+                [purge.region],
+                plan,
+                [purge.result] if purge.result else [],
+                parallel=parsed_args.parallel,
+                error=error,
+            )
+
         try:
-            with stoppable(purge.interrupt):
+            with (
+                record.recording(what_was_done, progress.note),
+                stoppable(purge.interrupt),
+            ):
                 result = purge.execute(plan)
         except Interrupted as exc:
             progress.close()

@@ -181,8 +181,10 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         from osc_cascade.v1 import output
         from osc_cascade.v1.progress import Progress
+        from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows import orphans
 
+        record = RunRecord(parsed_args, 'orphan purge')
         search, findings, plan = self._plan(parsed_args)
         if parsed_args.dry_run or not plan.steps:
             # the cascade's plan table: -f json and yaml have the whole
@@ -205,8 +207,22 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             plan = orphans.purge_plan(findings, search.kinds)
         progress = Progress(fmt=parsed_args.progress)
         progress.add_total(len(plan.steps))
+
+        def what_was_done(error: str) -> dict[str, Any]:
+            return record.of_plan(
+                search.conn,
+                search.regions.names,
+                plan,
+                [search.result] if search.result else [],
+                parallel=parsed_args.parallel,
+                error=error,
+            )
+
         try:
-            with stoppable(search.interrupt):
+            with (
+                record.recording(what_was_done, progress.note),
+                stoppable(search.interrupt),
+            ):
                 result = search.purge(
                     plan,
                     parallel=parsed_args.parallel,

@@ -53,6 +53,7 @@ _CASCADE_ONLY = (
     'plan_file',
     'plan_max_age',
     'report_file',
+    'no_report',
     'column',
     'cascade_regions',
     'settle',
@@ -153,13 +154,6 @@ class ProjectDeleteCascade(hooks.CommandHook):
             help='With --plan-file, refuse a plan made longer ago than '
             '<age> (90s, 30m, 24h, 7d; default: 24h)',
         )
-        group.add_argument(
-            '--report-file',
-            metavar='<file>',
-            help='With --cascade, write what was done to <file> as JSON: '
-            "the plan, and each step's outcome, seconds and attempts "
-            '(for benchmarks and post-mortems)',
-        )
         from osc_cascade.v1.project_drain import add_coordination_option
 
         add_coordination_option(group)
@@ -211,7 +205,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         except Interrupted as exc:
             exit_interrupted(exc)
         for note in notes:
-            self.cmd.app.stderr.write(f'note: {note}\n')
+            self._progress.note(f'note: {note}')  # a JSON event with json
         return return_code
 
     def _cascade(self, parsed_args: argparse.Namespace) -> list[str]:
@@ -219,22 +213,24 @@ class ProjectDeleteCascade(hooks.CommandHook):
         # imported here: `openstack help` builds every hook, keep it cheap
         from osc_cascade.engine import planfile
         from osc_cascade.v1.progress import Progress
+        from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows import cascade, scoped
 
         if parsed_args.graph:
             if not parsed_args.dry_run:
                 raise exceptions.CommandError('--graph needs --dry-run')
             output.graph_format(parsed_args.graph)  # before any call
-        progress = Progress(
+        progress = self._progress = Progress(
             fmt=parsed_args.progress, rounds='verification round'
         )
+        record = RunRecord(parsed_args, 'project delete --cascade')
         conn = connection(self.cmd.app, parsed_args)
         options = cascade.CascadeOptions(
             recursive=parsed_args.recursive,
             delete_shared=parsed_args.delete_shared,
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
-            report_file=parsed_args.report_file,
+            report_file=record.path or None,
             regions=tuple(parsed_args.cascade_regions),
             settle=parsed_args.settle or 0.0,
             coordination_url=parsed_args.coordination_url,
@@ -297,6 +293,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             parsed_args.yes,
         )
         progress.add_total(len(cascade.without_projects(plan).steps))
+        options.report_context = record.context(conn, workflow.regions.names)
         try:
             with stoppable(workflow.interrupt):
                 outcome = workflow.execute(plan, targets)
@@ -307,6 +304,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             exit_interrupted(exc)
         finally:
             progress.close()
+            record.announce(workflow.unwritten, progress.note)
         self._emit_summary(
             outcome.runs,
             outcome.empty_projects + outcome.deleted_children,
