@@ -32,6 +32,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
+import urllib.request
 import uuid
 
 import openstack
@@ -93,7 +95,9 @@ def _delete_queue(transport_url: str, name: str) -> None:
 class Reaper:
     """osc-cascade-reaper as a subprocess, its log in a file."""
 
-    def __init__(self, tmp_path, bus, pool, name='reaper', **options):
+    def __init__(
+        self, tmp_path, bus, pool, name='reaper', env=None, **options
+    ):
         self.name = name
         self.log_path = tmp_path / f'{name}.log'
         conf = tmp_path / f'{name}.conf'
@@ -127,6 +131,7 @@ class Reaper:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
         )
 
     def lines(self) -> list[str]:
@@ -174,8 +179,8 @@ def pool(bus):
 def reapers(tmp_path, bus, pool):
     started = []
 
-    def start(name='reaper', **options):
-        reaper = Reaper(tmp_path, bus, pool, name, **options)
+    def start(name='reaper', env=None, **options):
+        reaper = Reaper(tmp_path, bus, pool, name, env, **options)
         started.append(reaper)
         reaper.wait_log(r'INFO osc_cascade\.reaper: listening')
         return reaper
@@ -456,3 +461,253 @@ def test_two_reapers_in_one_pool_purge_a_project_once(admin, bus, reapers):
     for reaper in (one, two):
         code, _ = reaper.terminate()
         assert code == 0, '\n'.join(reaper.lines()[-20:])
+
+
+TOOLS = os.path.join(os.path.dirname(__file__), '..', '..', 'tools')
+
+
+def minicloud(*args: str) -> str:
+    """tools/minicloud of the cloud under test (its home is beside
+    clouds.yaml; its MINICLOUD_PORT_BASE comes from the environment)."""
+    home = os.path.dirname(
+        os.path.abspath(os.environ['OS_CLIENT_CONFIG_FILE'])
+    )
+    proc = subprocess.run(
+        [os.path.join(TOOLS, 'minicloud'), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, 'MINICLOUD_HOME': home},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr
+
+
+def test_reaper_reconnects_after_rabbitmq_restarts(admin, bus, reapers):
+    # a wrong MINICLOUD_PORT_BASE would start a second broker elsewhere
+    exported = dict(
+        line.removeprefix('export ').split('=', 1)
+        for line in minicloud('env').splitlines()
+    )
+    if exported['MINICLOUD_TRANSPORT_URL'] != bus['transport_url']:
+        pytest.fail(
+            f'tools/minicloud env says RabbitMQ is at '
+            f'{exported["MINICLOUD_TRANSPORT_URL"]}, Keystone notifies on '
+            f'{bus["transport_url"]}: export the MINICLOUD_PORT_BASE of '
+            f'the cloud under test'
+        )
+    region_two = 'RegionTwo' in regions(admin)
+    project = project_with_resources(
+        admin, unique('reaped-restart'), region_two
+    )
+    before = left(admin, project.id, region_two)
+    reaper = reapers()
+
+    started = time.monotonic()
+    print('\n' + minicloud('restart', 'rabbitmq').strip())
+    reconnected = reaper.wait_log(r'Reconnected to AMQP server', timeout=120)
+    print(
+        f'RabbitMQ restarted; the reaper reconnected '
+        f'{time.monotonic() - started:.1f}s after the restart began: '
+        f'{reconnected}'
+    )
+    assert any(
+        'AMQP server' in x and 'unreachable' in x for x in reaper.lines()
+    )
+
+    deleted_at = delete_plainly(project.id)
+    wait_for(
+        lambda: not left(admin, project.id, region_two),
+        timeout=CLEAN_WITHIN,
+        interval=1,
+        what=f'the purge of {project.id} after the restart',
+    )
+    took = time.monotonic() - deleted_at
+    reaper.wait_log(rf'project {project.id}: purged: ')
+    print(
+        f'project {project.id}: {len(before)} resources gone {took:.1f}s '
+        f'after `openstack project delete` returned'
+    )
+    assert took < CLEAN_WITHIN
+    code, _ = reaper.terminate()
+    assert code == 0, '\n'.join(reaper.lines()[-20:])
+
+
+class CloudProxy:
+    """tools/cloudproxy in front of the cloud under test, without added
+    latency: it counts the requests to each endpoint."""
+
+    def __init__(self, tmp_path):
+        self.dir = tmp_path / 'proxy'
+        self._log = open(tmp_path / 'cloudproxy.log', 'w')
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                os.path.join(TOOLS, 'cloudproxy'),
+                '--state-dir',
+                str(self.dir),
+                'up',
+                '--latency-ms',
+                '0',
+                '--clouds-yaml',
+                os.environ['OS_CLIENT_CONFIG_FILE'],
+                '--cloud',
+                ADMIN_CLOUD,
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        state = self.dir / 'state.json'
+        wait_for(state.exists, timeout=60, interval=0.2, what='cloudproxy')
+        found = json.loads(state.read_text())
+        self.control = found['control']
+        self.clouds_yaml = found['clouds_yaml']
+        #: real origin -> the proxy's name of its service
+        self.services = {o: p['service'] for o, p in found['ports'].items()}
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(self.control + '/stats', timeout=10) as r:
+            return json.load(r)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(30)
+        self._log.close()
+
+
+def endpoint_names(admin, proxy: CloudProxy) -> dict[str, str]:
+    """Real origin -> '<service>@<region>' (regions joined by '+' when
+    they share the endpoint), from the catalog."""
+    access = admin.session.auth.get_access(admin.session)
+    regions: dict[str, set[str]] = {}
+    for endpoints in access.service_catalog.get_endpoints().values():
+        for endpoint in endpoints:
+            parts = urllib.parse.urlsplit(endpoint['url'])
+            origin = f'{parts.scheme}://{parts.netloc}'
+            if origin in proxy.services:
+                regions.setdefault(origin, set()).add(endpoint['region_id'])
+    return {
+        origin: f'{proxy.services[origin]}@{"+".join(sorted(names))}'
+        for origin, names in regions.items()
+    }
+
+
+class Sampler:
+    """The proxy's counters, read every ``interval`` seconds."""
+
+    def __init__(self, proxy: CloudProxy, interval: float = 0.1):
+        self.proxy = proxy
+        self.interval = interval
+        self.samples: list[tuple[float, dict]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic(), self.proxy.stats()))
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append((time.monotonic(), self.proxy.stats()))
+
+    def counted(self) -> dict[str, int]:
+        """Requests per real endpoint while it sampled."""
+        first, last = self.samples[0][1], self.samples[-1][1]
+        return {
+            origin: n - first['upstreams'].get(origin, 0)
+            for origin, n in last['upstreams'].items()
+            if n > first['upstreams'].get(origin, 0)
+        }
+
+    def busiest(self, origin: str, window: float) -> tuple[int, float]:
+        """The most requests to the endpoint ``origin`` counted between
+        two samples at most ``window`` seconds apart, and when (seconds
+        after the first sample)."""
+        best, when = 0, 0.0
+        start = 0
+        for t_end, at_end in self.samples:
+            while t_end - self.samples[start][0] > window:
+                start += 1
+            t_start, at_start = self.samples[start]
+            grown = at_end['upstreams'].get(origin, 0) - at_start[
+                'upstreams'
+            ].get(origin, 0)
+            if grown > best:
+                best, when = grown, t_start - self.samples[0][0]
+        return best, when
+
+
+def test_rate_limit_holds_per_service(admin, bus, reapers, tmp_path):
+    """rate_limit = 2: through tools/cloudproxy, no endpoint (a service in
+    a region) gets more than 2 requests per second from the reaper's purge
+    (discovery's lists, deletes and polls). The window is 5 s: evenly
+    spaced calls at 2/s put at most 5 * 2 + 1 of them in one, the
+    tolerance."""
+    per_second, window = 2, 5.0
+    most_allowed = int(window * per_second) + 1
+    project = topology.make_project(admin, unique('reaped-rate'))
+    conn = topology.scoped(admin, project)
+    for n in range(6):
+        conn.network.create_network(name=f'net{n}')
+    for n in range(4):
+        conn.network.create_security_group(name=f'sg{n}')
+    before = left(admin, project.id, False)
+
+    proxy = CloudProxy(tmp_path)
+    try:
+        names = endpoint_names(admin, proxy)
+        reaper = reapers(
+            env={'OS_CLIENT_CONFIG_FILE': proxy.clouds_yaml},
+            cloud=ADMIN_CLOUD + '-proxied',
+            rate_limit=per_second,
+        )
+        print('\n' + reaper.wait_log(r'rate limits \(calls/s\)'))
+        sampler = Sampler(proxy)
+        try:
+            deleted_at = delete_plainly(project.id)
+            reaper.wait_log(
+                rf'project {project.id}: (purged|purge failed)',
+                timeout=CLEAN_WITHIN,
+            )
+            took = time.monotonic() - deleted_at
+        finally:
+            sampler.stop()
+        reaper.wait_log(rf'project {project.id}: purged: ')
+        assert not left(admin, project.id, False)
+        counted = sampler.counted()
+        print(
+            f'project {project.id}: {len(before)} resources purged, clean '
+            f'{took:.1f}s after its delete; the reaper\'s requests per '
+            f'endpoint: '
+            + ', '.join(
+                f'{names.get(o, o)} {n}' for o, n in sorted(counted.items())
+            )
+        )
+        routes = sampler.samples[-1][1]['routes']
+        print(
+            'its routes: ' + '; '.join(f'{n} {r}' for r, n in routes.items())
+        )
+        over = {}
+        for origin in sorted(counted):
+            most, when = sampler.busiest(origin, window)
+            name = names.get(origin, origin)
+            print(
+                f'{name}: at most {most} requests in {window:g}s '
+                f'({most / window:.1f}/s, from {when:.1f}s on)'
+            )
+            if most > most_allowed:
+                over[name] = most
+        assert not over, (over, most_allowed)
+        # the limit paced the purge: RegionOne's Neutron had more to do
+        # than one window allows
+        network = next(o for o, n in names.items() if n == 'network@RegionOne')
+        assert counted[network] > most_allowed, counted
+        code, _ = reaper.terminate()
+        assert code == 0, '\n'.join(reaper.lines()[-20:])
+    finally:
+        proxy.stop()

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The commands: up, down, status, logs, stop, start, env."""
+"""The commands: up, down, status, logs, stop, start, restart, env."""
 
 import argparse
 import glob
@@ -211,6 +211,13 @@ def cmd_start(args):
     return 0
 
 
+def cmd_restart(args):
+    """Stop, then start: what a broker or service restart does to its
+    clients (the reaper's functional test restarts rabbitmq)."""
+    cmd_stop(args)
+    return cmd_start(args)
+
+
 def cmd_env(args):
     print(f'export OS_CLIENT_CONFIG_FILE={CLOUDS_YAML}')
     print('export OS_CLOUD=${OS_CLOUD:-minicloud-admin}')
@@ -262,7 +269,11 @@ def main(argv=None):
     lg.add_argument('unit', nargs='?')
     lg.add_argument('-n', '--lines', type=int, default=40)
     lg.set_defaults(func=cmd_logs)
-    for name, fn in (('stop', cmd_stop), ('start', cmd_start)):
+    for name, fn in (
+        ('stop', cmd_stop),
+        ('start', cmd_start),
+        ('restart', cmd_restart),
+    ):
         p = sub.add_parser(name, help=f'{name} one unit or service')
         p.add_argument('unit', help='unit (nova-compute-a) or service (nova)')
         p.set_defaults(func=fn)
