@@ -41,6 +41,7 @@ import signal
 import threading
 from typing import Any
 
+from osc_cascade.engine import report
 from osc_cascade.engine.errors import CascadeError, Interrupted, one_line
 from osc_cascade.engine.executor import DONE, KEPT, Event
 from osc_cascade.engine.planner import Plan
@@ -120,6 +121,38 @@ class Purger:
         self._stopping = threading.Event()
         #: the search whose purge may be under way, for ``stop``
         self._search_now: orphans.OrphanSearch | None = None
+
+    def _record(
+        self,
+        search: orphans.OrphanSearch,
+        plan: Plan,
+        result: Any,
+        started: Any,
+        origin: float,
+        error: str,
+    ) -> None:
+        """The purge's record (``engine.report``), as every real run of
+        the commands writes one, in the service user's state directory."""
+        command = 'osc-cascade-reaper purge'
+        path = report.default_path(command, started)
+        unwritten = report.write(
+            path,
+            report.build(
+                plan,
+                [result] if result else [],
+                parallel=self.parallel,
+                phases={'execute': self.clock.now() - origin},
+                origin=origin,
+                error=error,
+                context=report.context(
+                    search.conn, command, search.regions.names, started
+                ),
+            ),
+        )
+        if unwritten:
+            LOG.warning('%s', unwritten)
+        else:
+            LOG.info('the record of the purge: %s', path)
 
     def stop(self) -> None:
         """Start nothing more; a purge under way stops as the orphan
@@ -247,6 +280,8 @@ class Purger:
     def _run(
         self, search: orphans.OrphanSearch, plan: Plan
     ) -> dict[str, Outcome]:
+        started, origin = report.utcnow(), self.clock.now()
+        error = ''
         try:
             result = search.purge(
                 plan,
@@ -254,8 +289,10 @@ class Purger:
                 timeout=self.timeout,
                 on_event=_log_event,
             )
-        except Interrupted:
+        except Interrupted as exc:
             result = search.result  # what it did before it stopped
+            error = one_line(exc)
+        self._record(search, plan, result, started, origin, error)
         outcomes = {}
         for project in plan.projects:
             owner = project['id']

@@ -212,3 +212,32 @@ def test_a_cluster_force_delete_records_its_rows(osc, monkeypatch, tmp_path):
     assert outcome['Cluster'] == 'k8s'
     assert {row['Cluster'] for row in record['planned']} == {'k8s'}
     assert record['ok'] is True
+
+
+def test_a_reaper_purge_is_recorded(cloud, external, tmp_path):
+    from osc_cascade import kinds as kinds_mod
+    from osc_cascade.reaper import lock, sweep
+    from osc_cascade.workflows import orphans
+    from tests.unit.fakes.clock import FakeClock
+    from tests.unit.fakes.run import zero_delays
+
+    gone = scenarios.full_project(cloud, 'gone', external)['project']['id']
+    cloud.db['projects'].pop(gone)
+    locks = lock.Locks(f'file://{tmp_path / "locks"}', 'reaper-a')
+    locks.start()
+    try:
+        purger = sweep.Purger(
+            cloud.connection(),
+            orphans.select_kinds(kinds_mod.build()),
+            locks,
+            clock=FakeClock(),
+            retry=zero_delays(),
+        )
+        assert purger.purge([gone])[gone].state == sweep.PURGED
+    finally:
+        locks.stop()
+    [record] = records()
+    assert record['command'] == 'osc-cascade-reaper purge'
+    assert [p['id'] for p in record['projects']] == [gone]
+    assert record['ok'] is True
+    assert {r['outcome'] for r in record['rounds'][0]} == {'done'}
