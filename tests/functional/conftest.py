@@ -61,6 +61,20 @@ def admin():
     return openstack.connect(cloud=ADMIN_CLOUD, connect_retries=3)
 
 
+@pytest.fixture(scope='session', autouse=True)
+def _records_in_the_tests_directory(tmp_path_factory):
+    """The records every real run writes (``engine.report``) go to the
+    session's directory, not to the developer's ~/.local/state; the
+    commands run as subprocesses, which inherit it."""
+    previous = os.environ.get('XDG_STATE_HOME')
+    os.environ['XDG_STATE_HOME'] = str(tmp_path_factory.mktemp('state'))
+    yield
+    if previous is None:
+        del os.environ['XDG_STATE_HOME']
+    else:
+        os.environ['XDG_STATE_HOME'] = previous
+
+
 @pytest.fixture(scope='module', autouse=True)
 def _cascade_away_what_the_module_made():
     """Every project a test module made goes at the end of the module,
