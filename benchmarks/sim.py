@@ -1,0 +1,487 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""``openstack project delete --cascade`` against ``openstack project
+cleanup`` on the simulated cloud (benchmarks.simcloud).
+
+    python -m benchmarks.sim --sweep 1000,10000 --repeats 3
+    python -m benchmarks.sim --sweep 100000 --repeats 1 --tools cascade \
+        --append
+    python -m benchmarks.sim --sweep 1000 --delete-scale 10 --append
+    python -m benchmarks.sim --report-only
+
+For each N, delete scale and repeat: a fresh simulated cloud with two
+identical projects of N resources; ``openstack project cleanup --project
+A --auto-approve`` (with run.py's skips, under ``--cleanup-limit``
+seconds: a run that hits it did not finish) on one, ``openstack project
+delete --cascade --yes`` on the other, the order alternating between
+repeats. Per run: wall (the whole command), the requests the cloud
+answered, the tool's CPU seconds and peak RSS (its rusage), what is left
+of the project and whether the twin was touched, the simulator's own CPU
+and how many of a service's workers were ever busy at once; for the
+cascade also its critical-path bound (benchmarks.bound, from its
+``--report-file``) and its discovery and planning time.
+
+Results: ``<out>/sim-results.json`` (every run), ``sim-results.md`` and
+``sim-results.rst`` (the tables), ``sim-time-vs-n.png`` (log-log)."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+import urllib.request
+
+from benchmarks import bound, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLEANUP, CASCADE = run.CLEANUP, run.CASCADE
+RESULTS = 'sim-results.json'
+
+
+class Simulator:
+    """benchmarks.simcloud in a process of its own, so that its CPU is
+    not the client's and the client's is not its."""
+
+    def __init__(self, workdir, *, latency_ms, workers, delete_scale):
+        self.state_file = os.path.join(workdir, 'sim-state.json')
+        self.log = open(os.path.join(workdir, 'sim.log'), 'w')
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                '-m',
+                'benchmarks.simcloud',
+                '--latency-ms',
+                str(latency_ms),
+                '--workers',
+                str(workers),
+                '--delete-scale',
+                str(delete_scale),
+                '--state-file',
+                self.state_file,
+            ],
+            cwd=run.REPO,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 120
+        while not os.path.exists(self.state_file):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f'simcloud did not start: {self.log.name}')
+            time.sleep(0.1)
+        with open(self.state_file) as f:
+            self.state = json.load(f)
+
+    def call(self, method: str, path: str, data: Any = None) -> Any:
+        req = urllib.request.Request(
+            self.state['control'] + path,
+            method=method,
+            data=None if data is None else json.dumps(data).encode(),
+        )
+        with urllib.request.urlopen(req, timeout=600) as resp:
+            return json.load(resp)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.log.close()
+
+
+def run_measured(cmd, env, logfile, limit):
+    """Run ``cmd``; (exit code or -1 at the limit, wall s, CPU s, peak RSS
+    MiB) from its own rusage."""
+    with open(logfile, 'w') as out:
+        out.write('$ ' + ' '.join(cmd) + '\n')
+        out.flush()
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() - started > limit:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                code = -1
+                out.write(f'\n[benchmark] killed at the limit, {limit}s\n')
+                break
+            time.sleep(0.05)
+        wall = time.monotonic() - started
+        proc.returncode = code  # reaped here, not by Popen
+    return (
+        code,
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+    )
+
+
+def measure(sim, tool, project, twin, *, args, raw, tag):
+    report = os.path.join(raw, f'{tag}-{tool}-report.json')
+    cmd = run.tool_command(
+        tool,
+        project['id'],
+        cloud='sim-admin',
+        parallel=args.parallel,
+        report=report,
+    )
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=sim.state['clouds_yaml'])
+    twin_before = sim.call('GET', f'/owned?project={twin["id"]}')
+    sim.call('GET', '/stats?reset=1')
+    run.log(f'{tag}: {tool} on {project["name"]} ...')
+    limit = args.cleanup_limit if tool == CLEANUP else args.cascade_limit
+    code, wall, cpu, rss = run_measured(
+        cmd, env, os.path.join(raw, f'{tag}-{tool}.log'), limit
+    )
+    stats = sim.call('GET', '/stats?reset=1')
+    left = sim.call('GET', f'/owned?project={project["id"]}')
+    row: dict[str, Any] = {
+        'tool': tool,
+        'exit_code': code,
+        'hit_limit': code == -1,
+        'limit': limit,
+        'wall': round(wall, 2),
+        'client_cpu_s': round(cpu, 2),
+        'client_peak_rss_mib': round(rss, 1),
+        'requests': stats['requests'],
+        'by_method': stats['by_method'],
+        'by_service': stats['by_service'],
+        'statuses': stats['statuses'],
+        'sim': {
+            k: stats[k]
+            for k in (
+                'handler_cpu_s',
+                'handler_cpu_ms_per_request',
+                'process_cpu_s',
+                'busy_max',
+                'workers',
+                'fanout_shards',
+                'peak_rss_mib',
+            )
+        },
+        'before': sum(project['before'].values()),
+        'left': sum(left.values()),
+        'left_by_kind': left,
+        'twin_intact': sim.call('GET', f'/owned?project={twin["id"]}')
+        == twin_before,
+    }
+    if tool == CASCADE and os.path.exists(report):
+        with open(report) as f:
+            rep = json.load(f)
+        first = rep['rounds'][0] if rep['rounds'] else []
+        b = bound.bounds(rep['plan'], first, rep['parallel'])
+        row.update(
+            bound=b['critical_path'],
+            steps=b['steps'],
+            executed_span=b['executed_span'],
+            ready_delay_mean=b['ready_delay_mean'],
+            discovery_and_plan_s=rep['phases']['plan'],
+            execute_s=rep['phases']['execute'],
+            rounds=len(rep['rounds']),
+            attempts=sum(r['attempts'] for rd in rep['rounds'] for r in rd),
+        )
+    run.log(
+        f'{tag}: {tool}: exit {code}, {wall:.1f}s, client CPU {cpu:.1f}s, '
+        f'RSS {rss:.0f} MiB, {stats["requests"]} requests, '
+        f'{row["left"]} left; simulator CPU {stats["process_cpu_s"]:.1f}s, '
+        f'busy at most {max(stats["busy_max"].values(), default=0)}'
+        f'/{stats["workers"]}'
+        + (f', bound {row["bound"]:.1f}s' if 'bound' in row else '')
+    )
+    return row
+
+
+def sweep(args) -> list[dict]:
+    results_file = os.path.join(args.out, RESULTS)
+    runs = run.load_results(results_file) if args.append else []
+    raw = os.path.join(args.out, 'raw')
+    os.makedirs(raw, exist_ok=True)
+    for scale in args.delete_scale:
+        for n in args.sweep:
+            for rep in range(args.repeats):
+                tag = f'sim-n{n}-x{scale:g}-r{rep}-{time.strftime("%H%M%S")}'
+                with tempfile.TemporaryDirectory() as workdir:
+                    sim = Simulator(
+                        workdir,
+                        latency_ms=args.latency_ms,
+                        workers=args.workers,
+                        delete_scale=scale,
+                    )
+                    try:
+                        runs.append(
+                            one_repeat(sim, n, scale, rep, args, raw, tag)
+                        )
+                    finally:
+                        sim.stop()
+                run.save_results(results_file, runs)
+                report(runs, args.out)
+    return runs
+
+
+def one_repeat(sim, n, scale, rep, args, raw, tag):
+    started = time.monotonic()
+    made = sim.call('POST', '/seed', {'n': n, 'twins': 2, 'prefix': tag})
+    for p in made:
+        p['before'] = sim.call('GET', f'/owned?project={p["id"]}')
+    tools = [t for t in (CLEANUP, CASCADE) if t in args.tools]
+    order = tools if rep % 2 == 0 else tools[::-1]
+    result = {
+        'n': n,
+        'repeat': rep,
+        'tag': tag,
+        'delete_scale': scale,
+        'latency_ms': args.latency_ms,
+        'workers': args.workers,
+        'parallel': args.parallel,
+        'seed_seconds': round(time.monotonic() - started, 1),
+        'order': order,
+        'cores': os.cpu_count(),
+        'load_before': os.getloadavg()[0],
+        'tools': {},
+    }
+    for i, tool in enumerate(order):
+        project, twin = made[i], made[1 - i]
+        result['tools'][tool] = measure(
+            sim, tool, project, twin, args=args, raw=raw, tag=tag
+        )
+    return result
+
+
+# -- the report ---------------------------------------------------------------
+
+
+def summarize(runs: list[dict]) -> list[dict]:
+    """One row per (delete scale, N, tool): medians over the repeats."""
+    groups: dict[tuple, list[dict]] = collections.defaultdict(list)
+    for r in runs:
+        for tool, row in r['tools'].items():
+            groups[(r['delete_scale'], r['n'], tool)].append(row)
+    med = statistics.median
+    out = []
+    for (scale, n, tool), rows in sorted(groups.items()):
+        s: dict[str, Any] = {
+            'delete_scale': scale,
+            'n': n,
+            'tool': tool,
+            'repeats': len(rows),
+            'wall': med(r['wall'] for r in rows),
+            'wall_min': min(r['wall'] for r in rows),
+            'wall_max': max(r['wall'] for r in rows),
+            'hit_limit': sum(r['hit_limit'] for r in rows),
+            'limit': rows[0]['limit'],
+            'requests': med(r['requests'] for r in rows),
+            'client_cpu_s': med(r['client_cpu_s'] for r in rows),
+            'client_peak_rss_mib': max(r['client_peak_rss_mib'] for r in rows),
+            'before': med(r['before'] for r in rows),
+            'left': max(r['left'] for r in rows),
+            'twin_intact': all(r['twin_intact'] for r in rows),
+            'sim_cpu_s': med(r['sim']['process_cpu_s'] for r in rows),
+            'sim_ms_per_request': med(
+                r['sim']['handler_cpu_ms_per_request'] for r in rows
+            ),
+            'sim_busy_max': max(
+                max(r['sim']['busy_max'].values(), default=0) for r in rows
+            ),
+            'workers': rows[0]['sim']['workers'],
+        }
+        if all('bound' in r for r in rows):
+            s['bound'] = med(r['bound'] for r in rows)
+            s['ratio'] = med(r['wall'] / r['bound'] for r in rows)
+            s['plan_s'] = med(r['discovery_and_plan_s'] for r in rows)
+            s['steps'] = med(r['steps'] for r in rows)
+        out.append(s)
+    return out
+
+
+def markdown(summary: list[dict]) -> str:
+    lines = [
+        '| delete durations | N | tool | repeats | wall s (median, min-max) '
+        '| requests | client CPU s | client peak RSS MiB | discovery and '
+        'plan s | critical path s | wall / bound | left behind | twin '
+        'intact | simulator CPU s (ms per request, workers busy at most) '
+        '| speed-up vs cleanup |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ]
+    by_key = {(s['delete_scale'], s['n'], s['tool']): s for s in summary}
+    for s in summary:
+        wall = f'{s["wall"]:.1f} ({s["wall_min"]:.1f}-{s["wall_max"]:.1f})'
+        if s['hit_limit']:
+            wall += f', {s["hit_limit"]} at the {s["limit"]:g} s limit'
+        speedup = ''
+        cleanup = by_key.get((s['delete_scale'], s['n'], CLEANUP))
+        if s['tool'] == CASCADE and cleanup:
+            ratio = cleanup['wall'] / s['wall']
+            if cleanup['hit_limit'] * 2 > cleanup['repeats']:
+                speedup = f'more than {ratio:.1f}x (cleanup at its limit)'
+            else:
+                speedup = f'{ratio:.1f}x'
+            if cleanup['left']:
+                speedup += f'; cleanup left {cleanup["left"]:.0f}'
+        lines.append(
+            f'| x{s["delete_scale"]:g} | {s["n"]} | {s["tool"]} | '
+            f'{s["repeats"]} | {wall} | {s["requests"]:.0f} | '
+            f'{s["client_cpu_s"]:.1f} | {s["client_peak_rss_mib"]:.0f} | '
+            + (f'{s["plan_s"]:.1f}' if 'plan_s' in s else '')
+            + ' | '
+            + (f'{s["bound"]:.1f}' if 'bound' in s else '')
+            + ' | '
+            + (f'{s["ratio"]:.2f}' if 'ratio' in s else '')
+            + f' | {s["left"]:.0f} | {"yes" if s["twin_intact"] else "NO"} '
+            f'| {s["sim_cpu_s"]:.1f} ({s["sim_ms_per_request"]:.2f}, '
+            f'{s["sim_busy_max"]}/{s["workers"]}) | {speedup} |'
+        )
+    return '\n'.join(lines) + '\n'
+
+
+def plot(summary: list[dict], path: str, latency_ms) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        run.log(
+            'matplotlib is not installed: no plot (tox -e bench-sim has it)'
+        )
+        return False
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    styles = {1: '-', 10: '--'}
+    for scale in sorted({s['delete_scale'] for s in summary}):
+        line = styles.get(scale, ':')
+        for tool, marker, label in (
+            (CLEANUP, 'o', 'openstack project cleanup'),
+            (CASCADE, 's', 'project delete --cascade'),
+        ):
+            rows = [
+                s
+                for s in summary
+                if s['tool'] == tool and s['delete_scale'] == scale
+            ]
+            if not rows:
+                continue
+            ax.plot(
+                [r['n'] for r in rows],
+                [r['wall'] for r in rows],
+                marker + line,
+                label=f'{label}, deletes x{scale:g}',
+            )
+            for r in rows:
+                if r['hit_limit'] or r['left']:
+                    ax.annotate(
+                        'limit' if r['hit_limit'] else f'{r["left"]:.0f} left',
+                        (r['n'], r['wall']),
+                        textcoords='offset points',
+                        xytext=(6, -4),
+                        fontsize=8,
+                    )
+            if tool == CASCADE and all('bound' in r for r in rows):
+                ax.plot(
+                    [r['n'] for r in rows],
+                    [r['bound'] for r in rows],
+                    'kx' + line,
+                    label=f'critical-path bound, deletes x{scale:g}',
+                )
+    ax.set_xscale('log')
+    ax.set_yscale('log')
+    ax.set_xlabel('resources per project (N)')
+    ax.set_ylabel('wall time (s)')
+    ax.set_title(f'Simulated cloud, {latency_ms:g} ms per request')
+    ax.grid(True, which='both', alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def report(runs: list[dict], outdir: str) -> str:
+    summary = summarize(runs)
+    table = markdown(summary)
+    with open(os.path.join(outdir, 'sim-results.md'), 'w') as f:
+        f.write(table)
+    with open(os.path.join(outdir, 'sim-results.rst'), 'w') as f:
+        f.write(run.list_table(table))
+    latency = runs[0]['latency_ms'] if runs else 0
+    plot(summary, os.path.join(outdir, 'sim-time-vs-n.png'), latency)
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split('\n\n')[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+    def numbers(kind):
+        return lambda s: [kind(x) for x in s.split(',')]
+
+    parser.add_argument('--sweep', default=[1000, 10000], type=numbers(int))
+    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument(
+        '--delete-scale',
+        default=[1.0],
+        type=numbers(float),
+        help='multiply the assumed delete durations (default: 1; the '
+        'sensitivity run: 10)',
+    )
+    parser.add_argument(
+        '--tools', default=[CLEANUP, CASCADE], type=lambda s: s.split(',')
+    )
+    parser.add_argument('--latency-ms', type=float, default=50.0)
+    parser.add_argument(
+        '--workers',
+        type=int,
+        default=1000,
+        help='workers per service of the simulated cloud',
+    )
+    parser.add_argument('--parallel', type=int, default=10)
+    parser.add_argument(
+        '--cleanup-limit',
+        type=float,
+        default=600.0,
+        help='seconds after which project cleanup is stopped: it did not '
+        'finish (default: 600)',
+    )
+    parser.add_argument('--cascade-limit', type=float, default=7200.0)
+    parser.add_argument('--out', default=os.path.join(HERE, 'results'))
+    parser.add_argument('--append', action='store_true')
+    parser.add_argument('--report-only', action='store_true')
+    args = parser.parse_args(argv)
+    results_file = os.path.join(args.out, RESULTS)
+    if args.report_only:
+        print(report(run.load_results(results_file), args.out))
+        return 0
+    print(report(sweep(args), args.out))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
