@@ -359,6 +359,15 @@ class Network(_NeutronKind):
         )
 
 
+#: why a cascade without admin leaves the default security group
+DEFAULT_GROUP_STAYS = (
+    "Neutron lets admins alone delete a project's default group (and makes "
+    'it again for any token of the project that lists groups): it stays, '
+    "and an admin's `openstack orphan list` finds it once the project is "
+    'gone'
+)
+
+
 @register
 class SecurityGroup(_NeutronKind):
     name = 'network.security_group'
@@ -391,6 +400,8 @@ class SecurityGroup(_NeutronKind):
         )
 
     def primary_step(self, ref):
+        if self.scoped and ref.name == 'default':
+            return resource.keep(ref, DEFAULT_GROUP_STAYS, blocking=False)
         named_by = ref.attrs.get('named_by')
         if named_by:
             rule_id, other = named_by[0]
