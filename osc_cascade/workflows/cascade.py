@@ -258,6 +258,10 @@ class ProjectCascade:
                 blocking=False,
             )
             plan.steps[step.id] = step
+        # what the drain's freeze cannot cover, and what covers it instead
+        plan.notes.extend(
+            self.drainer.unfrozen(k.service_type for k in self.kinds.values())
+        )
         self.phases.setdefault('plan', self.clock.now() - started)
         return plan
 

@@ -52,7 +52,7 @@ are orphans that ``openstack orphan list`` finds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 import dataclasses
 import datetime
 import json
@@ -93,6 +93,17 @@ FROZEN = 'frozen'
 FAILED = 'failed'
 
 NEEDS = 'the drain needs the admin role'
+
+#: why the drain freezes no quota of a service, where it is more than
+#: "no per-project quota" (what the plan's note says)
+WHY_UNFROZEN = {
+    'object-store': "Swift's account quota checks object PUTs only, not "
+    "containers nor a reseller admin's PUTs",
+    'image': 'Glance limits a project only under Keystone unified limits, '
+    'which the drain does not freeze',
+    'dns': "Designate's quotas are not frozen",
+    'database': "Trove's quotas are not frozen",
+}
 
 
 class Drain:
@@ -352,6 +363,30 @@ class Drain:
         return lowered, {
             k: now.get(k) for k, v in sorted(down.items()) if now.get(k) != v
         }
+
+    def unfrozen(self, service_types: Iterable[str]) -> list[str]:
+        """The plan's note of what the freeze cannot cover: the services
+        of the cascade's kinds in the catalog whose quotas the drain does
+        not freeze (Keystone's are the disable's), and how the run covers
+        them instead."""
+        frozen = {api.service_type for api in self.apis} | {'identity'}
+        gaps = sorted(
+            s
+            for s in set(service_types) - frozen
+            if self.regions.of_service(s, self.regions.catalog)
+        )
+        if not gaps:
+            return []
+        return [
+            'the drain freezes no quota of '
+            + ', '.join(
+                f'{s} ({WHY_UNFROZEN[s]})' if s in WHY_UNFROZEN else s
+                for s in gaps
+            )
+            + ': what a token that a service validated before the drain '
+            'creates there is deleted by the verification rounds while the '
+            'cascade runs, and once the project is gone only by --settle'
+        ]
 
     def unified_limits(self) -> list[str]:
         """A note when Keystone has registered limits (unified limits):

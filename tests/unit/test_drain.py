@@ -31,7 +31,7 @@ from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import AUTH_URL
-from tests.unit.fakes.run import zero_delays
+from tests.unit.fakes.run import cascade_for, zero_delays
 
 REGION = 'RegionOne'
 
@@ -517,3 +517,27 @@ def test_other_events_lower_nothing(cloud, monkeypatch):
     assert lowering._thread is None
     lowering.close()
     assert lowerings.calls == 1  # close's alone
+
+
+def test_the_plan_says_what_the_freeze_cannot_cover(cloud):
+    note = drainer(cloud).unfrozen(
+        ['compute', 'identity', 'block-storage', 'image', 'object-store']
+    )
+    assert note == [
+        'the drain freezes no quota of image (Glance limits a project only '
+        'under Keystone unified limits, which the drain does not freeze), '
+        "object-store (Swift's account quota checks object PUTs only, not "
+        "containers nor a reseller admin's PUTs): what a token that a "
+        'service validated before the drain creates there is deleted by the '
+        'verification rounds while the cascade runs, and once the project is '
+        'gone only by --settle'
+    ]
+    # a service the catalog does not have says nothing
+    assert drainer(cloud).unfrozen(['compute', 'no-such-service']) == []
+
+
+def test_the_cascade_plan_carries_the_note(cloud, project):
+    _pc, _targets, plan = cascade_for(cloud, project)
+    [note] = [n for n in plan.notes if n.startswith('the drain freezes no')]
+    assert 'object-store (' in note
+    assert 'compute' not in note
