@@ -57,6 +57,7 @@ from osc_cascade.workflows import drain as drain_mod
 from osc_cascade.workflows.projects import (
     Protected,
     is_protected,
+    project_ref,
     protected_message,
 )
 
@@ -286,9 +287,7 @@ class ScopedCascade(cascade.ProjectCascade):
         )
 
     def targets(self, projects: Sequence[Any]) -> list[ResourceRef]:
-        if len(projects) != 1 or (
-            self.options.recursive and self.projects.subtree(projects[0])
-        ):
+        if len(projects) != 1 or self.options.recursive:
             raise CascadeError(
                 'Without the admin role the cascade works through a token '
                 'scoped to one project: name one project, without '
@@ -311,6 +310,11 @@ class ScopedCascade(cascade.ProjectCascade):
                 )
                 + '.'
             )
+        if self.keep_project:
+            # it stays, and its children with it: they are not looked up
+            # (a member may not list projects)
+            self._check_deletable(project)
+            return [project_ref(project)]
         return super().targets(projects)
 
     def _check_deletable(self, project: Any) -> None:
