@@ -124,7 +124,7 @@ class Shard(ServicesCloud):
     asynchronous deletes take time rather than a number of polls."""
 
     endpoints = catalog(*SERVICES)
-    #: set per simulator: collection -> seconds a delete goes on
+    #: collection -> seconds a delete goes on (the simulator's)
     delete_seconds: dict[str, float] = DELETE_SECONDS
 
     def __init__(self):
@@ -338,12 +338,12 @@ class SimCloud:
         self.latency = latency
         self.workers = workers
         self.host = host
-        Shard.delete_seconds = {
+        self.delete_seconds = {
             k: v * delete_scale for k, v in DELETE_SECONDS.items()
         }
         self.delete_scale = delete_scale
         self.lock = threading.Lock()
-        self.main = Shard()
+        self.main = self._shard()
         self.external, _ = scenarios.external_network(self.main)
         self.shards: list[Shard] = [self.main]
         #: project id -> its shards
@@ -369,7 +369,7 @@ class SimCloud:
                 pid = project['id']
                 shards = []
                 for b in range(max(1, n // 100)):
-                    shard = Shard()
+                    shard = self._shard()
                     shard.db['projects'] = self.main.db['projects']
                     fill_block(shard, pid, self.external, f'{name}-{b}')
                     shards.append(shard)
@@ -378,6 +378,11 @@ class SimCloud:
                 self.shards.extend(shards)
                 made.append({'id': pid, 'name': name, 'blocks': len(shards)})
         return made
+
+    def _shard(self) -> Shard:
+        shard = Shard()
+        shard.delete_seconds = self.delete_seconds
+        return shard
 
     def _index(self, shard: Shard) -> None:
         for collection, items in shard.db.items():
@@ -805,7 +810,9 @@ def serve(sim: SimCloud, *, port: int = 0) -> tuple[list, dict]:
     )
     servers.append(control)
     for server in servers:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=server.serve_forever, args=(0.05,), daemon=True
+        ).start()
     state = {
         'pid': os.getpid(),
         'control': f'http://{sim.host}:{control.server_address[1]}',
