@@ -111,8 +111,10 @@ def _user(by: Any) -> str:
 
 class DrainProject(ExitStatusHelp, command.Lister):
     """Soft-delete projects: disable them and freeze their quotas
-    (the cascade's stage 1), recorded on each project so that ``project
-    restore`` can reverse it; nothing is deleted"""
+
+    The cascade's stage 1 alone, recorded on each project so that
+    ``project restore`` can reverse it; nothing is deleted.
+    """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -152,9 +154,12 @@ class DrainProject(ExitStatusHelp, command.Lister):
 
 
 class RestoreProject(ExitStatusHelp, command.Lister):
-    """Restore drained projects: reverse exactly what each drain record
-    says (the quotas back to the project's own values, the project enabled
-    if it was), then clear the record"""
+    """Restore drained projects as their drain records say
+
+    Reverse exactly what each drain record says (the quotas back to the
+    project's own values, the project enabled if it was), then clear the
+    record.
+    """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -199,8 +204,11 @@ class RestoreProject(ExitStatusHelp, command.Lister):
 
 
 class SweepProject(ExitStatusHelp, command.Lister):
-    """Delete, with everything they own, the projects drained longer ago
-    than --older-than (for cron); without --yes, only list them"""
+    """Delete the projects drained longer ago than --older-than
+
+    With everything they own, one at a time (for cron); without --yes,
+    only list them.
+    """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)

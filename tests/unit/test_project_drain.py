@@ -62,6 +62,10 @@ def test_help_lists_the_commands(osc):
     result = osc('help')
     for name in ('project drain', 'project restore', 'project sweep'):
         assert name in result.stdout
+    # each one's line is a whole sentence (help shows a docstring's first)
+    assert 'Delete the projects drained longer ago than --older-than' in (
+        result.stdout
+    )
     result = osc('help', 'project', 'sweep')
     assert '--older-than' in result.stdout
     assert '--coordination-url' in result.stdout
