@@ -286,6 +286,26 @@ def configured(conn: Any, key: str, service_type: str) -> float | None:
     return None if value is None else float(value)
 
 
+def repair_limits(conn: Any) -> None:
+    """Make clouds.yaml's per-service ``rate_limit`` and ``concurrency``
+    usable by openstacksdk's adapters, before any proxy is made: its
+    loader hands the numbers over as strings (keystoneauth then fails
+    every call of the service: "'<=' not supported between instances of
+    'int' and 'str'") and the hyphenated types spelt with underscores
+    (never found)."""
+    values = getattr(getattr(conn, 'config', None), 'config', None)
+    if not isinstance(values, dict):
+        return
+    for key, number in (('rate_limit', float), ('concurrency', int)):
+        value = values.get(key)
+        if isinstance(value, dict):
+            values[key] = {
+                t.replace('_', '-'): number(v) for t, v in value.items()
+            }
+        elif value is not None:
+            values[key] = number(value)
+
+
 def rate_limit(conn: Any, service_type: str) -> float | None:
     """The ``rate_limit`` of the connection's config (clouds.yaml, or
     ``limit_rate``'s) for the service, in calls per second."""

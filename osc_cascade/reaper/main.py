@@ -65,6 +65,7 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
             cloud=config.cloud(conf), app_name=config.PROJECT
         )
     kinds = orphans.select_kinds(kinds_mod.build())
+    limiter.repair_limits(conn)
     if options.rate_limit:
         # the commands' --rate-limit takes the same path
         limits = limiter.limit_rate(

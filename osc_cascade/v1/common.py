@@ -146,20 +146,23 @@ def add_api_timeout_option(group: Any) -> None:
 
 def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     """The SDK connection of OSC's client manager, with every API call
-    bounded in time (keystoneauth's session timeout) and ``--rate-limit``
-    set as its per-service ``rate_limit``, as the reaper sets its own."""
+    bounded in time (keystoneauth's session timeout), clouds.yaml's
+    per-service limits repaired, and ``--rate-limit`` set as its
+    per-service ``rate_limit``, as the reaper sets its own."""
     conn = app.client_manager.sdk_connection
     timeout = getattr(parsed_args, 'api_timeout', None)
     if timeout is not None:
         conn.session.timeout = timeout
     elif conn.session.timeout is None:
         conn.session.timeout = DEFAULT_API_TIMEOUT
+    from osc_cascade.engine import limiter
+
+    limiter.repair_limits(conn)
     per_second = getattr(parsed_args, 'rate_limit', None)
     if per_second is not None:
-        from osc_cascade.engine.limiter import limit_rate
         from osc_cascade.kinds.registry import CLASSES
 
-        limit_rate(
+        limiter.limit_rate(
             conn, per_second, {c.service_type for c in CLASSES.values()}
         )
     return conn

@@ -283,3 +283,43 @@ def test_limit_rate_keeps_a_lower_configured_rate():
     assert limits == {'compute': 1.0, 'network': 5.0, 'image': 5.0}
     assert limiter.rate_limit(conn, 'network') == 5.0
     assert conn.config.get_rate_limit('network') == 5.0
+
+
+def limited_connection():
+    from openstack import connection
+
+    from tests.unit.fakes import identity
+
+    return connection.Connection(
+        auth_url=identity.AUTH_URL,
+        username='admin',
+        password='secret',
+        project_name='admin',
+        user_domain_id='default',
+        project_domain_id='default',
+        region_name='RegionOne',
+        identity_api_version='3',
+        concurrency={'compute': 2, 'object-store': 3},
+        rate_limit={'network': 400},
+    )
+
+
+def test_clouds_yaml_limits_are_repaired_for_openstacksdk(cloud):
+    # openstacksdk's loader hands them over as strings, hyphenated types
+    # spelt with underscores: keystoneauth fails every call of the
+    # service, and never gets the object-store's
+    broken = limited_connection()
+    assert broken.config.config['concurrency'] == {
+        'compute': '2',
+        'object_store': '3',
+    }
+    with pytest.raises(TypeError):
+        list(broken.compute.servers())
+    conn = limited_connection()
+    limiter.repair_limits(conn)
+    assert conn.config.get_concurrency('compute') == 2
+    assert conn.config.get_concurrency('object-store') == 3
+    assert conn.config.get_rate_limit('network') == 400.0
+    assert list(conn.compute.servers()) == []
+    assert list(conn.network.networks()) == []
+    limiter.repair_limits(object())  # no config: nothing to repair
