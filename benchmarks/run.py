@@ -286,7 +286,10 @@ def measure(
     tag: str,
     parallel: int,
     timeout: float,
+    clouds_yaml: str | None = None,
 ) -> dict[str, Any]:
+    """One tool on one project, through the proxy (``clouds_yaml``: a
+    file of the proxy's clouds to use instead of its own)."""
     pid = project['id']
     report = os.path.join(outdir, f'{tag}-{tool}-report.json')
     cmd = tool_command(
@@ -303,7 +306,7 @@ def measure(
     meter.start()
     code, wall = run_tool(
         cmd,
-        proxy.clouds_yaml,
+        clouds_yaml or proxy.clouds_yaml,
         os.path.join(outdir, f'{tag}-{tool}.log'),
         timeout,
     )
