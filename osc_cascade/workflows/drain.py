@@ -32,7 +32,11 @@ beside it for the eye (``openstack project show``: ``draining``,
 leaves a record that a later run continues (the values before are never
 read again from a frozen project) and that ``restore`` reverses.
 
-What a freeze cannot cover:
+Cinder refuses a limit below usage, so its freeze is at usage, and
+``Lowering`` brings it down as the cascade's deletes progress, to 0 once
+the project's volumes are gone.
+
+What a freeze cannot cover (the plan's note, ``Drain.unfrozen``):
 
 * Swift's account quota middleware checks object PUTs only (and not those
   of a reseller admin): containers, and objects under a reseller's token,
@@ -42,7 +46,11 @@ What a freeze cannot cover:
   not freeze them (not implemented: the clouds this was written for do
   not use them);
 * Designate's and Trove's quotas are not frozen, nor anything of a
-  service without per-project quotas (Heat, Aodh, Mistral, ...).
+  service without per-project quotas (Heat, Aodh, Mistral, ...);
+* Cinder's room between a delete and the lowering that follows it.
+
+While the cascade runs, its verification rounds delete what is created
+there all the same; after the project is gone, ``--settle`` does.
 
 After the project is gone (and after ``--settle``), ``release_quotas``
 resets the recorded quotas (the quota APIs' DELETE): the last thing the
