@@ -460,20 +460,24 @@ class ProjectCascade:
             record, notes = self.drainer.drain(target.id)
             self.records[target.id] = record
             self.notes.extend(notes)
-            frozen = sum(
-                entry.get('state') == drain_mod.FROZEN
-                for entries in record.get('quotas', {}).values()
-                for entry in entries.values()
-            )
             step = Step(DRAIN, target)
             self._emit(
                 Event(
                     DRAIN,
                     step,
-                    f'disabled, {frozen} quota set(s) frozen',
+                    self.drain_summary(record),
                     StepResult(step, DONE, self.clock.now() - started),
                 )
             )
+
+    def drain_summary(self, record: dict[str, Any]) -> str:
+        """What the drain did, as its progress line says it."""
+        frozen = sum(
+            entry.get('state') == drain_mod.FROZEN
+            for entries in record.get('quotas', {}).values()
+            for entry in entries.values()
+        )
+        return f'disabled, {frozen} quota set(s) frozen'
 
     # -- soft delete, restore, sweep ---------------------------------------
 
