@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from typing import Any
 
 from osc_lib import exceptions
@@ -35,8 +34,6 @@ from osc_cascade.v1.common import (
     stoppable,
 )
 from osc_cascade.v1.constants import ORPHAN_COLUMNS, SUMMARY_COLUMNS
-
-LOG = logging.getLogger(__name__)
 
 
 def _add_search_options(parser: argparse.ArgumentParser) -> None:
@@ -82,8 +79,11 @@ def _add_search_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _search(app: Any, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
-    """The search workflow and what it found; its notes are warnings."""
+def _search(
+    app: Any, parsed_args: argparse.Namespace, progress: Any
+) -> tuple[Any, Any]:
+    """The search workflow and what it found; its notes go to
+    ``progress``, which prints them after the result."""
     from osc_cascade import kinds as kinds_mod
     from osc_cascade.engine.regions import Regions
     from osc_cascade.workflows import orphans
@@ -98,10 +98,7 @@ def _search(app: Any, parsed_args: argparse.Namespace) -> tuple[Any, Any]:
         parallel=parsed_args.parallel_discovery,
     )
     findings = search.find(parsed_args.project)
-    from osc_cascade.v1.progress import fold_notes
-
-    for note in fold_notes(findings.notes):
-        LOG.warning('note: %s', note)
+    progress.add_notes(findings.notes)
     return search, findings
 
 
@@ -121,8 +118,11 @@ class ListOrphan(ExitStatusHelp, command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from osc_cascade.v1.progress import Progress
+
+        self.progress = Progress()
         with engine_errors():
-            _workflow, findings = _search(self.app, parsed_args)
+            _workflow, findings = _search(self.app, parsed_args, self.progress)
         self.found = len(findings.orphans)
         self.unconfirmed = len(findings.unconfirmed)
         return ORPHAN_COLUMNS, [o.row() for o in findings.orphans]
@@ -130,6 +130,7 @@ class ListOrphan(ExitStatusHelp, command.Lister):
     def run(self, parsed_args: argparse.Namespace) -> int:
         # not a failure: the report worked and found something
         code = super().run(parsed_args)
+        self.progress.flush_notes()  # after the rows
         if parsed_args.exit_code and code == 0:
             if self.found:
                 return EXIT_ORPHANS_FOUND
@@ -157,21 +158,26 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
 
     def run(self, parsed_args: argparse.Namespace) -> int:
         from osc_cascade.v1 import output
+        from osc_cascade.v1.progress import Progress
 
+        self.progress = Progress(fmt=parsed_args.progress)
         if parsed_args.formatter != output.DOT:
-            return super().run(parsed_args)
-        if not parsed_args.dry_run:
+            code = super().run(parsed_args)
+        elif not parsed_args.dry_run:
             raise exceptions.CommandError('-f dot needs --dry-run')
-        _search, _findings, plan = self._plan(parsed_args)
-        self.app.stdout.write(output.plan_dot(plan))
-        return 0
+        else:
+            _search, _findings, plan = self._plan(parsed_args)
+            self.app.stdout.write(output.plan_dot(plan))
+            code = 0
+        self.progress.flush_notes()  # after the plan or the summary
+        return code
 
     def _plan(self, parsed_args: argparse.Namespace) -> tuple[Any, Any, Any]:
         """The search, what it found, and the plan of the purge."""
         from osc_cascade.workflows import orphans
 
         with engine_errors():
-            search, findings = _search(self.app, parsed_args)
+            search, findings = _search(self.app, parsed_args, self.progress)
             return (
                 search,
                 findings,
@@ -180,7 +186,6 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         from osc_cascade.v1 import output
-        from osc_cascade.v1.progress import Progress
         from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows import orphans
 
@@ -202,10 +207,9 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             # time has passed since the search (and the prompt): each owner
             # is proven gone again right before anything is deleted
             findings, notes = search.reconfirm(findings)
-            for note in notes:
-                LOG.warning('note: %s', note)
+            self.progress.add_notes(notes)
             plan = orphans.purge_plan(findings, search.kinds)
-        progress = Progress(fmt=parsed_args.progress)
+        progress = self.progress
         progress.add_total(len(plan.steps))
 
         def what_was_done(error: str) -> dict[str, Any]:

@@ -75,3 +75,22 @@ def test_dot_needs_the_dry_run(cloud, gone, osc):
     assert result.code == 1
     assert '-f dot needs --dry-run' in result.stderr
     assert cloud.changes == []
+
+
+def test_notes_come_after_the_result_folded(cloud, gone, osc):
+    result = osc('orphan', 'purge', '--dry-run', '--progress', 'json')
+    assert result.code == 0, result.stderr
+    [note] = [json.loads(line) for line in result.stderr.splitlines()]
+    assert note['event'] == 'note'
+    assert note['message'].startswith('not in the catalog: ')
+    listed = osc('orphan', 'list')
+    assert listed.code == 0, listed.stderr
+    assert listed.stderr.startswith('note: not in the catalog: ')
+
+
+def test_no_note_before_an_error(cloud, gone, osc):
+    # refused after the search (its notes are there): the error alone
+    result = osc('orphan', 'purge')  # no terminal, no --yes
+    assert result.code == 1
+    assert '--yes' in result.stderr
+    assert 'note:' not in result.stderr
