@@ -214,6 +214,8 @@ class ScopedCascade(cascade.ProjectCascade):
         self.project: ResourceRef | None = None
         #: the role given for the run, to take back (None: the caller's own)
         self.temporary: dict[str, Any] | None = None
+        #: the project is deleted (``finish`` found it gone)
+        self.gone = False
 
     @functools.cached_property
     def regions(self) -> Regions:
@@ -413,6 +415,8 @@ class ScopedCascade(cascade.ProjectCascade):
             return
         project_id = self.project.id
         grant, self.temporary = self.temporary, None
+        if self.gone:
+            return  # Keystone deleted its assignments with it
         self.projects._call(
             f'taking back your role {WORKING_ROLE} on project {project_id}',
             lambda: assignments.revoke(self.conn, project_id, grant),
@@ -470,6 +474,31 @@ class ScopedCascade(cascade.ProjectCascade):
         if self.keep_project:
             return
         super().drain(targets)
+
+    def drain_summary(self, record: dict[str, Any]) -> str:
+        removed = len(record.get(assignments.ASSIGNMENTS) or [])
+        return (
+            f'{removed} role assignment(s) removed; the project is '
+            'disabled last, right before it is deleted'
+        )
+
+    def _exists(self, project_id: str) -> bool:
+        # a domain manager reads a deleted project no more than another
+        # domain's (403): its domain's list by name says whether it is gone
+        assert self.project is not None
+        found = self.projects._call(
+            f'looking up project {project_id} in its domain',
+            lambda: list(
+                self.conn.identity.projects(
+                    name=self.project.name,
+                    domain_id=self.project.attrs.get('domain_id'),
+                )
+            ),
+        )
+        if any(p.id == project_id for p in found):
+            return True
+        self.gone = True
+        return False
 
     def execute(
         self, plan: Plan, targets: Sequence[ResourceRef]

@@ -1,0 +1,263 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The cascade without cloud admin on the minicloud (issue #20).
+
+The minicloud has two domains, ``managed`` and ``other``, each with a
+manager (Keystone's manager persona: the role manager on the domain, no
+admin anywhere; clouds ``minicloud-manager`` and
+``minicloud-other-manager``). The domain manager cascades a project of its
+domain that a member filled with the issue's topology (servers, volumes,
+snapshot, backups, a network routed to the shared ``public``): everything
+is deleted, the project too, ``public`` is untouched and the role the
+manager gave itself is gone. A member empties its own project with
+``--keep-project``, which stays. The manager of the other domain is refused
+in one line, and nothing changes.
+
+The domain manager's run is printed (``pytest -s``): its plan, notes and
+summary.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+import openstack
+import pytest
+
+from tests.functional import topology
+from tests.functional.conftest import openstack_bin, run_openstack
+from tests.functional.topology import build, unique
+
+pytestmark = pytest.mark.functional
+
+MANAGER_CLOUD = 'minicloud-manager'
+OTHER_MANAGER_CLOUD = 'minicloud-other-manager'
+DOMAIN = 'managed'
+
+
+@pytest.fixture(scope='module')
+def manager(admin):
+    return openstack.connect(cloud=MANAGER_CLOUD)
+
+
+@pytest.fixture(scope='module')
+def domain(admin):
+    found = admin.identity.find_domain(DOMAIN)
+    assert found is not None, 'the minicloud has no domain managed'
+    return found
+
+
+class Member:
+    """A user of the domain with the member role on the project, granted
+    by the domain manager, as a self-service cloud does."""
+
+    def __init__(self, admin, manager, project):
+        self.password = uuid.uuid4().hex
+        self.user = admin.identity.create_user(
+            name=unique('member'),
+            password=self.password,
+            domain_id=project.domain_id,
+        )
+        role = manager.identity.find_role('member')
+        manager.identity.assign_project_role_to_user(project, self.user, role)
+        self.auth_url = admin.config.auth['auth_url']
+        self.project = project
+
+    def connection(self):
+        return openstack.connect(
+            auth_url=self.auth_url,
+            username=self.user.name,
+            password=self.password,
+            user_domain_id=self.user.domain_id,
+            project_id=self.project.id,
+            region_name='RegionOne',
+            interface='public',
+            identity_api_version='3',
+            load_yaml_config=False,
+            load_envvars=False,
+        )
+
+    def run(self, *args):
+        """`openstack` as this member, with a token scoped to its
+        project."""
+        proc = subprocess.run(
+            [
+                openstack_bin(),
+                '--os-auth-url',
+                self.auth_url,
+                '--os-username',
+                self.user.name,
+                '--os-password',
+                self.password,
+                '--os-user-domain-id',
+                self.user.domain_id,
+                '--os-project-id',
+                self.project.id,
+                '--os-region-name',
+                'RegionOne',
+                '--os-interface',
+                'public',
+                '--os-identity-api-version',
+                '3',
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            stdin=subprocess.DEVNULL,
+        )
+        return proc
+
+
+def domain_project(manager, domain, name):
+    """A project the domain manager made (no admin role on it)."""
+    project = manager.identity.create_project(
+        name=unique(name), domain_id=domain.id
+    )
+    topology.CREATED.append(project.id)
+    return project
+
+
+def left_of(admin, project_id):
+    """What the project still owns, by an admin's lists, but its default
+    security group: Neutron lets admins alone delete it (the plan keeps
+    it, report-only)."""
+    defaults = {
+        ('network.security_group', g.id)
+        for g in admin.network.security_groups()  # no filter: see owned()
+        if g.project_id == project_id and g.name == 'default'
+    }
+    return topology.owned(admin, project_id) - defaults
+
+
+def grants_of(admin, user_id, project_id):
+    return [
+        a
+        for a in admin.identity.role_assignments(user_id=user_id)
+        if (a.scope or {}).get('project', {}).get('id') == project_id
+    ]
+
+
+def test_a_domain_manager_cascades_a_project_of_its_domain(
+    admin, manager, domain
+):
+    project = domain_project(manager, domain, 'dm-cascade')
+    member = Member(admin, manager, project)
+    built = build(member.connection(), project.name, project=project)
+    public = topology.public_network(admin)
+    public_subnets = sorted(
+        s.id for s in admin.network.subnets(network_id=public.id)
+    )
+    assert left_of(admin, project.id), 'the topology was not built'
+
+    dry = run_openstack(
+        'project',
+        'delete',
+        '--cascade',
+        '--dry-run',
+        project.id,
+        cloud=MANAGER_CLOUD,
+    )
+    # the dry run gives the manager a role for its listing, and takes it
+    # back at the end
+    assert not grants_of(admin, manager.current_user_id, project.id)
+
+    result = run_openstack(
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        project.id,
+        cloud=MANAGER_CLOUD,
+    )
+    print(
+        '\n$ openstack --os-cloud minicloud-manager project delete '
+        f'--cascade --dry-run {project.id}'
+    )
+    print(dry.stdout + dry.stderr)
+    print(
+        '$ openstack --os-cloud minicloud-manager project delete '
+        f'--cascade --yes {project.id}'
+    )
+    print(result.stdout + result.stderr)
+    assert result.code == 0, result.stdout + result.stderr
+    assert 'without admin' in result.stderr
+
+    assert admin.identity.find_project(project.id) is None
+    assert left_of(admin, project.id) == set()
+    assert admin.network.get_network(public.id).id == public.id
+    assert (
+        sorted(s.id for s in admin.network.subnets(network_id=public.id))
+        == public_subnets
+    )
+    assert not grants_of(admin, manager.current_user_id, project.id)
+    assert built.ids['vm'] not in {
+        s.id for s in admin.compute.servers(all_projects=True)
+    }
+
+
+def test_a_member_empties_its_own_project_and_keeps_it(admin, manager, domain):
+    project = domain_project(manager, domain, 'keep')
+    member = Member(admin, manager, project)
+    conn = member.connection()
+    net = conn.network.create_network(name='keep-net')
+    conn.network.create_subnet(
+        network_id=net.id, ip_version=4, cidr='10.20.0.0/24'
+    )
+    conn.network.create_security_group(name='keep-sg')
+    volume = conn.block_storage.create_volume(name='keep-vol', size=1)
+    topology.wait_status(
+        lambda: conn.block_storage.get_volume(volume.id),
+        'available',
+        'volume',
+    )
+
+    refused = member.run('project', 'delete', '--cascade', '--yes', project.id)
+    assert refused.returncode == 1
+    assert refused.stderr.count('\n') == 1, refused.stderr
+    assert '--keep-project' in refused.stderr
+
+    kept = member.run(
+        'project',
+        'delete',
+        '--cascade',
+        '--keep-project',
+        '--yes',
+        project.id,
+    )
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    found = admin.identity.get_project(project.id)
+    assert found.is_enabled
+    assert left_of(admin, project.id) == set()
+    # its users keep their roles: the project goes on
+    assert grants_of(admin, member.user.id, project.id)
+
+
+def test_the_manager_of_another_domain_is_refused_in_one_line(
+    admin, manager, domain
+):
+    project = domain_project(manager, domain, 'not-yours')
+    result = run_openstack(
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        project.id,
+        cloud=OTHER_MANAGER_CLOUD,
+    )
+    assert result.code == 1
+    assert result.stderr.count('\n') == 1, result.stderr
+    assert 'is not in domain' in result.stderr
+    assert 'openstack role add' in result.stderr
+    assert admin.identity.get_project(project.id).is_enabled
