@@ -50,6 +50,7 @@ import argparse
 import collections
 import email.utils
 import http.server
+import itertools
 import json
 import os
 import re
@@ -66,6 +67,7 @@ from requests.structures import CaseInsensitiveDict
 
 from benchmarks import generate
 from tests.unit import scenarios
+from tests.unit.fakes import common
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER, catalog
 
@@ -482,6 +484,7 @@ class SimCloud:
                 'requests': 0,
                 'by_service': collections.Counter(),
                 'by_method': collections.Counter(),
+                'routes': collections.Counter(),
                 'statuses': collections.Counter(),
                 # the simulator's own CPU seconds in its request threads
                 'handler_cpu_s': 0.0,
@@ -504,6 +507,7 @@ class SimCloud:
             'requests': s['requests'],
             'by_service': dict(s['by_service']),
             'by_method': dict(s['by_method']),
+            'routes': dict(s['routes'].most_common()),
             'statuses': dict(s['statuses']),
             'handler_cpu_s': round(s['handler_cpu_s'], 3),
             'handler_cpu_ms_per_request': round(
@@ -522,12 +526,13 @@ class SimCloud:
             ),
         }
 
-    def _count(self, service, method, status, cpu, fanout):
+    def _count(self, service, route, status, cpu, fanout):
         with self.stats_lock:
             s = self._stats
             s['requests'] += 1
             s['by_service'][service] += 1
-            s['by_method'][method] += 1
+            s['by_method'][route.split(' ', 1)[0]] += 1
+            s['routes'][f'{service} {route}'] += 1
             s['statuses'][str(status)] += 1
             s['handler_cpu_s'] += cpu
             s['fanout_shards'] += fanout
@@ -553,7 +558,7 @@ class SimCloud:
                 )
                 self._count(
                     service,
-                    method,
+                    f'{method} {_route(url)}',
                     answer[0],
                     time.thread_time() - cpu,
                     fanout,
@@ -695,6 +700,17 @@ def _merge(answers):
     else:
         return found[0]
     return status, headers, json.dumps(merged).encode()
+
+
+#: what varies in a path: ids, names of the generated resources
+_VARYING = re.compile(
+    r'/(?:[0-9a-f]{32}|AUTH_[0-9a-f]+|(?:c|stack|obj)-[^/?]+)'
+)
+
+
+def _route(url: str) -> str:
+    """The path of ``url`` without its ids (as tools/cloudproxy counts)."""
+    return _VARYING.sub('/{id}', parse.urlsplit(url).path)
 
 
 def _process_cpu() -> float:
@@ -856,6 +872,10 @@ def main(argv: list[str] | None = None) -> int:
         help='written once it listens: control URL, auth URL, clouds.yaml',
     )
     args = parser.parse_args(argv)
+    # ids unique to this cloud: the fakes count from 1 in every process,
+    # and the cascade locks a project by its id (two simulated clouds at
+    # once would share their projects' locks)
+    common._ids = itertools.count(time.time_ns() // 1000 << 16)
     sim = SimCloud(
         latency=args.latency_ms / 1000.0,
         workers=args.workers,
