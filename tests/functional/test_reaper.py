@@ -49,6 +49,8 @@ GRACE = 5
 SHUTDOWN_TIMEOUT = 30
 #: the bound stated for a deleted project's purge, from its deletion
 CLEAN_WITHIN = 120
+#: seconds the rate limit test's reaper waits between two purges
+IDLE = 10
 
 
 def _notifications_or_reason() -> tuple[dict | None, str]:
@@ -647,9 +649,15 @@ def test_rate_limit_holds_per_service(admin, bus, reapers, tmp_path):
     a region) gets more than 2 requests per second from the reaper's purge
     (discovery's lists, deletes and polls). The window is 5 s: evenly
     spaced calls at 2/s put at most 5 * 2 + 1 of them in one, the
-    tolerance."""
+    tolerance.
+
+    A reaper runs for days: the measured purge comes after a first one and
+    IDLE seconds with nothing to do (a limiter that saves up the calls it
+    did not make, as keystoneauth's does, lets them all through at once)."""
     per_second, window = 2, 5.0
     most_allowed = int(window * per_second) + 1
+    first = topology.make_project(admin, unique('reaped-rate-first'))
+    topology.scoped(admin, first).network.create_network(name='net')
     project = topology.make_project(admin, unique('reaped-rate'))
     conn = topology.scoped(admin, project)
     for n in range(6):
@@ -667,6 +675,9 @@ def test_rate_limit_holds_per_service(admin, bus, reapers, tmp_path):
             rate_limit=per_second,
         )
         print('\n' + reaper.wait_log(r'rate limits \(calls/s\)'))
+        delete_plainly(first.id)
+        reaper.wait_log(rf'project {first.id}: purged: ', timeout=CLEAN_WITHIN)
+        time.sleep(IDLE)
         sampler = Sampler(proxy)
         try:
             deleted_at = delete_plainly(project.id)
@@ -690,7 +701,8 @@ def test_rate_limit_holds_per_service(admin, bus, reapers, tmp_path):
         )
         routes = sampler.samples[-1][1]['routes']
         print(
-            'its routes: ' + '; '.join(f'{n} {r}' for r, n in routes.items())
+            'its routes, both purges: '
+            + '; '.join(f'{n} {r}' for r, n in routes.items())
         )
         over = {}
         for origin in sorted(counted):

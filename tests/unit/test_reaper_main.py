@@ -54,6 +54,29 @@ def test_options_come_from_the_file_and_the_command_line(tmp_path):
     assert [g for g, _opts in config.list_opts()] == ['reaper']
 
 
+def test_keystoneauths_rate_limit_saves_up_no_calls_while_idle(monkeypatch):
+    from keystoneauth1 import _fair_semaphore
+
+    semaphore = _fair_semaphore.FairSemaphore
+    # put back at the end: pace_from_now replaces it for the process
+    monkeypatch.setattr(semaphore, '_advance_timer', semaphore._advance_timer)
+    now = [1000.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    monkeypatch.setattr(_fair_semaphore.time, 'time', lambda: now[0])
+    monkeypatch.setattr(_fair_semaphore.time, 'sleep', sleep)
+    main.pace_from_now()
+    two_per_second = semaphore(None, 0.5)  # made at 1000
+    now[0] = 1010.0  # 10 s idle
+    starts = []
+    for _ in range(4):
+        with two_per_second:
+            starts.append(now[0])
+    assert starts == [1010.0, 1010.5, 1011.0, 1011.5]
+
+
 def test_a_bad_value_is_refused(tmp_path):
     conf = load(tmp_path, grace_period=-1)
     with pytest.raises(ValueError):
