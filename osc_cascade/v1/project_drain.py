@@ -249,6 +249,13 @@ class SweepProject(ExitStatusHelp, command.Lister):
             "what appeared with its ID (as 'project delete --cascade "
             "--settle')",
         )
+        parser.add_argument(
+            '--no-report',
+            action='store_true',
+            help="Write no record of each project's cascade (by default "
+            'each writes one, as project delete --cascade does, in '
+            '$XDG_STATE_HOME/osc-cascade/, else ~/.local/state/osc-cascade/)',
+        )
         add_coordination_option(parser)
         add_api_timeout_option(parser)
         return parser
@@ -295,8 +302,10 @@ class SweepProject(ExitStatusHelp, command.Lister):
         """The cascade of one project: its result, and whether it is not a
         failure (a skip is not)."""
         from osc_cascade.engine.errors import CascadeError
+        from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows import actor, cascade, projects
 
+        record = RunRecord(parsed_args, 'project sweep')
         workflow = _workflow(
             self.app,
             parsed_args,
@@ -304,11 +313,16 @@ class SweepProject(ExitStatusHelp, command.Lister):
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
             settle=parsed_args.settle or 0.0,
+            report_file=record.path or None,
         )
         if projects.is_protected(drained.project):
             return 'skipped: ' + projects.protected_message(
                 drained.label, drained.id
             ), True
+        if record.path:
+            workflow.options.report_context = record.context(
+                workflow.conn, workflow.regions.names
+            )
         try:
             with stoppable(workflow.interrupt):
                 notes = workflow.complete(drained)
@@ -320,6 +334,13 @@ class SweepProject(ExitStatusHelp, command.Lister):
             return f'skipped: {one_line(exc)}', True
         except CascadeError as exc:
             return f'failed: {one_line(exc)}', False
+        finally:
+            record.announce(
+                workflow.unwritten,
+                lambda line: self.app.stderr.write(
+                    f'project {drained.label}: {line}\n'
+                ),
+            )
         for note in notes:
             LOG.warning('note: project %s: %s', drained.label, note)
         return DELETED, True

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterator, Sequence
 import contextlib
+import os
 from typing import Any
 
 from osc_cascade.engine import report
@@ -36,12 +37,14 @@ class RunRecord:
         self.started = report.utcnow()
         #: the clock reading the steps' starts are counted from
         self.origin = Clock().now()
-        if parsed_args.dry_run or parsed_args.no_report:
+        # a command without --dry-run or --report-file (project sweep)
+        # has no such attribute
+        if getattr(parsed_args, 'dry_run', False) or parsed_args.no_report:
             self.path = ''
         else:
-            self.path = parsed_args.report_file or report.default_path(
-                command, self.started
-            )
+            self.path = getattr(
+                parsed_args, 'report_file', None
+            ) or report.default_path(command, self.started)
 
     def context(self, conn: Any, regions: Sequence[str]) -> dict[str, Any]:
         return report.context(conn, self.command, regions, self.started)
@@ -114,8 +117,10 @@ class RunRecord:
             self.announce(report.write(self.path, record), say)
 
     def announce(self, unwritten: str, say: Callable[[str], None]) -> None:
-        """One line on stderr: where the record is, or why it is not."""
-        if self.path:
+        """One line on stderr: where the record is, or why it is not; none
+        if the run ended before it had anything to record (a project the
+        sweep skipped)."""
+        if self.path and (unwritten or os.path.exists(self.path)):
             say(
                 f'note: {unwritten}'
                 if unwritten

@@ -23,7 +23,11 @@ import pytest
 
 from osc_cascade.engine import executor, report
 from tests.unit import scenarios
-from tests.unit.fakes.clouds import FakeHeatCloud, FakePlacementCloud
+from tests.unit.fakes.clouds import (
+    FakeHeatCloud,
+    FakePlacementCloud,
+    ServicesCloud,
+)
 from tests.unit.scenarios import evacuation
 
 
@@ -241,3 +245,48 @@ def test_a_reaper_purge_is_recorded(cloud, external, tmp_path):
     assert [p['id'] for p in record['projects']] == [gone]
     assert record['ok'] is True
     assert {r['outcome'] for r in record['rounds'][0]} == {'done'}
+
+
+@pytest.fixture
+def services_cloud():
+    """A cloud with the quota APIs the drain freezes."""
+    with ServicesCloud() as c:
+        yield c
+
+
+def test_a_sweep_records_each_cascade_and_none_of_a_skipped_one(
+    services_cloud, osc
+):
+    from tests.unit.test_project_drain import drained_long_ago, filled
+
+    cloud = services_cloud
+    old = filled(cloud, 'Old')
+    protected = filled(cloud, 'Kept')
+    assert osc('project', 'drain', 'Old', 'Kept').code == 0
+    for pid in (old, protected):
+        drained_long_ago(cloud, pid)
+    cloud.get('projects', protected)['options'] = {'immutable': True}
+    result = osc('project', 'sweep', '--older-than', '30d', '--yes')
+    assert result.code == 0, result.stderr
+    [record] = records()
+    assert record['command'] == 'project sweep'
+    assert record['projects'] == [{'id': old, 'name': 'Old'}]
+    assert record['ok'] is True
+    assert f'project Old ({old}): note: the record of the run: ' in (
+        result.stderr
+    )
+    assert 'Kept' not in result.stderr.split('the record of the run')[0]
+
+
+def test_a_sweep_without_records(services_cloud, osc):
+    from tests.unit.test_project_drain import drained_long_ago, filled
+
+    cloud = services_cloud
+    old = filled(cloud, 'Old')
+    assert osc('project', 'drain', 'Old').code == 0
+    drained_long_ago(cloud, old)
+    result = osc(
+        'project', 'sweep', '--older-than', '30d', '--yes', '--no-report'
+    )
+    assert result.code == 0, result.stderr
+    assert records() == []
