@@ -14,10 +14,10 @@
 
 Reads the options (``config``), connects to the cloud of clouds.yaml,
 starts the locks, the worker thread and the notification listener, and
-stops all of it cleanly on SIGTERM or SIGINT: the listener first (no new
-notifications), then the purge under way (its calls in flight finish),
-waited for ``shutdown_timeout`` seconds at most. Logs are plain lines on
-stderr, for journald.
+stops all of it cleanly on SIGTERM or SIGINT: the purge under way (its
+calls in flight finish) and the listener at once, waited for
+``shutdown_timeout`` seconds at most, or the listener's 5 s if longer.
+Logs are plain lines on stderr, for journald.
 """
 
 from __future__ import annotations
@@ -154,9 +154,12 @@ def serve(
     LOG.info('listening; dry run: %s', reaper.purger.dry_run)
     stop.wait()
     LOG.info('stopping')
-    notifications.stop()
+    deadline = time.monotonic() + shutdown_timeout
+    # the purge stops while the listener does: oslo.messaging's RabbitMQ
+    # listener sees its stop between two polls, up to 5 s
     reaper.stop()
-    worker.join(shutdown_timeout)
+    notifications.stop()
+    worker.join(max(0.0, deadline - time.monotonic()))
     clean = not worker.is_alive()
     if not clean:
         LOG.warning(

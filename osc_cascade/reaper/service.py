@@ -79,6 +79,13 @@ class Reaper:
     # -- from the listener ------------------------------------------------
 
     def deleted(self, project_id: str, why: str = '') -> None:
+        if self.stopped:
+            LOG.info(
+                'project %s deleted (%s): stopping, left to the next sweep',
+                project_id,
+                why,
+            )
+            return
         grace = self.timing.grace_period
         entry = Entry(project_id, self.clock.now() + grace)
         if self.schedule.add(entry):

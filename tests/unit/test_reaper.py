@@ -469,6 +469,18 @@ def test_a_stopped_purger_deletes_nothing(cloud, world, reaper):
     assert cloud.changes == []
 
 
+def test_a_notification_after_the_stop_is_left_to_the_sweep(
+    world, reaper, log
+):
+    reaper.stop()
+    reaper.deleted(world['gone'], 'late')
+    assert reaper.schedule.ids() == set()
+    assert log.having(
+        f'project {world["gone"]} deleted (late): stopping, left to the '
+        'next sweep'
+    )
+
+
 def test_stop_stops_the_purge_under_way(cloud, world, reaper, clock):
     """A SIGTERM during the purge: the executor stops, what was not
     started is left (the project is tried again by a later sweep)."""

@@ -154,6 +154,23 @@ def test_serve_stops_everything_in_order():
     assert locks.calls == ['start', 'stop']
 
 
+def test_the_purge_stops_while_the_listener_does():
+    reaper, locks = Idle(), Part()
+
+    class SlowListener(Part):
+        """oslo.messaging's, which returns from stop up to 5 s later."""
+
+        def stop(self):
+            super().stop()
+            self.purge_told = reaper._stop.is_set()
+
+    listener = SlowListener()
+    stop = threading.Event()
+    stop.set()
+    assert main.serve(reaper, listener, locks, stop, 5)
+    assert listener.purge_told
+
+
 def test_a_purge_that_does_not_stop_is_abandoned_in_bounded_time():
     stop = threading.Event()
     stop.set()
