@@ -1,0 +1,247 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The cascade without cloud admin (``workflows.scoped``, issue #20): a
+domain manager through a role it gives itself for the run, a member that
+empties its project and keeps it, and the refusals, on the fake cloud's
+non-admin tokens (``fakes.scoped``)."""
+
+import json
+
+import pytest
+
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.workflows import assignments, drain, scoped
+from osc_cascade.workflows.cascade import CascadeOptions
+from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.run import zero_delays
+from tests.unit.fakes.scoped import ScopedCloud
+
+DOMAIN = 'dom-managed'
+
+
+@pytest.fixture
+def cloud():
+    with ScopedCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def world(cloud):
+    """Project target of domain dom-managed with a routed server and its
+    attached volume, its member alice, and the domain's manager."""
+    project = scenarios.project(
+        cloud, 'target', domain_id=DOMAIN, parent_id=DOMAIN
+    )
+    pid = project['id']
+    manager = cloud.add_user('managed-manager', DOMAIN)
+    cloud.assign(manager, 'manager', domain=DOMAIN)
+    alice = cloud.add_user('alice', DOMAIN)
+    cloud.assign(alice, 'member', project=project)
+    net, subnet = scenarios.network(cloud, pid)
+    vm = scenarios.server(cloud, pid, net=net, subnet=subnet)
+    vol = scenarios.volume(cloud, pid, attach_to=vm)
+    return {
+        'pid': pid,
+        'manager': manager,
+        'alice': alice,
+        'vm': vm,
+        'vol': vol,
+    }
+
+
+def workflow(conn, **kw):
+    options = kw.pop('options', CascadeOptions())
+    return scoped.ScopedCascade(
+        conn, options, clock=FakeClock(), retry=zero_delays(), **kw
+    )
+
+
+def as_manager(cloud, world):
+    return cloud.connection_as(world['manager'], domain_id=DOMAIN)
+
+
+def record_of(cloud, pid):
+    text = cloud.get('projects', pid).get(drain.RECORD)
+    return json.loads(text) if text else None
+
+
+def test_a_domain_manager_cascades_through_a_role_it_gives_back(cloud, world):
+    pid, manager = world['pid'], world['manager']
+    wf = workflow(as_manager(cloud, world))
+    targets = wf.resolve(['target'])
+    plan = wf.plan(targets)
+
+    # the role given for the run is recorded on the project, then given
+    assert (
+        record_of(cloud, pid)[assignments.TEMPORARY]['user_id']
+        == (manager['id'])
+    )
+    assert cloud.roles_of(manager['id'], project_id=pid) == ['member']
+    assert any('role member given to you for the run' in n for n in plan.notes)
+    assert scoped.STAYS_OPEN in plan.notes
+
+    outcome = wf.execute(plan, targets)
+
+    # alice's role went (recorded first), the project is disabled last
+    assert cloud.roles_of(world['alice']['id'], project_id=pid) == []
+    record = record_of(cloud, pid)
+    assert record[assignments.ASSIGNMENTS] == [
+        {
+            'user_id': world['alice']['id'],
+            'role_id': 'role-member',
+            'role': 'member',
+            'inherited': False,
+        }
+    ]
+    assert record['stage'] == drain.DELETING
+    assert cloud.get('projects', pid)['enabled'] is False
+    assert cloud.owned_by(pid) == []
+    assert [p.id for p in outcome.empty_projects] == [pid]
+    # nothing was asked of every project, and the Cinder owner Cinder
+    # hides from a non-admin did not hide the volume
+    assert not any('all_tenants' in path for _m, path in cloud.requests)
+    assert not cloud.exists('volumes', world['vol']['id'])
+
+    wf.conn.identity.delete_project(pid)  # as OSC does after the hook
+    assert wf.finish(outcome) == []
+    assert wf.temporary is None
+
+
+def test_a_failed_run_takes_its_role_back_and_the_restore_puts_the_others_back(
+    cloud, world
+):
+    pid, manager = world['pid'], world['manager']
+    wf = workflow(as_manager(cloud, world))
+    targets = wf.resolve([pid])
+    plan = wf.plan(targets)
+    cloud.forbidden.add(f'/servers/{world["vm"]["id"]}')
+
+    with pytest.raises(CascadeError, match='were not deleted'):
+        wf.execute(plan, targets)
+
+    assert cloud.roles_of(manager['id'], project_id=pid) == []
+    record = record_of(cloud, pid)
+    assert assignments.TEMPORARY not in record
+    assert [a['user_id'] for a in record[assignments.ASSIGNMENTS]] == [
+        world['alice']['id']
+    ]
+    assert cloud.get('projects', pid)['enabled'] is True  # never disabled
+
+    assert wf.drainer.restore(pid) == []
+    assert cloud.roles_of(world['alice']['id'], project_id=pid) == ['member']
+    assert record_of(cloud, pid) is None
+
+
+def test_a_role_left_by_a_killed_run_is_taken_back_by_the_restore(
+    cloud, world
+):
+    pid, manager = world['pid'], world['manager']
+    wf = workflow(as_manager(cloud, world))
+    wf.plan(wf.resolve([pid]))  # the role is given; the run dies here
+
+    workflow(as_manager(cloud, world)).drainer.restore(pid)
+
+    assert cloud.roles_of(manager['id'], project_id=pid) == []
+    assert record_of(cloud, pid) is None
+
+
+def test_a_member_empties_its_project_and_keeps_it(cloud, world):
+    pid, alice = world['pid'], world['alice']
+    wf = workflow(
+        cloud.connection_as(alice, project_id=pid), keep_project=True
+    )
+    targets = wf.resolve(['target'])  # its own, named by its token
+    plan = wf.plan(targets)
+    outcome = wf.execute(plan, targets)
+
+    assert outcome.empty_projects == []  # OSC deletes nothing
+    assert cloud.owned_by(pid) == []
+    assert cloud.get('projects', pid)['enabled'] is True
+    assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
+    assert record_of(cloud, pid) is None
+    assert not any(m == 'PATCH' for m, p in cloud.changes if '/v3/' in p)
+
+
+def test_a_member_may_not_delete_the_project(cloud, world):
+    wf = workflow(cloud.connection_as(world['alice'], project_id=world['pid']))
+    with pytest.raises(CascadeError) as exc:
+        wf.resolve([world['pid']])
+    assert '--keep-project' in str(exc.value)
+    assert (
+        f'`openstack role add --user {world["alice"]["id"]} --domain '
+        f'{DOMAIN} manager`' in str(exc.value)
+    )
+    assert cloud.changes == []
+
+
+def test_the_manager_of_another_domain_is_refused(cloud, world):
+    other = cloud.add_user('other-manager', 'dom-other')
+    cloud.assign(other, 'manager', domain='dom-other')
+    wf = workflow(cloud.connection_as(other, domain_id='dom-other'))
+
+    with pytest.raises(CascadeError) as exc:
+        wf.resolve([world['pid']])
+
+    message = str(exc.value)
+    assert '\n' not in message
+    assert 'is not in domain dom-other' in message
+    assert '`openstack role add --user' in message
+    assert cloud.changes == []
+
+
+def test_a_user_without_a_role_on_the_project_is_told_which(cloud, world):
+    elsewhere = scenarios.project(cloud, 'elsewhere')
+    bob = cloud.add_user('bob')
+    cloud.assign(bob, 'member', project=elsewhere)
+    wf = workflow(
+        cloud.connection_as(bob, project_id=elsewhere['id']),
+        keep_project=True,
+    )
+    targets = wf.resolve([world['pid']])
+
+    with pytest.raises(CascadeError) as exc:
+        wf.plan(targets)
+
+    assert (
+        f'`openstack role add --user {bob["id"]} --project '
+        f'{world["pid"]} member`' in str(exc.value)
+    )
+    assert cloud.exists('servers', world['vm']['id'])
+
+
+def test_a_volume_attached_to_a_server_it_cannot_see_is_kept(cloud, world):
+    pid = world['pid']
+    other = scenarios.project(cloud, 'other', domain_id=DOMAIN)
+    theirs = scenarios.server(cloud, other['id'], name='theirs')
+    shared_disk = scenarios.volume(cloud, pid, name='disk', attach_to=theirs)
+    wf = workflow(as_manager(cloud, world))
+
+    plan = wf.plan(wf.resolve([pid]))
+
+    kept = {s.target.id: s for s in plan.kept()}
+    assert shared_disk['id'] in kept
+    assert f'server {theirs["id"]}' in kept[shared_disk['id']].params['reason']
+    assert scoped.NOT_CHECKED in plan.notes
+
+
+def test_the_settle_needs_admin(cloud, world):
+    with pytest.raises(CascadeError, match='--settle needs the admin role'):
+        workflow(as_manager(cloud, world), options=CascadeOptions(settle=60))
+
+
+def test_only_a_caller_without_the_admin_role_needs_the_scoped_path(
+    cloud, world
+):
+    assert not scoped.needs_scoped(cloud.connection())
+    assert scoped.needs_scoped(as_manager(cloud, world))
