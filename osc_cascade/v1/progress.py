@@ -23,6 +23,7 @@ import sys
 from typing import Any, TextIO
 
 from osc_cascade.engine import executor
+from osc_cascade.engine.executor import DRAIN
 from osc_cascade.v1.output import step_text, verb
 
 LOG = logging.getLogger(__name__)
@@ -193,6 +194,8 @@ class Progress:
         outside the count of steps."""
         step, result = event.step, event.result
         outcome = result.outcome if result else executor.DONE
+        # the drain is timed by its workflow; a project's delete is OSC's
+        seconds = result.seconds if result and event.kind == DRAIN else None
         if self.json:
             record: dict[str, Any] = {
                 'event': event.kind,
@@ -202,8 +205,9 @@ class Progress:
                 'id': step.target.id,
                 'name': step.target.name,
                 'outcome': outcome,
-                'seconds': round(result.seconds, 3) if result else 0.0,
             }
+            if seconds is not None:
+                record['seconds'] = round(seconds, 3)
             if event.message:
                 record['message'] = event.message
             self._write_json(record)
@@ -211,8 +215,8 @@ class Progress:
         if self.tty and outcome != executor.FAILED:
             return  # the bar goes on; the summary says it
         text = f'{event.kind}: {verb(step)} {step.target.label()}'
-        if result is not None and outcome == executor.DONE:
-            text += f' ({result.seconds:.1f}s)'
+        if seconds is not None and outcome == executor.DONE:
+            text += f' ({seconds:.1f}s)'
         self._line(text + (f': {event.message}' if event.message else ''))
 
     def _final_line(self, event: executor.Event) -> str:
