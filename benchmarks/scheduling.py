@@ -101,18 +101,20 @@ def compare(args: argparse.Namespace) -> list[dict]:
         latency_ms=args.latency_ms,
         client_timeout=args.client_timeout,
     )
-    fixed_files = {
-        slots: fixed_clouds_yaml(
-            proxy.clouds_yaml,
-            'minicloud-admin-proxied',
-            slots,
-            os.path.join(run.proxy_state_dir(), f'clouds-fixed-{slots}.yaml'),
-        )
-        for kind, slots in args.modes
-        if kind == FIXED
-    }
     modes = args.modes
     try:
+        fixed_files = {
+            slots: fixed_clouds_yaml(
+                proxy.clouds_yaml,
+                'minicloud-admin-proxied',
+                slots,
+                os.path.join(
+                    run.proxy_state_dir(), f'clouds-fixed-{slots}.yaml'
+                ),
+            )
+            for kind, slots in modes
+            if kind == FIXED
+        }
         for rep in range(args.repeats):
             tag = f'sched-n{args.n}-r{rep}-{uuid.uuid4().hex[:4]}'
             run.log(f'{tag}: building {len(modes)} projects of {args.n}')
