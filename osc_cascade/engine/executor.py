@@ -42,7 +42,7 @@ import threading
 from typing import Any
 
 from osc_cascade.engine.errors import one_line
-from osc_cascade.engine.limiter import Limiter
+from osc_cascade.engine.limiter import INITIAL_LIMIT, Limiter
 from osc_cascade.engine.listing import UNLISTED, SharedListing
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.regions import Regions
@@ -287,11 +287,22 @@ class Executor:
 
         ready = [s for s, n in waiting.items() if n == 0]
         threads = self.parallel * THREADS_PER_SLOT
+
+        def room(service: tuple[str, str]) -> int:
+            """The threads the service's steps may hold: those of its
+            slots (of INITIAL_LIMIT slots at least: a service whose slots
+            shrank still has its asynchronous deletes waited for side by
+            side), but never the last slot's worth, so that steps waiting
+            for a saturated service leave threads to the others."""
+            slots = max(self.limiter.size(*service), INITIAL_LIMIT)
+            return min(
+                slots * THREADS_PER_SLOT,
+                max(THREADS_PER_SLOT, threads - THREADS_PER_SLOT),
+            )
+
         # ready steps wait here, per service, not in the pool's first-come
         # queue: one on a longer chain that becomes ready later still gets
-        # the next free thread first, and a service holds at most
-        # THREADS_PER_SLOT threads per slot it has, so that steps waiting
-        # for a saturated service leave threads to the others
+        # the next free thread first
         queues: dict[tuple[str, str], list[tuple[tuple[float, int], str]]]
         queues = {}
         busy: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -322,9 +333,7 @@ class Executor:
                     free = [
                         (q[0], service)
                         for service, q in queues.items()
-                        if q
-                        and busy[service]
-                        < self.limiter.size(*service) * THREADS_PER_SLOT
+                        if q and busy[service] < room(service)
                     ]
                     if not free:
                         break

@@ -25,6 +25,7 @@ from osc_cascade.engine import limiter
 from osc_cascade.engine.executor import Executor
 from osc_cascade.engine.limiter import AdaptiveLimit, Limiter
 from osc_cascade.engine.resource import delete
+from osc_cascade.kinds.base import GONE
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.kinds import KIND, FakeKind, http_error, make_plan, ref
 
@@ -323,3 +324,25 @@ def test_clouds_yaml_limits_are_repaired_for_openstacksdk(cloud):
     assert list(conn.compute.servers()) == []
     assert list(conn.network.networks()) == []
     limiter.repair_limits(object())  # no config: nothing to repair
+
+
+def test_a_service_with_few_slots_still_waits_for_its_deletes_together():
+    # one slot for the service, twenty asynchronous deletes that finish
+    # only once all twenty were asked: each waits for its own without a
+    # slot, side by side, not eight at a time (the threads of one slot)
+    class Slow(FakeKind):
+        def status(self, conn, ref_):
+            return 'deleting' if len(self.deleted()) < 20 else GONE
+
+    kind = Slow(synchronous=False)
+    steps = [delete(ref(f'r{i:02d}', project_id='')) for i in range(20)]
+    result = Executor(
+        Conn(concurrency={'test': 1}),
+        {KIND: kind},
+        parallel=4,
+        clock=FakeClock(),
+        # every thread's polls move the one fake clock: a long timeout
+        timeout=100000,
+    ).run(make_plan(steps))
+    assert result.ok
+    assert len(kind.deleted()) == 20
