@@ -103,6 +103,20 @@ class ResourceKind:
         cloud admin): then no call asks for every project's resources."""
         return bool(self.options.get('scoped'))
 
+    def detail_query(self, project_id: str | None) -> dict[str, Any]:
+        """The filter of an SDK detail list (Nova's servers, Cinder's
+        volumes, snapshots and backups): as admin, the project's among
+        every project's; through a token scoped to the project, none (the
+        service lists a non-admin the token's project's alone, and refuses
+        it all_projects, Cinder the project filter too)."""
+        if self.scoped:
+            return {'details': True}
+        return {
+            'details': True,
+            'all_projects': True,
+            'project_id': project_id,
+        }
+
     @property
     def unlisted(self) -> str:
         """Why discovery does not list this kind, or ''."""

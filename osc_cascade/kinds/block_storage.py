@@ -36,18 +36,6 @@ class _CinderKind(ResourceKind):
     service_type = 'block-storage'
     error_statuses = frozenset({'error_deleting'})
 
-    def query(self, project_id):
-        """The list's filter: as admin, the project's among every
-        project's; through a token scoped to the project, none (Cinder lists
-        a non-admin the token's project's alone, and refuses the filter)."""
-        if self.scoped:
-            return {'details': True}
-        return {
-            'details': True,
-            'all_projects': True,
-            'project_id': project_id,
-        }
-
     def owner_of(self, obj, project_id):
         """Whose it is: Cinder shows the owner to admins alone; a token
         scoped to the project is shown that project's alone (the proof)."""
@@ -70,7 +58,9 @@ class Volume(_CinderKind):
     heat_types = ('OS::Cinder::Volume',)
 
     def list(self, conn, project_id):
-        volumes = list(conn.block_storage.volumes(**self.query(project_id)))
+        volumes = list(
+            conn.block_storage.volumes(**self.detail_query(project_id))
+        )
         owners = server_owners(
             conn,
             project_id,
@@ -160,7 +150,9 @@ class Volume(_CinderKind):
         # cinder lists a volume, snapshot or backup until it is deleted
         return {
             v.id: v.status
-            for v in conn.block_storage.volumes(**self.query(project_id))
+            for v in conn.block_storage.volumes(
+                **self.detail_query(project_id)
+            )
         }
 
     def apply(self, conn, step):
@@ -225,7 +217,9 @@ class Snapshot(_CinderKind):
                     volume_id=s.volume_id,
                     status=s.status,
                 )
-                for s in conn.block_storage.snapshots(**self.query(project_id))
+                for s in conn.block_storage.snapshots(
+                    **self.detail_query(project_id)
+                )
             ),
             project_id,
         )
@@ -245,7 +239,9 @@ class Snapshot(_CinderKind):
     def list_statuses(self, conn, project_id):
         return {
             s.id: s.status
-            for s in conn.block_storage.snapshots(**self.query(project_id))
+            for s in conn.block_storage.snapshots(
+                **self.detail_query(project_id)
+            )
         }
 
 
@@ -266,7 +262,9 @@ class Backup(_CinderKind):
                     incremental=bool(b.is_incremental) or None,
                     taken_at=b.data_timestamp or b.created_at,
                 )
-                for b in conn.block_storage.backups(**self.query(project_id))
+                for b in conn.block_storage.backups(
+                    **self.detail_query(project_id)
+                )
             ),
             project_id,
         )
@@ -300,7 +298,9 @@ class Backup(_CinderKind):
     def list_statuses(self, conn, project_id):
         return {
             b.id: b.status
-            for b in conn.block_storage.backups(**self.query(project_id))
+            for b in conn.block_storage.backups(
+                **self.detail_query(project_id)
+            )
         }
 
 

@@ -59,22 +59,10 @@ class Server(ResourceKind):
                     locked=bool(s.is_locked) or None,
                     volumes=[v['id'] for v in (s.attached_volumes or [])],
                 )
-                for s in conn.compute.servers(**self.query(project_id))
+                for s in conn.compute.servers(**self.detail_query(project_id))
             ),
             project_id,
         )
-
-    def query(self, project_id):
-        """Every project's servers of the project, as admin; through a
-        token scoped to the project, its own (Nova refuses all_projects to
-        a non-admin, and lists it the token's project's alone)."""
-        if self.scoped:
-            return {'details': True}
-        return {
-            'details': True,
-            'all_projects': True,
-            'project_id': project_id,
-        }
 
     def delete(self, conn, ref):
         if ref.attrs.get('status') in self.unfinished_statuses:
@@ -94,7 +82,7 @@ class Server(ResourceKind):
         # nova lists a server until its delete has finished
         return {
             s.id: self._status(s)
-            for s in conn.compute.servers(**self.query(project_id))
+            for s in conn.compute.servers(**self.detail_query(project_id))
         }
 
     @staticmethod

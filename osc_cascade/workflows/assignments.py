@@ -80,14 +80,8 @@ def label(assignment: dict[str, Any]) -> str:
 def on_project(conn: Any, project_id: str) -> list[dict[str, Any]]:
     """The assignments on the project itself (not those it inherits from
     its domain or parents), as the record keeps them."""
-    body = request(
-        conn.identity,
-        'GET',
-        '/role_assignments',
-        params={'scope.project.id': project_id, 'include_names': 'true'},
-    ).json()
     out = []
-    for item in body.get('role_assignments') or []:
+    for item in _listed(conn, project_id, include_names='true'):
         scope = item.get('scope') or {}
         assignment = {
             'role_id': item['role']['id'],
@@ -106,17 +100,23 @@ def on_project(conn: Any, project_id: str) -> list[dict[str, Any]]:
 
 def effective_users(conn: Any, project_id: str) -> set[str]:
     """The users with any role on the project, however they have it."""
+    return {
+        item['user']['id']
+        for item in _listed(conn, project_id, effective='true')
+        if item.get('user')
+    }
+
+
+def _listed(conn: Any, project_id: str, **flags: str) -> list[dict]:
+    """Keystone's role assignments on the project (its list_limit does
+    not cut them: it applies to projects and domains)."""
     body = request(
         conn.identity,
         'GET',
         '/role_assignments',
-        params={'scope.project.id': project_id, 'effective': 'true'},
+        params={'scope.project.id': project_id, **flags},
     ).json()
-    return {
-        item['user']['id']
-        for item in body.get('role_assignments') or []
-        if item.get('user')
-    }
+    return list(body.get('role_assignments') or [])
 
 
 def has(conn: Any, project_id: str, assignment: dict[str, Any]) -> bool:
