@@ -41,10 +41,9 @@ What a freeze cannot cover (the plan's note, ``Drain.unfrozen``):
 * Swift's account quota middleware checks object PUTs only (and not those
   of a reseller admin): containers, and objects under a reseller's token,
   are not stopped;
-* Keystone unified limits: a service that enforces them (Nova, Glance)
-  ignores its own quota set. The drain notes registered limits and does
-  not freeze them (not implemented: the clouds this was written for do
-  not use them);
+* Glance has no quota set of its own: it limits a project only through
+  Keystone unified limits, which the drain freezes (a project limit of 0
+  for every registered limit) only where Keystone has them registered;
 * Designate's and Trove's quotas are not frozen, nor anything of a
   service without per-project quotas (Heat, Aodh, Mistral, ...);
 * Cinder's room between a delete and the lowering that follows it.
@@ -67,10 +66,7 @@ import json
 import threading
 from typing import Any
 
-from openstack import exceptions as sdk_exc
-
 from osc_cascade.api import keystone
-from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, Event
 from osc_cascade.engine.reconcile import parse_time
@@ -107,8 +103,8 @@ NEEDS = 'the drain needs the admin role'
 WHY_UNFROZEN = {
     'object-store': "Swift's account quota checks object PUTs only, not "
     "containers nor a reseller admin's PUTs",
-    'image': 'Glance limits a project only under Keystone unified limits, '
-    'which the drain does not freeze',
+    'image': 'Glance limits a project only through Keystone unified limits, '
+    'frozen only where Keystone has them registered',
     'dns': "Designate's quotas are not frozen",
     'database': "Trove's quotas are not frozen",
 }
@@ -208,15 +204,17 @@ class Drain:
             for region in self.regions.of_service(
                 api.service_type, self.regions.catalog
             ):
-                self._freeze(
-                    project_id,
-                    record,
-                    api,
-                    region,
-                    notes,
-                    disable=not disabled,
+                disabled = (
+                    self._freeze(
+                        project_id,
+                        record,
+                        api,
+                        region,
+                        notes,
+                        disable=not disabled,
+                    )
+                    or disabled
                 )
-                disabled = True
         self.complete(project_id, record, enabled=False)
         after = self._call(
             f'reading project {project_id}',
@@ -227,7 +225,6 @@ class Drain:
                 f'Project {project_id} is still enabled after the drain '
                 'disabled it; nothing was deleted.'
             )
-        notes.extend(self.unified_limits())
         return record, notes
 
     def begin(self, project_id: str) -> dict[str, Any]:
@@ -283,7 +280,9 @@ class Drain:
         notes: list[str],
         *,
         disable: bool,
-    ) -> None:
+    ) -> bool:
+        """Freeze one service's quotas in one region; whether the intent
+        (with the disable, if asked) was written."""
         conn = self.regions.connection(region)
         where = f'{api.service_type}' + (f' in {region}' if region else '')
         entries = record['quotas'].setdefault(region, {})
@@ -305,7 +304,9 @@ class Drain:
             if not entry:
                 entries.pop(api.service_type, None)
             notes.append(f'quotas of {where} not frozen: {exc}')
-            return
+            return False
+        if not frozen and not entry:
+            return False  # nothing to freeze (no registered unified limits)
         entries[api.service_type] = entry = {
             'before': before,
             'frozen': frozen,
@@ -327,7 +328,7 @@ class Drain:
         except CascadeError as exc:
             entry['state'] = FAILED
             notes.append(f'quotas of {where} not frozen: {exc}')
-            return
+            return True
         missed = {
             k: now.get(k) for k, v in sorted(frozen.items()) if now.get(k) != v
         }
@@ -339,6 +340,7 @@ class Drain:
                 + ', '.join(f'{k} is {v}' for k, v in missed.items())
                 + ' (the verification rounds catch what is created)'
             )
+        return True
 
     def lower(
         self,
@@ -394,24 +396,6 @@ class Drain:
             + ': what a token that a service validated before the drain '
             'creates there is deleted by the verification rounds while the '
             'cascade runs, and once the project is gone only by --settle'
-        ]
-
-    def unified_limits(self) -> list[str]:
-        """A note when Keystone has registered limits (unified limits):
-        the drain does not freeze them."""
-        try:
-            found = request(
-                self.conn.identity, 'GET', '/registered_limits'
-            ).json()
-        except sdk_exc.HttpException:  # no API (404), or not shown to us
-            return []
-        limits = found.get('registered_limits') or []
-        if not limits:
-            return []
-        return [
-            f'Keystone has {len(limits)} registered limit(s) (unified '
-            'limits): a service that enforces them ignores its quota set, '
-            'and the drain does not freeze them'
         ]
 
     # -- the way back ------------------------------------------------------

@@ -123,8 +123,9 @@ def test_each_change_is_recorded_before_it_is_made(cloud, project):
         for m, p in cloud.changes
     ]
     writes = [i for i, c in enumerate(changes) if c[1] == 'service']
-    # one a service (Cinder had no own row: its PUT makes one)
-    assert len(writes) == len(quota.QUOTA_APIS)
+    # one a service (Cinder had no own row: its PUT makes one), but
+    # Keystone, which has no registered unified limits here
+    assert len(writes) == len(quota.QUOTA_APIS) - 1
     for i in writes:
         assert changes[i - 1] == ('PATCH', 'keystone')  # the intent
     assert changes[-1] == ('PATCH', 'keystone')  # the stage: drained
@@ -304,24 +305,72 @@ def test_a_failed_release_names_the_orphan_search(cloud, project):
     assert cloud.quota_of('nova', project)['instances'] == 0
 
 
-def test_registered_unified_limits_are_a_note(cloud, project):
-    cloud.mocker.get(
-        AUTH_URL + '/registered_limits',
-        json={'registered_limits': [{'resource_name': 'servers'}]},
+def unified_limits(cloud, pid):
+    """Two registered limits, and the project's own limit of one."""
+    cloud.add(
+        'registered_limits',
+        service_id='nova',
+        region_id=REGION,
+        resource_name='servers',
+        default_limit=10,
     )
-    _record, notes = drainer(cloud).drain(project)
-    assert notes == [
-        'Keystone has 1 registered limit(s) (unified limits): a service '
-        'that enforces them ignores its quota set, and the drain does not '
-        'freeze them'
-    ]
+    cloud.add(
+        'registered_limits',
+        service_id='glance',
+        resource_name='image_count_total',
+        default_limit=100,
+    )
+    cloud.add(
+        'limits',
+        service_id='nova',
+        region_id=REGION,
+        project_id=pid,
+        resource_name='servers',
+        resource_limit=20,
+    )
 
 
-def test_no_registered_limits_no_note(cloud, project):
-    cloud.mocker.get(
-        AUTH_URL + '/registered_limits', json={'registered_limits': []}
-    )
-    assert drainer(cloud).unified_limits() == []
+def project_limits(cloud, pid):
+    return {
+        f'{x["service_id"]}:{x.get("region_id") or ""}:'
+        f'{x["resource_name"]}': x['resource_limit']
+        for x in cloud.all('limits')
+        if x['project_id'] == pid
+    }
+
+
+def test_unified_limits_are_frozen_and_restored(cloud, project):
+    unified_limits(cloud, project)
+    d = drainer(cloud)
+    record, notes = d.drain(project)
+    assert notes == []
+    entry = record['quotas'][REGION]['identity']
+    assert entry['before'] == {f'nova:{REGION}:servers': 20}
+    assert entry['state'] == drain.FROZEN
+    # the project's own limit lowered, one for the other registered made
+    assert project_limits(cloud, project) == {
+        f'nova:{REGION}:servers': 0,
+        'glance::image_count_total': 0,
+    }
+    assert d.restore(project) == []
+    assert project_limits(cloud, project) == {f'nova:{REGION}:servers': 20}
+
+
+def test_unified_limits_are_released_with_the_other_quotas(cloud, project):
+    unified_limits(cloud, project)
+    d = drainer(cloud)
+    record, _ = d.drain(project)
+    assert d.release_quotas(project, record) == []
+    assert project_limits(cloud, project) == {}
+
+
+def test_a_keystone_without_unified_limits_has_nothing_to_freeze(
+    cloud, project
+):
+    cloud.mocker.get(AUTH_URL + '/registered_limits', status_code=404)
+    record, notes = drainer(cloud).drain(project)
+    assert notes == []
+    assert 'identity' not in record['quotas'][REGION]
 
 
 def test_a_record_that_is_not_json_is_refused(cloud, project):
@@ -525,7 +574,8 @@ def test_the_plan_says_what_the_freeze_cannot_cover(cloud):
     )
     assert note == [
         'the drain freezes no quota of image (Glance limits a project only '
-        'under Keystone unified limits, which the drain does not freeze), '
+        'through Keystone unified limits, frozen only where Keystone has '
+        'them registered), '
         "object-store (Swift's account quota checks object PUTs only, not "
         "containers nor a reseller admin's PUTs): what a token that a "
         'service validated before the drain creates there is deleted by the '

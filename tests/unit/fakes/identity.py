@@ -13,7 +13,8 @@
 """Keystone: the admin's token and catalog, projects and their hierarchy,
 domains, role assignments and application credentials.
 
-Like Keystone, a list is cut at a ``list_limit`` (per collection, in
+Unified limits: registered limits (``registered_limits``) and a project's
+own limits (``limits``). Like Keystone, a list is cut at a ``list_limit`` (per collection, in
 ``list_limits``: none by default) and then says ``"truncated": true``, also
 when it holds exactly the limit (Keystone's SQL driver cannot tell); the
 collections in ``pages`` are paged as a newer Keystone pages them. A test
@@ -296,4 +297,28 @@ class Identity:
                 if c['user_id'] == user
             ]
             return self._listing('application_credentials', items)
+        if path == '/registered_limits':
+            return self._listing(
+                'registered_limits', self.all('registered_limits')
+            )
+        if path == '/limits' and method == 'POST':
+            made = [self.add('limits', **dict(x)) for x in body['limits']]
+            return 201, {'limits': made}
+        if path == '/limits':
+            items = [
+                x
+                for x in self.all('limits')
+                if matches(x, query, {'project_id'})
+            ]
+            return self._listing('limits', items, query)
+        m = re.fullmatch(r'/limits/([^/]+)', path)
+        if m:
+            limit = self.get('limits', m.group(1))
+            if limit is None:
+                return 404, {'error': {'code': 404, 'message': 'no limit'}}
+            if method == 'DELETE':
+                self._remove('limits', limit['id'])
+                return 204, None
+            limit.update(body['limit'])
+            return 200, {'limit': limit}
         return 404, {'error': {'code': 404, 'message': 'no route ' + path}}
