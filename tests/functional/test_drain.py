@@ -461,8 +461,17 @@ def test_the_settle_deletes_what_a_cached_token_made_after_the_delete(
     """Glance has no per-project quota to freeze (no unified limits on
     the minicloud): a token it cached before the drain still creates an
     image after the project is gone, which the settle deletes. Neutron's
-    quotas stay frozen through the settle: a network is refused."""
+    quotas stay frozen through the settle: a network is refused. Cinder's,
+    frozen at the usage of the project's volume, followed its delete down
+    to 0."""
     project = make_project(admin, unique('drain-settle'))
+    conn = scoped(admin, project)
+    volume = conn.block_storage.create_volume(name='data', size=1)
+    wait_for(
+        lambda: conn.block_storage.get_volume(volume.id).status == 'available',
+        timeout=120,
+        what='volume',
+    )
     member = Member(admin, project)
     log = Timeline(f'The settle, project {project.id}:')
     images = endpoint(admin, 'image', '/v2') + '/images'
@@ -500,6 +509,15 @@ def test_the_settle_deletes_what_a_cached_token_made_after_the_delete(
         )
         log('project deleted (the cascade settles)')
         assert proc.poll() is None, 'the cascade ended before its settle'
+        cinder = quotas(admin, 'block-storage', project.id)
+        log(
+            "Cinder's quotas of the deleted project during the settle: "
+            f"volumes={cinder['volumes']} gigabytes={cinder['gigabytes']} "
+            "(the drain froze them at the usage of its 1 GB volume)"
+        )
+        assert {
+            v for k, v in cinder.items() if k != 'per_volume_gigabytes'
+        } == {0}, cinder
         status, message, image = call(
             'POST', images, token, {'name': 'after-delete'}
         )
