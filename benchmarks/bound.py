@@ -114,6 +114,8 @@ def bounds(
         'ready_delay_max': round(max(delays), 3) if delays else 0.0,
         # of the steps' own time, how long they waited for an API slot
         'queued_total': round(sum(queued), 3),
+        # ... per service (the kind's prefix: the slots are per service)
+        'queued_by_service': queued_by_service(results),
         'queued_max': round(max(queued, default=0.0), 3),
         'critical_path': round(length, 3),
         'critical_steps': len(path),
@@ -125,6 +127,18 @@ def bounds(
         # the last end: the executor's own share of the wall time
         'executed_span': round(span, 3),
     }
+
+
+def queued_by_service(
+    results: Iterable[Mapping[str, Any]],
+) -> dict[str, float]:
+    """Seconds the steps waited for API slots, summed per service (the
+    prefix of the step's kind, as ``compute`` of ``compute.server``)."""
+    out: dict[str, float] = {}
+    for r in results:
+        service = str(r.get('kind', '')).split('.')[0]
+        out[service] = out.get(service, 0.0) + float(r.get('queued') or 0.0)
+    return {k: round(v, 3) for k, v in sorted(out.items())}
 
 
 def ready_delays(

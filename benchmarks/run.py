@@ -355,6 +355,7 @@ def measure(
                 'ready_delay_mean': b['ready_delay_mean'],
                 'ready_delay_max': b['ready_delay_max'],
                 'queued_total': b['queued_total'],
+                'queued_by_service': b['queued_by_service'],
                 'phases': rep['phases'],
                 'rounds': len(rep['rounds']),
                 'attempts': sum(

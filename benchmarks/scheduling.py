@@ -42,7 +42,7 @@ import time
 from typing import Any
 import uuid
 
-from benchmarks import generate, run
+from benchmarks import bound, generate, run
 
 FIXED = 'fixed'
 ADAPTIVE = 'adaptive'
@@ -63,6 +63,12 @@ def parse_modes(text: str) -> list[tuple[str, int]]:
 
 def label(mode: tuple[str, int]) -> str:
     return f'{mode[0]}:{mode[1]}'
+
+
+def order_key(mode: str) -> tuple[bool, int]:
+    """Fixed before adaptive, then by --parallel."""
+    kind, _, parallel = mode.partition(':')
+    return (kind == ADAPTIVE, int(parallel))
 
 
 def fixed_clouds_yaml(proxied: str, cloud: str, slots: int, out: str) -> str:
@@ -180,7 +186,7 @@ def summarize(records: list[dict]) -> list[dict]:
         for mode, row in record['modes'].items():
             per.setdefault(mode, []).append(row)
     out = []
-    for mode, rows in per.items():
+    for mode, rows in sorted(per.items(), key=lambda kv: order_key(kv[0])):
         walls = [r['wall'] for r in rows]
         spans = [r['executed_span'] for r in rows if 'executed_span' in r]
         ratios = [
@@ -219,6 +225,50 @@ def summarize(records: list[dict]) -> list[dict]:
     return out
 
 
+def queued_by_service(records: list[dict], raw: str) -> dict[str, dict]:
+    """Per mode and service, the median of the seconds the steps waited
+    for its API slots (from the cascade's reports in ``raw``)."""
+    per: dict[str, dict[str, list[float]]] = {}
+    for record in records:
+        for mode, row in record['modes'].items():
+            kind, _, parallel = mode.partition(':')
+            path = os.path.join(
+                raw, f'{record["tag"]}-{kind}{parallel}-cascade-report.json'
+            )
+            waits = row.get('queued_by_service')
+            if waits is None and os.path.exists(path):
+                with open(path) as f:
+                    rep = json.load(f)
+                waits = bound.queued_by_service(
+                    rep['rounds'][0] if rep['rounds'] else []
+                )
+            for service, seconds in (waits or {}).items():
+                per.setdefault(mode, {}).setdefault(service, []).append(
+                    seconds
+                )
+    return {
+        mode: {s: statistics.median(v) for s, v in sorted(services.items())}
+        for mode, services in sorted(
+            per.items(), key=lambda kv: order_key(kv[0])
+        )
+    }
+
+
+def queued_markdown(queued: dict[str, dict]) -> str:
+    services = sorted({s for waits in queued.values() for s in waits})
+    lines = [
+        '| mode | ' + ' | '.join(services) + ' |',
+        '|' + '---|' * (len(services) + 1),
+    ]
+    for mode, waits in queued.items():
+        lines.append(
+            f'| {mode} | '
+            + ' | '.join(f'{waits.get(s, 0.0):.1f}' for s in services)
+            + ' |'
+        )
+    return '\n'.join(lines) + '\n'
+
+
 def markdown(summary: list[dict]) -> str:
     lines = [
         '| mode | runs | wall s (median, min-max) | requests | attempts '
@@ -251,7 +301,14 @@ def markdown(summary: list[dict]) -> str:
 
 
 def report(records: list[dict], outdir: str) -> str:
-    text = markdown(summarize(records))
+    text = (
+        markdown(summarize(records))
+        + '\nSeconds the steps waited for API slots, summed per run, per '
+        'service (medians):\n\n'
+        + queued_markdown(
+            queued_by_service(records, os.path.join(outdir, 'raw'))
+        )
+    )
     with open(os.path.join(outdir, 'scheduling.md'), 'w') as f:
         f.write(text)
     return text

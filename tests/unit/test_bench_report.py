@@ -135,6 +135,17 @@ def test_time_waiting_for_a_slot_is_not_the_clouds():
     assert b['executed_span'] == 6.0  # the wall time of the run still
 
 
+def test_slot_waits_are_summed_per_service():
+    plan = {'steps': [{'id': s} for s in 'abc'], 'edges': []}
+    results = [
+        {'id': 'a', 'kind': 'compute.server', 'seconds': 5, 'queued': 3},
+        {'id': 'b', 'kind': 'compute.keypair', 'seconds': 2, 'queued': 1},
+        {'id': 'c', 'kind': 'network.port', 'seconds': 1, 'queued': 0.5},
+    ]
+    b = bound.bounds(plan, results, parallel=1)
+    assert b['queued_by_service'] == {'compute': 4.0, 'network': 0.5}
+
+
 def test_ready_delays():
     results = [
         {'id': 'a', 'seconds': 2.0, 'started': 10.0},
