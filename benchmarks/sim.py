@@ -16,6 +16,8 @@ cleanup`` on the simulated cloud (benchmarks.simcloud).
     python -m benchmarks.sim --sweep 1000,10000 --repeats 3
     python -m benchmarks.sim --sweep 100000 --repeats 1 --tools cascade \
         --append
+    python -m benchmarks.sim --sweep 100000 --repeats 1 \
+        --tools cascade-dry-run --append
     python -m benchmarks.sim --sweep 1000 --delete-scale 10 --append
     python -m benchmarks.sim --report-only
 
@@ -53,6 +55,8 @@ from benchmarks import bound, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLEANUP, CASCADE = run.CLEANUP, run.CASCADE
+#: the cascade's --dry-run: how long discovery and planning take
+DRY_RUN = 'cascade-dry-run'
 RESULTS = 'sim-results.json'
 
 
@@ -147,12 +151,14 @@ def run_measured(cmd, env, logfile, limit):
 def measure(sim, tool, project, twin, *, args, raw, tag):
     report = os.path.join(raw, f'{tag}-{tool}-report.json')
     cmd = run.tool_command(
-        tool,
+        CASCADE if tool == DRY_RUN else tool,
         project['id'],
         cloud='sim-admin',
         parallel=args.parallel,
-        report=report,
+        report=None if tool == DRY_RUN else report,
     )
+    if tool == DRY_RUN:  # discovery and planning alone
+        cmd.insert(-1, '--dry-run')
     env = dict(os.environ, OS_CLIENT_CONFIG_FILE=sim.state['clouds_yaml'])
     twin_before = sim.call('GET', f'/owned?project={twin["id"]}')
     sim.call('GET', '/stats?reset=1')
@@ -174,6 +180,7 @@ def measure(sim, tool, project, twin, *, args, raw, tag):
         'requests': stats['requests'],
         'by_method': stats['by_method'],
         'by_service': stats['by_service'],
+        'routes': stats['routes'],
         'statuses': stats['statuses'],
         'sim': {
             k: stats[k]
@@ -251,7 +258,7 @@ def one_repeat(sim, n, scale, rep, args, raw, tag):
     made = sim.call('POST', '/seed', {'n': n, 'twins': 2, 'prefix': tag})
     for p in made:
         p['before'] = sim.call('GET', f'/owned?project={p["id"]}')
-    tools = [t for t in (CLEANUP, CASCADE) if t in args.tools]
+    tools = [t for t in (CLEANUP, CASCADE, DRY_RUN) if t in args.tools]
     order = tools if rep % 2 == 0 else tools[::-1]
     result = {
         'n': n,
@@ -453,7 +460,10 @@ def main(argv: list[str] | None = None) -> int:
         'sensitivity run: 10)',
     )
     parser.add_argument(
-        '--tools', default=[CLEANUP, CASCADE], type=lambda s: s.split(',')
+        '--tools',
+        default=[CLEANUP, CASCADE],
+        type=lambda s: s.split(','),
+        help=f'of {CLEANUP}, {CASCADE} and {DRY_RUN} (default: the first two)',
     )
     parser.add_argument('--latency-ms', type=float, default=50.0)
     parser.add_argument(
