@@ -341,6 +341,21 @@ def delete_plainly(project_id: str) -> float:
     return time.monotonic()
 
 
+def purged_after_delete(admin, reaper, project_id, region_two) -> float:
+    """`openstack project delete`; the seconds until nothing of the
+    project is left (the reaper saying it purged it)."""
+    deleted_at = delete_plainly(project_id)
+    wait_for(
+        lambda: not left(admin, project_id, region_two),
+        timeout=CLEAN_WITHIN,
+        interval=1,
+        what=f'the purge of {project_id}',
+    )
+    took = time.monotonic() - deleted_at
+    reaper.wait_log(rf'project {project_id}: purged: ')
+    return took
+
+
 def test_reaper_purges_a_plainly_deleted_project_once(admin, bus, reapers):
     region_two = 'RegionTwo' in regions(admin)
     project = project_with_resources(admin, unique('reaped'), region_two)
@@ -361,15 +376,7 @@ def test_reaper_purges_a_plainly_deleted_project_once(admin, bus, reapers):
     capture = Capture(bus)
     try:
         reaper = reapers()
-        deleted_at = delete_plainly(project.id)
-        wait_for(
-            lambda: not left(admin, project.id, region_two),
-            timeout=CLEAN_WITHIN,
-            interval=1,
-            what=f'the purge of {project.id}',
-        )
-        took = time.monotonic() - deleted_at
-        reaper.wait_log(rf'project {project.id}: purged: ')
+        took = purged_after_delete(admin, reaper, project.id, region_two)
         print(
             f'\nproject {project.id}: {len(before)} resources gone '
             f'{took:.1f}s after `openstack project delete` returned '
@@ -518,15 +525,7 @@ def test_reaper_reconnects_after_rabbitmq_restarts(admin, bus, reapers):
         'AMQP server' in x and 'unreachable' in x for x in reaper.lines()
     )
 
-    deleted_at = delete_plainly(project.id)
-    wait_for(
-        lambda: not left(admin, project.id, region_two),
-        timeout=CLEAN_WITHIN,
-        interval=1,
-        what=f'the purge of {project.id} after the restart',
-    )
-    took = time.monotonic() - deleted_at
-    reaper.wait_log(rf'project {project.id}: purged: ')
+    took = purged_after_delete(admin, reaper, project.id, region_two)
     print(
         f'project {project.id}: {len(before)} resources gone {took:.1f}s '
         f'after `openstack project delete` returned'
