@@ -27,6 +27,7 @@ from .cloud import (
     SERVICES,
     all_units,
     find_units,
+    modules_for,
     remembered_services,
     resolve_services,
     units_for,
@@ -49,6 +50,7 @@ from .paths import (
     TRANSPORT_URL,
     VENV,
 )
+from .services import infra
 from .state import load_state, update_state
 from .tasks import Tasks
 from .units import start_unit, stop_units
@@ -215,7 +217,15 @@ def cmd_restart(args):
     """Stop, then start: what a broker or service restart does to its
     clients (the reaper's functional test restarts rabbitmq)."""
     cmd_stop(args)
-    return cmd_start(args)
+    code = cmd_start(args)
+    if any(u.name == 'rabbitmq' for u in find_units(args.unit)):
+        # the RPC servers reconnect on their own; a cast before they do is
+        # lost (the next test's boot would stay in BUILD)
+        services = remembered_services(load_state())
+        queues = [q for m in modules_for(services) for q in m.RPC_QUEUES]
+        if queues:
+            infra.wait_rabbit_consumers(queues)
+    return code
 
 
 def cmd_env(args):
