@@ -17,9 +17,11 @@ where they go in state.json's ``notifications``).
 The reaper runs as a subprocess, as its console script would, with a
 listener pool of its own for each run (its queue is deleted at the end,
 and a RabbitMQ policy of the minicloud drops one left over). Note: while
-it runs (about a minute), it purges what ANY project deleted on the cloud
-left after 5 s; do not run it beside tests that expect orphans to stay
-(tests/functional/test_orphans.py) on the same cloud.
+it runs (3 to 6 minutes), it purges what ANY project deleted on the cloud
+left after 5 s, and one test restarts the cloud's RabbitMQ (through
+tools/minicloud, which waits until every RPC server consumes again); do
+not run it beside other tests on the same cloud, above all those that
+expect orphans to stay (tests/functional/test_orphans.py).
 """
 
 from __future__ import annotations
