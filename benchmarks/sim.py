@@ -309,6 +309,7 @@ def summarize(runs: list[dict]) -> list[dict]:
             'client_peak_rss_mib': max(r['client_peak_rss_mib'] for r in rows),
             'before': med(r['before'] for r in rows),
             'left': max(r['left'] for r in rows),
+            'failed': sum(r['exit_code'] not in (0, -1) for r in rows),
             'twin_intact': all(r['twin_intact'] for r in rows),
             'sim_cpu_s': med(r['sim']['process_cpu_s'] for r in rows),
             'sim_ms_per_request': med(
@@ -323,7 +324,11 @@ def summarize(runs: list[dict]) -> list[dict]:
             s['bound'] = med(r['bound'] for r in rows)
             s['ratio'] = med(r['wall'] / r['bound'] for r in rows)
             s['plan_s'] = med(r['discovery_and_plan_s'] for r in rows)
-            s['steps'] = med(r['steps'] for r in rows)
+            # all of the client's CPU over the steps: a bound on the
+            # executor's own share per step
+            s['cpu_ms_per_step'] = med(
+                1000 * r['client_cpu_s'] / r['steps'] for r in rows
+            )
         out.append(s)
     return out
 
@@ -331,7 +336,8 @@ def summarize(runs: list[dict]) -> list[dict]:
 def markdown(summary: list[dict]) -> str:
     lines = [
         '| delete durations | N | tool | repeats | wall s (median, min-max) '
-        '| requests | client CPU s | client peak RSS MiB | discovery and '
+        '| requests | client CPU s (ms per step) | client peak RSS MiB | '
+        'discovery and '
         'plan s | critical path s | wall / bound | left behind | twin '
         'intact | simulator CPU s (ms per request, workers busy at most) '
         '| speed-up vs cleanup |',
@@ -350,12 +356,20 @@ def markdown(summary: list[dict]) -> str:
                 speedup = f'more than {ratio:.1f}x (cleanup at its limit)'
             else:
                 speedup = f'{ratio:.1f}x'
+            if cleanup['failed']:
+                speedup += f'; cleanup failed {cleanup["failed"]} time(s)'
             if cleanup['left']:
                 speedup += f'; cleanup left {cleanup["left"]:.0f}'
         lines.append(
             f'| x{s["delete_scale"]:g} | {s["n"]} | {s["tool"]} | '
             f'{s["repeats"]} | {wall} | {s["requests"]:.0f} | '
-            f'{s["client_cpu_s"]:.1f} | {s["client_peak_rss_mib"]:.0f} | '
+            f'{s["client_cpu_s"]:.1f}'
+            + (
+                f' ({s["cpu_ms_per_step"]:.1f})'
+                if 'cpu_ms_per_step' in s
+                else ''
+            )
+            + f' | {s["client_peak_rss_mib"]:.0f} | '
             + (f'{s["plan_s"]:.1f}' if 'plan_s' in s else '')
             + ' | '
             + (f'{s["bound"]:.1f}' if 'bound' in s else '')

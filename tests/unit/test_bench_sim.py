@@ -202,10 +202,12 @@ def test_run_measured_stops_a_tool_at_its_limit(tmp_path):
 
 
 def row(tool, wall, **extra):
+    hit_limit = extra.pop('hit_limit', False)
     return {
         'tool': tool,
         'wall': wall,
-        'hit_limit': extra.pop('hit_limit', False),
+        'exit_code': extra.pop('exit_code', -1 if hit_limit else 0),
+        'hit_limit': hit_limit,
         'limit': 600,
         'requests': 10,
         'client_cpu_s': 1.0,
@@ -243,3 +245,25 @@ def test_a_cleanup_at_its_limit_is_more_than_limit_over_cascade():
         cascade_line
     )
     assert '| 1.22 |' in cascade_line  # wall / bound, the median
+    assert '| 1.0 (20.0) |' in cascade_line  # client CPU s (ms per step)
+
+
+def test_a_cleanup_that_fails_is_said_to_have_failed():
+    runs = [
+        {
+            'n': 10000,
+            'delete_scale': 1.0,
+            'tools': {
+                'cleanup': row('cleanup', 500.0, exit_code=1, left=9000),
+                'cascade': row(
+                    'cascade',
+                    100.0,
+                    bound=50.0,
+                    discovery_and_plan_s=9.0,
+                    steps=1000,
+                ),
+            },
+        }
+    ]
+    table = sim.markdown(sim.summarize(runs))
+    assert '| 5.0x; cleanup failed 1 time(s); cleanup left 9000 |' in table
