@@ -141,6 +141,9 @@ class ScopedDrain(drain_mod.Drain):
     (recorded first), no quota frozen, the project left enabled until it is
     deleted (``ScopedCascade.disable_last``)."""
 
+    def unfrozen(self, service_types: Any) -> list[str]:
+        return []  # no quota is frozen: STAYS_OPEN says so, once
+
     def drain(self, project_id: str) -> tuple[dict[str, Any], list[str]]:
         record = self.begin(project_id)
         record['scoped'] = True

@@ -143,6 +143,49 @@ def test_a_failed_run_takes_its_role_back_and_the_restore_puts_the_others_back(
     assert record_of(cloud, pid) is None
 
 
+def test_the_drain_takes_groups_and_inherited_roles_and_names_what_stays(
+    cloud, world
+):
+    pid = world['pid']
+    project = cloud.get('projects', pid)
+    cloud.assign({'id': 'g-team', 'group': True}, 'reader', project=project)
+    heir = cloud.add_user('heir', DOMAIN)
+    cloud.assign(heir, 'member', project=project, inherited=True)
+    boss = cloud.add_user('boss', DOMAIN)
+    cloud.assign(boss, 'admin', project=project)
+    before = sorted(
+        json.dumps(a, sort_keys=True)
+        for a in assignments.on_project(cloud.connection(), pid)
+    )
+    wf = workflow(as_manager(cloud, world))
+    targets = wf.resolve([pid])
+    wf.plan(targets)
+
+    wf.drain(targets)
+
+    removed = record_of(cloud, pid)[assignments.ASSIGNMENTS]
+    assert sorted(assignments.label(a) for a in removed) == sorted(
+        [
+            f'user {world["alice"]["id"]}: member',
+            f'user {heir["id"]}: member, inherited by the subtree',
+            'group g-team: reader',
+        ]
+    )
+    # a domain manager may not revoke admin: it stays, and a note says so
+    assert cloud.roles_of(boss['id'], project_id=pid) == ['admin']
+    stays = [n for n in wf.notes if 'may not remove' in n]
+    assert len(stays) == 1
+    assert f'user {boss["id"]}: admin' in stays[0]
+
+    wf.release()
+    assert wf.drainer.restore(pid) == []
+    after = sorted(
+        json.dumps(a, sort_keys=True)
+        for a in assignments.on_project(cloud.connection(), pid)
+    )
+    assert after == before
+
+
 def test_a_role_left_by_a_killed_run_is_taken_back_by_the_restore(
     cloud, world
 ):

@@ -16,10 +16,12 @@
 Keystone issues each password login a token of its own scope: a domain
 (with the user's roles on it: a domain manager's ``manager``) or a project
 (with the user's roles on the project, from ``role_assignments``); the
-grants (PUT, HEAD, DELETE of ``/projects/{p}/users/{u}/roles/{r}``) and
-``/users/{u}/projects`` are answered, and a domain-scoped token reads the
-projects of its domain alone (403 otherwise, as Keystone's policy does,
-also for a project that does not exist).
+grants of users and groups on a project, inherited by its subtree or not
+(PUT, HEAD, DELETE of ``[/OS-INHERIT]/projects/{p}/{users|groups}/{id}/
+roles/{r}[/inherited_to_projects]``), and ``/users/{u}/projects`` are
+answered. As Keystone's policy has it, a domain-scoped token reads the
+projects of its domain alone (403 otherwise, also for a project that does
+not exist) and grants or revokes manager, member and reader alone.
 
 Nova and Cinder see a non-admin project token as they do: Nova refuses
 ``all_tenants`` (403), lists the token's project's servers alone and
@@ -63,17 +65,20 @@ class ScopedTokens:
             'users', id=new_id('u'), name=name, domain_id=domain_id
         )
 
-    def assign(self, user, role, *, project=None, domain=None):
-        """A role on a project, or on a domain (kept apart: the project
-        listings of the core fake know project scopes alone)."""
-        scope = (
-            {'project': {'id': project['id']}}
-            if project
-            else {'domain': {'id': domain}}
-        )
+    def assign(self, who, role, *, project=None, domain=None, inherited=False):
+        """A role of a user (or a group: a dict with ``group``) on a
+        project, or on a domain (kept apart: the project listings of the
+        core fake know project scopes alone)."""
+        if project:
+            scope = {'project': {'id': project['id']}}
+            if inherited:
+                scope['OS-INHERIT:inherited_to'] = 'projects'
+        else:
+            scope = {'domain': {'id': domain}}
+        kind = 'group' if who.get('group') else 'user'
         return self.add(
             'role_assignments' if project else 'domain_role_assignments',
-            user={'id': user['id']},
+            **{kind: {'id': who['id']}},
             role={'id': f'role-{role}', 'name': role},
             scope=scope,
         )
@@ -170,10 +175,23 @@ class ScopedTokens:
     def _identity(self, method, path, query, body):
         caller = self._caller()
         m = re.fullmatch(
-            r'/projects/([^/]+)/users/([^/]+)/roles/([^/]+)', path
+            r'(/OS-INHERIT)?/projects/([^/]+)/(users|groups)/([^/]+)'
+            r'/roles/([^/]+)(?:/inherited_to_projects)?',
+            path,
         )
         if m:
-            return self._grant(method, *m.groups())
+            inherited, project_id, kind, actor, role_id = m.groups()
+            role = self.get('roles', role_id)
+            if (
+                caller
+                and caller['domain_id']
+                and role['name'] not in ('manager', 'member', 'reader')
+            ):
+                # a domain manager grants and revokes these alone
+                return _forbidden('identity:revoke_grant')
+            return self._grant(
+                method, project_id, kind[:-1], actor, role, bool(inherited)
+            )
         m = re.fullmatch(r'/users/([^/]+)/projects', path)
         if m:
             mine = {
@@ -208,24 +226,29 @@ class ScopedTokens:
                 return _forbidden('identity:get_project')
         return super()._identity(method, path, query, body)
 
-    def _grant(self, method, project_id, user_id, role_id):
-        found = [
-            a
-            for a in self.all('role_assignments')
-            if (a.get('user') or {}).get('id') == user_id
-            and a['scope'].get('project', {}).get('id') == project_id
-            and a['role']['id'] == role_id
-        ]
+    def _grant(self, method, project_id, kind, actor, role, inherited):
+        def same(a):
+            scope = a['scope']
+            return (
+                (a.get(kind) or {}).get('id') == actor
+                and scope.get('project', {}).get('id') == project_id
+                and a['role']['id'] == role['id']
+                and bool(scope.get('OS-INHERIT:inherited_to')) == inherited
+            )
+
+        found = [a for a in self.all('role_assignments') if same(a)]
         if method == 'HEAD':
             return (204 if found else 404), None
         if method == 'PUT':
             if not found:
-                role = self.get('roles', role_id)
+                scope = {'project': {'id': project_id}}
+                if inherited:
+                    scope['OS-INHERIT:inherited_to'] = 'projects'
                 self.add(
                     'role_assignments',
-                    user={'id': user_id},
-                    role={'id': role_id, 'name': role['name']},
-                    scope={'project': {'id': project_id}},
+                    **{kind: {'id': actor}},
+                    role={'id': role['id'], 'name': role['name']},
+                    scope=scope,
                 )
             return 204, None
         if not found:
