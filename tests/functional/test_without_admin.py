@@ -206,6 +206,20 @@ def test_a_domain_manager_cascades_a_project_of_its_domain(
         s.id for s in admin.compute.servers(all_projects=True)
     }
 
+    # what the plan kept (the default groups Neutron lets admins alone
+    # delete) an admin's orphan search finds, and purges
+    orphans = run_openstack(
+        'orphan', 'list', '--project', project.id, '-f', 'json', '--exit-code'
+    )
+    assert orphans.code == 3, orphans.stdout + orphans.stderr
+    assert (
+        sorted((o['Kind'], o['Name']) for o in orphans.json())
+        == [('network.security_group', 'default')] * 2
+    )  # one in each region
+    purged = run_openstack('orphan', 'purge', '--project', project.id, '--yes')
+    assert purged.code == 0, purged.stdout + purged.stderr
+    assert topology.owned(admin, project.id) == set()
+
 
 def test_a_member_empties_its_own_project_and_keeps_it(admin, manager, domain):
     project = domain_project(manager, domain, 'keep')
