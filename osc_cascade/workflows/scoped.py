@@ -98,7 +98,6 @@ class Caller:
     """Who runs the cascade, as the token says."""
 
     user_id: str
-    user_domain_id: str
     roles: frozenset[str]
     project_id: str = ''
     project_name: str = ''
@@ -109,7 +108,6 @@ class Caller:
         access = conn.session.auth.get_access(conn.session)
         return cls(
             user_id=access.user_id or '',
-            user_domain_id=access.user_domain_id or '',
             roles=frozenset(access.role_names or ()),
             project_id=access.project_id or '',
             project_name=access.project_name or '',
@@ -196,7 +194,14 @@ class ScopedCascade(cascade.ProjectCascade):
     ``keep_project``, the project is emptied and stays (and nothing is
     drained: its users keep their roles)."""
 
-    def __init__(self, conn: Any, options=None, *, keep_project=False, **kw):
+    def __init__(
+        self,
+        conn: Any,
+        options: cascade.CascadeOptions | None = None,
+        *,
+        keep_project: bool = False,
+        **kw: Any,
+    ):
         super().__init__(conn, options, **kw)
         self.keep_project = keep_project
         self.caller = Caller.of(conn)
