@@ -288,3 +288,59 @@ def test_only_a_caller_without_the_admin_role_needs_the_scoped_path(
 ):
     assert not scoped.needs_scoped(cloud.connection())
     assert scoped.needs_scoped(as_manager(cloud, world))
+
+
+def as_manager_on_the_command_line(domain):
+    """OSC's options that make the fake admin's a domain manager's login
+    (the later options win; an empty project scope is none)."""
+    return (
+        '--os-username',
+        'managed-manager' if domain == DOMAIN else 'other-manager',
+        '--os-user-domain-id',
+        domain,
+        '--os-project-name',
+        '',
+        '--os-project-domain-id',
+        '',
+        '--os-domain-id',
+        domain,
+    )
+
+
+def test_the_command_takes_the_path_without_admin_by_itself(cloud, world, osc):
+    result = osc(
+        *as_manager_on_the_command_line(DOMAIN),
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        world['pid'],
+    )
+
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('projects', world['pid'])
+    assert 'listed and deleted through a token scoped to project' in (
+        result.stderr
+    )
+    assert cloud.owned_by(world['pid']) == []
+
+
+def test_the_command_refuses_another_domains_manager_in_one_line(
+    cloud, world, osc
+):
+    other = cloud.add_user('other-manager', 'dom-other')
+    cloud.assign(other, 'manager', domain='dom-other')
+
+    result = osc(
+        *as_manager_on_the_command_line('dom-other'),
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        world['pid'],
+    )
+
+    assert result.code == 1
+    assert result.stderr.count('\n') == 1, result.stderr
+    assert 'is not in domain dom-other' in result.stderr
+    assert cloud.exists('projects', world['pid'])
