@@ -26,6 +26,16 @@ import pytest
 from osc_cascade.reaper import config, main, service, sweep
 
 
+@pytest.fixture(autouse=True)
+def _keystoneauth_paced_as_it_was(monkeypatch):
+    """build() paces keystoneauth's rate limit for the whole process: put
+    it back after each test."""
+    from keystoneauth1 import _fair_semaphore
+
+    semaphore = _fair_semaphore.FairSemaphore
+    monkeypatch.setattr(semaphore, '_advance_timer', semaphore._advance_timer)
+
+
 @pytest.fixture
 def transport():
     conf = cfg.ConfigOpts()
@@ -58,8 +68,6 @@ def test_keystoneauths_rate_limit_saves_up_no_calls_while_idle(monkeypatch):
     from keystoneauth1 import _fair_semaphore
 
     semaphore = _fair_semaphore.FairSemaphore
-    # put back at the end: pace_from_now replaces it for the process
-    monkeypatch.setattr(semaphore, '_advance_timer', semaphore._advance_timer)
     now = [1000.0]
 
     def sleep(seconds):
