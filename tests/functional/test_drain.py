@@ -258,6 +258,17 @@ CUSTOM = {
 }
 
 
+def a_volume(admin, project, name):
+    """A 1 GB volume of the project, available."""
+    conn = scoped(admin, project)
+    volume = conn.block_storage.create_volume(name=name, size=1)
+    wait_for(
+        lambda: conn.block_storage.get_volume(volume.id).status == 'available',
+        timeout=120,
+        what='volume',
+    )
+
+
 def quotas(admin, service, project_id, region='RegionOne'):
     """The quota values in force, as each service's API names them."""
     conn = openstack.connect(cloud=ADMIN_CLOUD, region_name=region)
@@ -275,13 +286,7 @@ def test_a_run_killed_after_the_drain_is_restored(admin, cli):
     admin.set_network_quotas(project.id, **CUSTOM['network'])
     admin.set_volume_quotas(project.id, **CUSTOM['block-storage'])
     # usage, so that Cinder's freeze (at usage) is seen above zero
-    conn = scoped(admin, project)
-    volume = conn.block_storage.create_volume(name='in-use', size=1)
-    wait_for(
-        lambda: conn.block_storage.get_volume(volume.id).status == 'available',
-        timeout=120,
-        what='volume',
-    )
+    a_volume(admin, project, 'in-use')
     set_before = {s: quotas(admin, s, project.id) for s in CUSTOM}
     two_before = quotas(admin, 'network', project.id, 'RegionTwo')
     for service, values in CUSTOM.items():
@@ -465,13 +470,7 @@ def test_the_settle_deletes_what_a_cached_token_made_after_the_delete(
     frozen at the usage of the project's volume, followed its delete down
     to 0."""
     project = make_project(admin, unique('drain-settle'))
-    conn = scoped(admin, project)
-    volume = conn.block_storage.create_volume(name='data', size=1)
-    wait_for(
-        lambda: conn.block_storage.get_volume(volume.id).status == 'available',
-        timeout=120,
-        what='volume',
-    )
+    a_volume(admin, project, 'data')
     member = Member(admin, project)
     log = Timeline(f'The settle, project {project.id}:')
     images = endpoint(admin, 'image', '/v2') + '/images'
