@@ -124,14 +124,22 @@ def compare(args: argparse.Namespace) -> list[dict]:
         for rep in range(args.repeats):
             tag = f'sched-n{args.n}-r{rep}-{uuid.uuid4().hex[:4]}'
             run.log(f'{tag}: building {len(modes)} projects of {args.n}')
-            made = generate.build_twins(
-                admin,
-                args.n,
-                f'cbench-{tag}',
-                twins=len(modes),
-                threads=args.threads,
-                log=run.log,
-            )
+            try:
+                made = generate.build_twins(
+                    admin,
+                    args.n,
+                    f'cbench-{tag}',
+                    twins=len(modes),
+                    threads=args.threads,
+                    log=run.log,
+                )
+            except Exception as exc:  # noted, then the next repeat
+                # an overloaded service times a create out: what was
+                # built is left for the next `project sweep` or by hand
+                run.log(f'{tag}: building failed, repeat skipped: {exc}')
+                results.append({'tag': tag, 'build_failed': str(exc)})
+                run.save_results(results_file, results)
+                continue
             for p in made:
                 p['before'] = run.owned(admin, auditor, p)
             shift = rep % len(modes)
@@ -183,7 +191,7 @@ def summarize(records: list[dict]) -> list[dict]:
     """One row per mode, medians over the repeats."""
     per: dict[str, list[dict]] = {}
     for record in records:
-        for mode, row in record['modes'].items():
+        for mode, row in record.get('modes', {}).items():
             per.setdefault(mode, []).append(row)
     out = []
     for mode, rows in sorted(per.items(), key=lambda kv: order_key(kv[0])):
@@ -230,7 +238,7 @@ def queued_by_service(records: list[dict], raw: str) -> dict[str, dict]:
     for its API slots (from the cascade's reports in ``raw``)."""
     per: dict[str, dict[str, list[float]]] = {}
     for record in records:
-        for mode, row in record['modes'].items():
+        for mode, row in record.get('modes', {}).items():
             kind, _, parallel = mode.partition(':')
             path = os.path.join(
                 raw, f'{record["tag"]}-{kind}{parallel}-cascade-report.json'
