@@ -224,7 +224,8 @@ class Progress:
         text = f'{event.kind}: {step_text(event.step)}'
         if result is not None and result.outcome == executor.DONE:
             text += f' ({result.seconds:.1f}s)'
-        if event.message:
+        # a keep's description already ends with its reason, the message
+        if event.message and not text.endswith(event.message):
             text += f': {event.message}'
         return f'[{self.finished}/{self.total}] {text}'
 

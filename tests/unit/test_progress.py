@@ -167,6 +167,16 @@ def test_a_workflows_own_final_event_counts_too():
     assert (progress.finished, progress.total) == (2, 2)
 
 
+def test_a_kept_step_says_its_reason_once():
+    out = io.StringIO()
+    progress = Progress(out)
+    s = Step('keep', ref('a'), {'reason': 'not the project\'s'})
+    progress(final(executor.KEPT, s, error="not the project's"))
+    assert out.getvalue().splitlines() == [
+        "[1/1] kept: keep test.thing a (a): not the project's"
+    ]
+
+
 def test_progress_says_remove_for_an_allocation_as_the_plan_does():
     out = io.StringIO()
     progress = Progress(out)
