@@ -310,7 +310,10 @@ def summarize(runs: list[dict]) -> list[dict]:
             'before': med(r['before'] for r in rows),
             'left': max(r['left'] for r in rows),
             'failed': sum(r['exit_code'] not in (0, -1) for r in rows),
-            'twin_intact': all(r['twin_intact'] for r in rows),
+            # None: a run without a twin
+            'twin_intact': None
+            if any(r['twin_intact'] is None for r in rows)
+            else all(r['twin_intact'] for r in rows),
             'sim_cpu_s': med(r['sim']['process_cpu_s'] for r in rows),
             'sim_ms_per_request': med(
                 r['sim']['handler_cpu_ms_per_request'] for r in rows
@@ -352,12 +355,16 @@ def markdown(summary: list[dict]) -> str:
         cleanup = by_key.get((s['delete_scale'], s['n'], CLEANUP))
         if s['tool'] == CASCADE and cleanup:
             ratio = cleanup['wall'] / s['wall']
-            if cleanup['hit_limit'] * 2 > cleanup['repeats']:
+            if cleanup['failed'] * 2 > cleanup['repeats']:
+                # it stopped early: its time says nothing of a cleanup
+                speedup = (
+                    f'none: cleanup failed {cleanup["failed"]} of '
+                    f'{cleanup["repeats"]} times'
+                )
+            elif cleanup['hit_limit'] * 2 > cleanup['repeats']:
                 speedup = f'more than {ratio:.1f}x (cleanup at its limit)'
             else:
                 speedup = f'{ratio:.1f}x'
-            if cleanup['failed']:
-                speedup += f'; cleanup failed {cleanup["failed"]} time(s)'
             if cleanup['left']:
                 speedup += f'; cleanup left {cleanup["left"]:.0f}'
         lines.append(
@@ -375,11 +382,15 @@ def markdown(summary: list[dict]) -> str:
             + (f'{s["bound"]:.1f}' if 'bound' in s else '')
             + ' | '
             + (f'{s["ratio"]:.2f}' if 'ratio' in s else '')
-            + f' | {s["left"]:.0f} | {"yes" if s["twin_intact"] else "NO"} '
+            + f' | {s["left"]:.0f} | {_yes_no(s["twin_intact"])} '
             f'| {s["sim_cpu_s"]:.1f} ({s["sim_ms_per_request"]:.2f}, '
             f'{s["sim_busy_max"]}/{s["workers"]}) | {speedup} |'
         )
     return '\n'.join(lines) + '\n'
+
+
+def _yes_no(value: bool | None) -> str:
+    return 'n/a' if value is None else 'yes' if value else 'NO'
 
 
 def plot(summary: list[dict], path: str, latency_ms) -> bool:
@@ -415,9 +426,13 @@ def plot(summary: list[dict], path: str, latency_ms) -> bool:
                 label=f'{label}, deletes x{scale:g}',
             )
             for r in rows:
-                if r['hit_limit'] or r['left']:
+                if r['hit_limit'] or r['left'] or r['failed']:
                     ax.annotate(
-                        'limit' if r['hit_limit'] else f'{r["left"]:.0f} left',
+                        'failed'
+                        if r['failed']
+                        else 'limit'
+                        if r['hit_limit']
+                        else f'{r["left"]:.0f} left',
                         (r['n'], r['wall']),
                         textcoords='offset points',
                         xytext=(6, -4),
@@ -430,6 +445,19 @@ def plot(summary: list[dict], path: str, latency_ms) -> bool:
                     'kx' + line,
                     label=f'critical-path bound, deletes x{scale:g}',
                 )
+    planning = sorted(
+        (s['n'], s['plan_s'] if s['tool'] == CASCADE else s['wall'])
+        for s in summary
+        if s['delete_scale'] == 1 and ('plan_s' in s or s['tool'] == DRY_RUN)
+    )
+    if planning:
+        ax.plot(
+            [n for n, _ in planning],
+            [t for _, t in planning],
+            'v:',
+            color='grey',
+            label='cascade discovery and plan (alone: --dry-run)',
+        )
     ax.set_xscale('log')
     ax.set_yscale('log')
     ax.set_xlabel('resources per project (N)')

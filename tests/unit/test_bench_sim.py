@@ -266,4 +266,4 @@ def test_a_cleanup_that_fails_is_said_to_have_failed():
         }
     ]
     table = sim.markdown(sim.summarize(runs))
-    assert '| 5.0x; cleanup failed 1 time(s); cleanup left 9000 |' in table
+    assert '| none: cleanup failed 1 of 1 times; cleanup left 9000 |' in table
