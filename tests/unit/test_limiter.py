@@ -16,7 +16,6 @@ hold, shrinks when they slow down or it answers 429/503, under the
 Time is a fake clock's, or the answers' seconds given as numbers."""
 
 import threading
-import time
 
 from openstack.config import cloud_region
 import pytest
@@ -28,6 +27,7 @@ from osc_cascade.engine.resource import delete
 from osc_cascade.kinds.base import GONE
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.kinds import KIND, FakeKind, http_error, make_plan, ref
+from tests.unit.test_executor import wait_until
 
 CALL = ('test.thing', 'delete')
 
@@ -155,15 +155,6 @@ def test_the_limiter_measures_the_call_not_the_wait_for_its_turn():
     assert lim.size('test', '') == limiter.INITIAL_LIMIT // 2
 
 
-def wait_until(condition, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)
-    return True
-
-
 def test_a_saturated_service_holds_no_slot_of_another():
     # two slots in all; compute may have one: its second call waits for
     # compute's slot, not for one of the ceiling, and network's goes
@@ -286,18 +277,13 @@ def test_limit_rate_keeps_a_lower_configured_rate():
     assert conn.config.get_rate_limit('network') == 5.0
 
 
-def limited_connection():
+def limited_connection(cloud):
+    """A connection to the fake cloud made as openstacksdk's loader makes
+    one from clouds.yaml, with per-service limits."""
     from openstack import connection
 
-    from tests.unit.fakes import identity
-
     return connection.Connection(
-        auth_url=identity.AUTH_URL,
-        username='admin',
-        password='secret',
-        project_name='admin',
-        user_domain_id='default',
-        project_domain_id='default',
+        auth=cloud.connection().config.config['auth'],
         region_name='RegionOne',
         identity_api_version='3',
         concurrency={'compute': 2, 'object-store': 3},
@@ -309,14 +295,14 @@ def test_clouds_yaml_limits_are_repaired_for_openstacksdk(cloud):
     # openstacksdk's loader hands them over as strings, hyphenated types
     # spelt with underscores: keystoneauth fails every call of the
     # service, and never gets the object-store's
-    broken = limited_connection()
+    broken = limited_connection(cloud)
     assert broken.config.config['concurrency'] == {
         'compute': '2',
         'object_store': '3',
     }
     with pytest.raises(TypeError):
         list(broken.compute.servers())
-    conn = limited_connection()
+    conn = limited_connection(cloud)
     limiter.repair_limits(conn)
     assert conn.config.get_concurrency('compute') == 2
     assert conn.config.get_concurrency('object-store') == 3
