@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 import concurrent.futures
 import contextlib
+import contextvars
 from typing import Any
 
 import os_service_types
@@ -33,7 +34,7 @@ import os_service_types
 from osc_cascade.engine.regions import GLOBAL, Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
-from osc_cascade.kinds import PROJECT_KIND
+from osc_cascade.kinds import PROJECT_KIND, calls
 from osc_cascade.kinds.base import ResourceKind
 from osc_cascade.kinds.registry import CLASSES
 
@@ -145,9 +146,14 @@ class Discovery:
             for region in self.regions_of(kind, among)
         ]
         refs: list[ResourceRef] = []
-        with concurrent.futures.ThreadPoolExecutor(
-            max_workers=self.parallel, thread_name_prefix='discover'
-        ) as pool:
+        with (
+            # the kinds' calls per item share one bound, of the same width
+            # as the lists: at most twice ``parallel`` requests at once
+            calls.shared_width(self.parallel),
+            concurrent.futures.ThreadPoolExecutor(
+                max_workers=self.parallel, thread_name_prefix='discover'
+            ) as pool,
+        ):
             # Each service's SDK proxy first, once: made lazily by the
             # first call that needs it, it costs a version discovery (a GET
             # of the service's root) in every thread that gets there before
@@ -162,6 +168,7 @@ class Discovery:
             }
             futures = [
                 pool.submit(
+                    contextvars.copy_context().run,  # with the width
                     self._list,
                     kind,
                     pid,

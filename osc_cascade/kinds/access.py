@@ -26,6 +26,7 @@ from typing import Any
 
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, owned
+from osc_cascade.kinds.calls import fan_out
 
 
 class AccessKind(ResourceKind):
@@ -55,6 +56,10 @@ class AccessKind(ResourceKind):
         raise NotImplementedError
 
     def list(self, conn, project_id):
+        private = list(self.private(conn))
+        # one access list per private flavor or type, asked at once
+        # (kinds.calls)
+        members = fan_out(lambda p: list(self.members(conn, p[0])), private)
         return owned(
             [
                 ResourceRef(
@@ -64,8 +69,8 @@ class AccessKind(ResourceKind):
                     project_id=member,
                     attrs={'of': of},
                 )
-                for of, name in self.private(conn)
-                for member in self.members(conn, of)
+                for (of, name), found in zip(private, members, strict=True)
+                for member in found
             ],
             project_id,
         )

@@ -21,16 +21,29 @@ ten calls passes whole once in ten attempts). So each sub-call is retried
 on its own, as the engine retries: while it fails in a way that may pass
 (429, 5xx, no answer), a few times, backing off; what fails otherwise (a
 404 a kind expects, a 403) is raised at once, as it is.
+
+A kind's calls per item (each stack's resources, each container's HEAD,
+each floating IP's port forwardings) are made at once through ``fan_out``,
+within a width that every kind listed at the same time shares: a discovery
+sets it to its own ``parallel`` (``shared_width``), so that its kinds' sub-
+calls add at most that many requests to its lists, however many kinds fan
+out together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+import concurrent.futures
+import contextlib
+import contextvars
+import dataclasses
+import threading
 from typing import Any, TypeVar
 
 from osc_cascade.engine.retry import Clock, RetryPolicy, retrying
 
 T = TypeVar('T')
+R = TypeVar('R')
 
 #: fewer attempts and shorter waits than a step's: the engine retries the
 #: list or the step around them too
@@ -41,3 +54,73 @@ def retried(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``call(*args, **kwargs)``, retried while it fails in a way that may
     pass."""
     return retrying(lambda: call(*args, **kwargs), retry=POLICY, clock=Clock())
+
+
+@dataclasses.dataclass(frozen=True)
+class _Width:
+    size: int
+    slots: threading.Semaphore
+
+
+def _width(size: int) -> _Width:
+    size = max(1, size)
+    return _Width(size, threading.BoundedSemaphore(size))
+
+
+#: the sub-calls' width where no discovery set one (a kind listed outside
+#: one: a settle, a check): a discovery's default parallel
+DEFAULT_WIDTH = 8
+#: None inside a sub-call (see fan_out)
+_WIDTH: contextvars.ContextVar[_Width | None] = contextvars.ContextVar(
+    'sub_call_width', default=_width(DEFAULT_WIDTH)
+)
+
+
+@contextlib.contextmanager
+def shared_width(size: int) -> Iterator[None]:
+    """Within it, every ``fan_out`` of this context, and of the copies of
+    it that the caller runs its threads in, shares ``size`` slots."""
+    token = _WIDTH.set(_width(size))
+    try:
+        yield
+    finally:
+        _WIDTH.reset(token)
+
+
+def fan_out(call: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """``[call(item) for item in items]``, the calls made at once within
+    the shared width, the results in the order of ``items``.
+
+    A failure is raised as the loop raised it: once a call fails no other
+    is started, and the failure of the first item (in the order of
+    ``items``) whose call failed is raised. A call that fans out itself
+    does so one item at a time in the slot it holds: calls waiting for
+    slots that their callers hold would wait forever. Retries stay the
+    caller's, one per sub-call (``call`` may use ``retried``)."""
+    items = list(items)
+    width = _WIDTH.get()
+    if width is None or len(items) < 2:
+        return [call(item) for item in items]
+    failed = threading.Event()
+
+    def one(item: T) -> R | None:
+        _WIDTH.set(None)  # in this call's own copy of the context
+        with width.slots:
+            if failed.is_set():
+                return None  # not made: an earlier call failed
+            try:
+                return call(item)
+            except BaseException:
+                failed.set()
+                raise
+
+    with concurrent.futures.ThreadPoolExecutor(
+        max_workers=min(len(items), width.size),
+        thread_name_prefix='sub-call',
+    ) as pool:
+        futures = [
+            pool.submit(contextvars.copy_context().run, one, item)
+            for item in items
+        ]
+    # result() raises the first failure in the order of the items
+    return [fut.result() for fut in futures]  # type: ignore[misc]

@@ -30,6 +30,7 @@ from osc_cascade.kinds.base import (
     owned,
     unless_absent,
 )
+from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.identity import users_of
 from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
@@ -158,6 +159,13 @@ class Keypair(ResourceKind):
             users = sorted(users_of(conn, project_id))
         except sdk_exc.NotFoundException:
             return []  # the project is gone (the settle): no one has a role
+        # one listing per user, made at once (kinds.calls)
+        keypairs = fan_out(
+            lambda user_id: unless_absent(
+                lambda: conn.compute.keypairs(user_id=user_id)
+            ),
+            users,
+        )
         return [
             ResourceRef(
                 kind=self.name,
@@ -166,10 +174,8 @@ class Keypair(ResourceKind):
                 project_id=project_id,
                 attrs={'user_id': user_id},
             )
-            for user_id in users
-            for k in unless_absent(
-                lambda: conn.compute.keypairs(user_id=user_id)
-            )
+            for user_id, found in zip(users, keypairs, strict=True)
+            for k in found
         ]
 
     def primary_step(self, ref):

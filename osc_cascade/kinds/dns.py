@@ -31,6 +31,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.network import FloatingIP
 from osc_cascade.kinds.registry import register
 
@@ -53,15 +54,21 @@ class Zone(ResourceKind):
             if project_id
             else {'all_projects': True}
         )
+        zones = list(conn.dns.zones(**query))
+        # the shares of each shared zone, asked at once (kinds.calls)
+        shared = [z for z in zones if z.is_shared]
+        shares = dict(
+            zip(
+                (z.id for z in shared),
+                fan_out(lambda z: self.shared_with(conn, z), shared),
+                strict=True,
+            )
+        )
         # a zone shared with the project is listed too: owned() drops it
         return owned(
             (
-                self.ref(
-                    z,
-                    status=z.status,
-                    shared_with=self.shared_with(conn, z),
-                )
-                for z in conn.dns.zones(**query)
+                self.ref(z, status=z.status, shared_with=shares.get(z.id, []))
+                for z in zones
             ),
             project_id,
         )

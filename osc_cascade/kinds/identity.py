@@ -32,7 +32,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of
-from osc_cascade.kinds.calls import retried
+from osc_cascade.kinds.calls import fan_out, retried
 from osc_cascade.kinds.registry import register
 
 LOG = logging.getLogger(__name__)
@@ -124,14 +124,15 @@ class ApplicationCredential(ResourceKind):
                 # the project is gone (the settle after its delete):
                 # Keystone no longer knows its roles, every user is asked
                 names = all_users(conn)
-        refs = []
-        for user_id in sorted(names):
+
+        def creds_of(user_id):
+            """The user's credentials, [] where they cannot be listed."""
             try:
                 found = retried(
                     keystone.application_credentials, conn, user_id
                 )
             except sdk_exc.NotFoundException:
-                continue  # deleted while we looked
+                return []  # deleted while we looked
             except sdk_exc.ForbiddenException:
                 # Keystone's policy may keep a user's credentials private
                 # even from admins (service users): say so, go on
@@ -141,23 +142,28 @@ class ApplicationCredential(ResourceKind):
                     names[user_id],
                     user_id,
                 )
-                continue
-            creds = keystone.complete(
+                return []
+            return keystone.complete(
                 f'listing the application credentials of user {user_id}',
                 found,
             )
-            refs.extend(
-                ResourceRef(
-                    kind=self.name,
-                    id=cred['id'],
-                    name=cred.get('name') or '',
-                    project_id=cred.get('project_id') or '',
-                    attrs={'user_id': user_id},
-                )
-                for cred in creds
-                if project_id is None or cred.get('project_id') == project_id
+
+        users = sorted(names)
+        # one listing per user, made at once (kinds.calls)
+        return [
+            ResourceRef(
+                kind=self.name,
+                id=cred['id'],
+                name=cred.get('name') or '',
+                project_id=cred.get('project_id') or '',
+                attrs={'user_id': user_id},
             )
-        return refs
+            for user_id, creds in zip(
+                users, fan_out(creds_of, users), strict=True
+            )
+            for cred in creds
+            if project_id is None or cred.get('project_id') == project_id
+        ]
 
     def delete(self, conn, ref):
         conn.identity.delete_application_credential(

@@ -21,7 +21,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
-from osc_cascade.kinds.calls import retried
+from osc_cascade.kinds.calls import fan_out, retried
 from osc_cascade.kinds.registry import register
 
 
@@ -45,20 +45,29 @@ class Image(ResourceKind):
                 for hidden in (False, True)
             )
         }
+        # 'shared' only means "may have members": ask who, of each at once
+        # (kinds.calls)
+        shared = [i for i in listed.values() if i.visibility == 'shared']
+        members = dict(
+            zip(
+                (image.id for image in shared),
+                fan_out(
+                    lambda image: sorted(
+                        m.member_id for m in conn.image.members(image.id)
+                    ),
+                    shared,
+                ),
+                strict=True,
+            )
+        )
         for image in listed.values():
-            shared_with = []
-            if image.visibility == 'shared':
-                # 'shared' only means "may have members": ask who
-                shared_with = sorted(
-                    m.member_id for m in conn.image.members(image.id)
-                )
             refs.append(
                 self.ref(
                     image,
                     project_id=image.owner_id or '',
                     visibility=image.visibility,
                     protected=bool(image.is_protected) or None,
-                    shared_with=shared_with,
+                    shared_with=members.get(image.id, []),
                 )
             )
         return owned(refs, project_id)
@@ -109,25 +118,29 @@ class ImageMember(ResourceKind):
     def list(self, conn, project_id):
         # Glance cannot filter images by member: every shared image is
         # asked who its members are (an admin sees them all).
-        refs = []
-        for image in conn.image.images(
-            visibility='shared', member_status='all'
-        ):
-            if image.visibility != 'shared':
-                continue  # a filter a cloud may ignore
-            refs.extend(
-                ResourceRef(
-                    kind=self.name,
-                    id=f'{image.id}/{m.member_id}',
-                    name=image.name or '',
-                    project_id=m.member_id,
-                    attrs={'image_id': image.id},
-                )
-                # one call per image: retried alone (kinds.calls)
-                for m in retried(
-                    lambda i=image.id: list(conn.image.members(i))
-                )
+        images = [
+            image
+            for image in conn.image.images(
+                visibility='shared', member_status='all'
             )
+            if image.visibility == 'shared'  # a filter a cloud may ignore
+        ]
+        # one call per image, retried alone, made at once (kinds.calls)
+        members = fan_out(
+            lambda image: retried(lambda: list(conn.image.members(image.id))),
+            images,
+        )
+        refs = [
+            ResourceRef(
+                kind=self.name,
+                id=f'{image.id}/{m.member_id}',
+                name=image.name or '',
+                project_id=m.member_id,
+                attrs={'image_id': image.id},
+            )
+            for image, found in zip(images, members, strict=True)
+            for m in found
+        ]
         return owned(refs, project_id)
 
     def delete(self, conn, ref):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.network import Network, Port, SecurityGroup, Subnet
 from osc_cascade.kinds.registry import register
 
@@ -46,15 +47,30 @@ class LoadBalancer(ResourceKind):
     def list(self, conn, project_id):
         lbaas = conn.load_balancer
         query = {'project_id': project_id} if project_id else {}
+        lbs = list(lbaas.load_balancers(**query))
+        # members only order a cascade: not looked up for orphans; one
+        # listing per pool, made at once (kinds.calls)
+        pools = [
+            (lb.id, pool['id'])
+            for lb in (lbs if project_id else [])
+            for pool in lb.pools or []
+        ]
+        member_subnets: dict[str, set[str]] = {}
+        for (lb_id, _pool), subnets in zip(
+            pools,
+            fan_out(
+                lambda p: {m.subnet_id for m in lbaas.members(p[1])}, pools
+            ),
+            strict=True,
+        ):
+            member_subnets.setdefault(lb_id, set()).update(subnets)
         refs = []
-        for lb in lbaas.load_balancers(**query):
-            subnets = {lb.vip_subnet_id} | {
-                v.get('subnet_id') for v in lb.additional_vips or []
-            }
-            if project_id:
-                # members only order a cascade: not looked up for orphans
-                for pool in lb.pools or []:
-                    subnets |= {m.subnet_id for m in lbaas.members(pool['id'])}
+        for lb in lbs:
+            subnets = (
+                {lb.vip_subnet_id}
+                | {v.get('subnet_id') for v in lb.additional_vips or []}
+                | member_subnets.get(lb.id, set())
+            )
             refs.append(
                 self.ref(
                     lb,

@@ -45,6 +45,7 @@ from osc_cascade.kinds.base import (
     owned,
     unless_absent,
 )
+from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.compute import Server
 from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
@@ -688,16 +689,17 @@ class SubnetPool(_ExtensionKind):
     sdk_delete = 'delete_subnet_pool'
 
     def refs(self, conn, items, project_id):
+        pools = list(items)
         # every project's subnets from it: another's blocks the delete
+        subnet_ids = fan_out(
+            lambda p: sorted(
+                s.id for s in conn.network.subnets(subnet_pool_id=p.id)
+            ),
+            pools,
+        )
         return [
-            self.ref(
-                p,
-                address_scope_id=p.address_scope_id,
-                subnet_ids=sorted(
-                    s.id for s in conn.network.subnets(subnet_pool_id=p.id)
-                ),
-            )
-            for p in items
+            self.ref(p, address_scope_id=p.address_scope_id, subnet_ids=ids)
+            for p, ids in zip(pools, subnet_ids, strict=True)
         ]
 
     def relations(self, ref, inventory):
@@ -727,6 +729,11 @@ class PortForwarding(_ExtensionKind):
     sdk_list = 'ips'
 
     def refs(self, conn, items, project_id):
+        fips = list(items)
+        # one listing per floating IP, made at once (kinds.calls)
+        forwardings = fan_out(
+            lambda fip: list(conn.network.port_forwardings(fip.id)), fips
+        )
         return [
             self.ref(
                 pf,
@@ -734,8 +741,8 @@ class PortForwarding(_ExtensionKind):
                 floating_ip_id=fip.id,
                 internal_port_id=pf.internal_port_id,
             )
-            for fip in items
-            for pf in conn.network.port_forwardings(fip.id)
+            for fip, found in zip(fips, forwardings, strict=True)
+            for pf in found
         ]
 
     def relations(self, ref, inventory):
@@ -867,15 +874,16 @@ class AddressGroup(_UsedElsewhere):
     def users(self, conn, items):
         # the rules naming each group, every project's (one filtered list
         # per group: address groups are few)
-        return {
-            g.id: [
+        naming = fan_out(
+            lambda g: [
                 [r.security_group_id, r.project_id]
                 for r in conn.network.security_group_rules(
                     remote_address_group_id=g.id
                 )
-            ]
-            for g in items
-        }
+            ],
+            items,
+        )
+        return {g.id: rules for g, rules in zip(items, naming, strict=True)}
 
     def attrs_of(self, item, users):
         return {'named_by': sorted(users)}
@@ -1061,32 +1069,34 @@ class BgpVpn(_ExtensionKind):
 
     def refs(self, conn, items, project_id):
         net = conn.network
-        return [
-            self.ref(
-                v,
-                associated=sorted(
-                    [kind, getattr(a, field)]
-                    for kind, field, found in (
-                        (
-                            Network.name,
-                            'network_id',
-                            net.bgpvpn_network_associations(v.id),
-                        ),
-                        (
-                            Router.name,
-                            'router_id',
-                            net.bgpvpn_router_associations(v.id),
-                        ),
-                        (
-                            Port.name,
-                            'port_id',
-                            net.bgpvpn_port_associations(v.id),
-                        ),
-                    )
-                    for a in found
-                ),
+        vpns = list(items)
+
+        def associated(v):
+            return sorted(
+                [kind, getattr(a, field)]
+                for kind, field, found in (
+                    (
+                        Network.name,
+                        'network_id',
+                        net.bgpvpn_network_associations(v.id),
+                    ),
+                    (
+                        Router.name,
+                        'router_id',
+                        net.bgpvpn_router_associations(v.id),
+                    ),
+                    (
+                        Port.name,
+                        'port_id',
+                        net.bgpvpn_port_associations(v.id),
+                    ),
+                )
+                for a in found
             )
-            for v in items
+
+        return [
+            self.ref(v, associated=found)
+            for v, found in zip(vpns, fan_out(associated, vpns), strict=True)
         ]
 
     def relations(self, ref, inventory):

@@ -59,7 +59,7 @@ from osc_cascade.kinds.base import (
     delete_of,
     unless_absent,
 )
-from osc_cascade.kinds.calls import retried
+from osc_cascade.kinds.calls import fan_out, retried
 from osc_cascade.kinds.registry import register
 
 #: the legacy versioning headers, and what removes each
@@ -143,38 +143,40 @@ class Container(ResourceKind):
         if project_id is None:
             return []  # Swift cannot list its accounts
         store = account(conn, project_id)
-        refs = []
-        # 404: an account never used, where the proxy creates none on demand
-        for container in unless_absent(store.containers):
+
+        def ref_of(container) -> ResourceRef | None:
+            """None for a container deleted since the listing."""
             try:
                 headers = retried(
                     request, store, 'HEAD', _path(container.name)
                 ).headers
             except sdk_exc.NotFoundException:
-                continue  # deleted since the listing
+                return None
             versions = headers.get('X-Versions-Location') or headers.get(
                 'X-History-Location'
             )
             # A name is unique in its account only: the id says which, so
             # that two projects' namesakes are two resources. Heat knows it
             # by name (its physical id).
-            refs.append(
-                ResourceRef(
-                    kind=self.name,
-                    id=f'{project_id}/{container.name}',
-                    name=container.name,
-                    project_id=project_id,
-                    attrs={
-                        'physical_id': container.name,
-                        **(
-                            {'versions': parse.unquote(versions)}
-                            if versions
-                            else {}
-                        ),
-                    },
-                )
+            return ResourceRef(
+                kind=self.name,
+                id=f'{project_id}/{container.name}',
+                name=container.name,
+                project_id=project_id,
+                attrs={
+                    'physical_id': container.name,
+                    **(
+                        {'versions': parse.unquote(versions)}
+                        if versions
+                        else {}
+                    ),
+                },
             )
-        return refs
+
+        # 404: an account never used, where the proxy creates none on
+        # demand; a HEAD per container, made at once (kinds.calls)
+        found = fan_out(ref_of, unless_absent(store.containers))
+        return [ref for ref in found if ref is not None]
 
     def relations(self, ref, inventory):
         versions = ref.attrs.get('versions')

@@ -30,7 +30,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
-from osc_cascade.kinds.calls import retried
+from osc_cascade.kinds.calls import fan_out, retried
 from osc_cascade.kinds.registry import register
 
 
@@ -167,43 +167,48 @@ class ProjectStack(Stack):
             s['id']: s
             for s in heat.stacks(conn, tenant=project_id, show_nested='True')
         }
-        refs = []
-        for s in found.values():
+
+        def attrs_of(s) -> dict[str, Any] | None:
+            """None for a stack deleted meanwhile."""
             attrs: dict[str, Any] = {'status': s['stack_status']}
             if s.get('parent') in found:
                 attrs['nested'] = True
-            else:
-                # what its delete removes: shown in the plan, checked, and
-                # ordering a cascade; in the orphan search too, which a
-                # purge plans with
-                try:
-                    made = retried(
-                        heat.resources, conn, s['stack_name'], s['id']
-                    )
-                except sdk_exc.NotFoundException:
-                    continue  # deleted meanwhile
-                attrs['made'] = sorted(
-                    (
-                        {
-                            'type': r['resource_type'],
-                            'id': r.get('physical_resource_id') or '',
-                            'name': r.get('resource_name') or '',
-                        }
-                        for r in made
-                    ),
-                    key=lambda r: (r['type'], r['name'], r['id']),
-                )
-                attrs['not_the_projects'] = not_the_projects(made)
-                attrs['endangers'] = namesakes(conn, made)
-            refs.append(
-                ResourceRef(
-                    kind=self.name,
-                    id=s['id'],
-                    name=s['stack_name'],
-                    project_id=heat.project_of(s),
-                    attrs={k: v for k, v in attrs.items() if v},
-                )
+                return attrs
+            # what its delete removes: shown in the plan, checked, and
+            # ordering a cascade; in the orphan search too, which a purge
+            # plans with
+            try:
+                made = retried(heat.resources, conn, s['stack_name'], s['id'])
+            except sdk_exc.NotFoundException:
+                return None
+            attrs['made'] = sorted(
+                (
+                    {
+                        'type': r['resource_type'],
+                        'id': r.get('physical_resource_id') or '',
+                        'name': r.get('resource_name') or '',
+                    }
+                    for r in made
+                ),
+                key=lambda r: (r['type'], r['name'], r['id']),
             )
+            attrs['not_the_projects'] = not_the_projects(made)
+            attrs['endangers'] = namesakes(conn, made)
+            return attrs
+
+        stacks = list(found.values())
+        # one listing of resources per stack, made at once (kinds.calls)
+        refs = [
+            ResourceRef(
+                kind=self.name,
+                id=s['id'],
+                name=s['stack_name'],
+                project_id=heat.project_of(s),
+                attrs={k: v for k, v in attrs.items() if v},
+            )
+            for s, attrs in zip(stacks, fan_out(attrs_of, stacks), strict=True)
+            if attrs is not None
+        ]
         return owned(refs, project_id)
 
     def primary_step(self, ref):

@@ -35,6 +35,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.registry import register
 
 #: replicas and share groups left the experimental API in 2.56 and 2.55
@@ -174,21 +175,29 @@ class ShareReplica(_ManilaKind):
     noun = 'share_replica'
 
     def list(self, conn, project_id):
-        refs = []
-        for share in Share().list(conn, project_id):
-            if not share.attrs.get('replicated'):
-                continue
-            for r in listing(
-                conn, '/share-replicas/detail', None, share_id=share.id
-            ):
-                refs.append(
-                    self.make_ref(
-                        {**r, 'project_id': share.project_id},
-                        share_id=share.id,
-                        state=r.get('replica_state'),
-                    )
+        shares = [
+            share
+            for share in Share().list(conn, project_id)
+            if share.attrs.get('replicated')
+        ]
+        # one listing per replicated share, made at once (kinds.calls)
+        replicas = fan_out(
+            lambda share: list(
+                listing(
+                    conn, '/share-replicas/detail', None, share_id=share.id
                 )
-        return refs
+            ),
+            shares,
+        )
+        return [
+            self.make_ref(
+                {**r, 'project_id': share.project_id},
+                share_id=share.id,
+                state=r.get('replica_state'),
+            )
+            for share, found in zip(shares, replicas, strict=True)
+            for r in found
+        ]
 
     def primary_step(self, ref):
         if ref.attrs.get('state') == 'active':
