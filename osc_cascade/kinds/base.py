@@ -33,6 +33,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge, Inventory
 from osc_cascade.engine.resource import ResourceRef, Step
+from osc_cascade.kinds.paging import pages
 
 GONE = None
 
@@ -173,6 +174,31 @@ class ResourceKind:
         (then each delete is polled with ``status``). Steps waiting on
         deletes of the same kind and project share that list."""
         return None
+
+    def detail_statuses(
+        self,
+        proxy: Any,
+        path: str,
+        key: str,
+        project_id: str,
+        status: Callable[[dict[str, Any]], str] | None = None,
+    ) -> dict[str, str]:
+        """``list_statuses`` from the raw JSON of a detail list (Nova's
+        servers, Cinder's volumes, snapshots and backups), with the
+        filters and paging of ``detail_query``'s SDK list: an SDK resource
+        per item cost more than the rest of a poll (measured: 1.58 ms a
+        server, 0.84 ms a volume, against 11 ms for the raw JSON of 1,300
+        volumes). ``status``: an item's, by default its ``status``."""
+        query = dict(self.detail_query(project_id))
+        query.pop('details', None)  # the path says it
+        if query.pop('all_projects', False):
+            query['all_tenants'] = True
+        return {
+            item['id']: (
+                status(item) if status else str(item.get('status') or '')
+            )
+            for item in pages(proxy, path, key, query)
+        }
 
     def finish_delete(self, conn: Any, ref: ResourceRef) -> None:
         """The call that finishes a delete the service left in one of the

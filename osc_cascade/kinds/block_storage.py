@@ -148,12 +148,9 @@ class Volume(_CinderKind):
 
     def list_statuses(self, conn, project_id):
         # cinder lists a volume, snapshot or backup until it is deleted
-        return {
-            v.id: v.status
-            for v in conn.block_storage.volumes(
-                **self.detail_query(project_id)
-            )
-        }
+        return self.detail_statuses(
+            conn.block_storage, '/volumes/detail', 'volumes', project_id
+        )
 
     def apply(self, conn, step):
         if step.action != 'detach_volume':
@@ -237,12 +234,9 @@ class Snapshot(_CinderKind):
         return conn.block_storage.get_snapshot(ref.id).status
 
     def list_statuses(self, conn, project_id):
-        return {
-            s.id: s.status
-            for s in conn.block_storage.snapshots(
-                **self.detail_query(project_id)
-            )
-        }
+        return self.detail_statuses(
+            conn.block_storage, '/snapshots/detail', 'snapshots', project_id
+        )
 
 
 @register
@@ -296,12 +290,9 @@ class Backup(_CinderKind):
         return conn.block_storage.get_backup(ref.id).status
 
     def list_statuses(self, conn, project_id):
-        return {
-            b.id: b.status
-            for b in conn.block_storage.backups(
-                **self.detail_query(project_id)
-            )
-        }
+        return self.detail_statuses(
+            conn.block_storage, '/backups/detail', 'backups', project_id
+        )
 
 
 @register

@@ -77,23 +77,29 @@ class Server(ResourceKind):
         conn.compute.delete_server(ref.id, force=True)
 
     def status(self, conn, ref):
-        return self._status(conn.compute.get_server(ref.id))
+        server = conn.compute.get_server(ref.id)
+        return self._status(server.status, server.task_state)
 
     def list_statuses(self, conn, project_id):
         # nova lists a server until its delete has finished
-        return {
-            s.id: self._status(s)
-            for s in conn.compute.servers(**self.detail_query(project_id))
-        }
+        return self.detail_statuses(
+            conn.compute,
+            '/servers/detail',
+            'servers',
+            project_id,
+            lambda s: self._status(
+                s.get('status'), s.get('OS-EXT-STS:task_state')
+            ),
+        )
 
     @staticmethod
-    def _status(server):
-        if server.status == 'DELETED':
+    def _status(status, task_state):
+        if status == 'DELETED':
             return GONE
-        if server.status == 'ERROR' and not server.task_state:
+        if status == 'ERROR' and not task_state:
             # nova finished handling the delete and left it in ERROR
             return 'ERROR (delete failed)'
-        return server.status
+        return status
 
 
 @register
