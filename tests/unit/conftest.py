@@ -12,6 +12,7 @@
 
 import io
 import os
+import signal
 import sys
 
 import pytest
@@ -33,6 +34,14 @@ def _no_os_environment(monkeypatch, tmp_path):
     monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(tmp_path / 'none.yaml'))
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
     monkeypatch.setenv('XDG_STATE_HOME', str(tmp_path / 'state'))
+
+
+@pytest.fixture
+def shell_signal_handlers():
+    """SIGINT's and SIGTERM's handlers as the test began: a command that
+    stops on a signal puts these back. They are Python's own unless the
+    tests were started in the background, where SIGINT is ignored."""
+    return {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 
 
 @pytest.fixture

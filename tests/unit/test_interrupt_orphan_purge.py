@@ -60,15 +60,20 @@ def signal_after_first_delete(monkeypatch, signum):
     ('signum', 'code'), [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
 )
 def test_a_signal_stops_the_purge_and_a_rerun_finishes_it(
-    cloud, osc, monkeypatch, gone, signum, code, capsys
+    cloud, osc, monkeypatch, gone, signum, code, capsys, shell_signal_handlers
 ):
     gone_id, live_id = gone
     signal_after_first_delete(monkeypatch, signum)
     with pytest.raises(SystemExit) as exit_:
         osc('orphan', 'purge', '--yes', '--parallel', '1', '-f', 'json')
     assert exit_.value.code == code
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert (
+        signal.getsignal(signal.SIGINT) is shell_signal_handlers[signal.SIGINT]
+    )
+    assert (
+        signal.getsignal(signal.SIGTERM)
+        is shell_signal_handlers[signal.SIGTERM]
+    )
     deletes = [p for p in cloud.deleted_order() if '/volumes/' in p]
     # the delete in flight finished; the signal reaches the main thread a
     # moment later, so one more may have started meanwhile, no more
