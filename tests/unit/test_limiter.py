@@ -16,6 +16,7 @@ hold, shrinks when they slow down or it answers 429/503, under the
 Time is a fake clock's, or the answers' seconds given as numbers."""
 
 import threading
+import time
 
 from openstack.config import cloud_region
 import pytest
@@ -318,7 +319,13 @@ def test_a_service_with_few_slots_still_waits_for_its_deletes_together():
     # slot, side by side, not eight at a time (the threads of one slot)
     class Slow(FakeKind):
         def status(self, conn, ref_):
-            return 'deleting' if len(self.deleted()) < 20 else GONE
+            if len(self.deleted()) < 20:
+                # a real pause: the fake clock's sleeps are instant, and
+                # spinning pollers starved the thread still asking (and
+                # ran the clock past the timeout on a loaded machine)
+                time.sleep(0.001)
+                return 'deleting'
+            return GONE
 
     kind = Slow(synchronous=False)
     steps = [delete(ref(f'r{i:02d}', project_id='')) for i in range(20)]
