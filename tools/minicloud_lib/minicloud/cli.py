@@ -44,6 +44,7 @@ from .install import (
 from .paths import (
     CLIENT_VENV,
     CLOUDS_YAML,
+    COORDINATION_URL,
     HOME,
     LOGS,
     STATE_FILE,
@@ -234,6 +235,8 @@ def cmd_env(args):
     # the RabbitMQ that Keystone notifies on (osc-cascade-reaper's
     # transport_url); state.json's notifications says whether it does
     print(f'export MINICLOUD_TRANSPORT_URL={TRANSPORT_URL}')
+    # the tooz backend of osc-cascade's per-project locks (--coordination-url)
+    print(f'export MINICLOUD_COORDINATION_URL={COORDINATION_URL}')
     if os.path.exists(os.path.join(CLIENT_VENV, 'bin', 'openstack')):
         print(f'export PATH={os.path.join(CLIENT_VENV, "bin")}:$PATH')
     return 0

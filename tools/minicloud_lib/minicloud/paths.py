@@ -82,6 +82,13 @@ PASSWORDS = {
 DB_USER = 'minicloud'
 KS_URL = f'http://127.0.0.1:{PORTS["keystone"]}/v3'
 TRANSPORT_URL = f'rabbit://guest:guest@127.0.0.1:{PORTS["rabbitmq"]}/'
+# osc-cascade's per-project locks (tooz) on the cloud's own MariaDB, as an
+# operator would run them: a database of their own, MySQL's GET_LOCK
+COORDINATION_DB = 'tooz'
+COORDINATION_URL = (
+    f'mysql://{DB_USER}:{PASSWORDS["db"]}@127.0.0.1:{PORTS["mariadb"]}/'
+    f'{COORDINATION_DB}'
+)
 COMPUTE_HOSTS = ('compute-a', 'compute-b')
 # every service is in REGION, but RegionTwo's Neutron and Glance; Keystone
 # is global (its endpoint is registered in both)

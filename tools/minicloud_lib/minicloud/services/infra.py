@@ -20,7 +20,19 @@ import subprocess
 import time
 
 from ..configs import write_config
-from ..paths import DATA, DB_USER, ETC, LOGS, PASSWORDS, PORT_BASE, PORTS, RUN
+from ..paths import (
+    COORDINATION_DB,
+    COORDINATION_URL,
+    DATA,
+    DB_USER,
+    ETC,
+    LOGS,
+    PASSWORDS,
+    PORT_BASE,
+    PORTS,
+    RUN,
+)
+from ..state import update_state
 from ..units import Unit, start_unit
 from ..util import Failure, child_env, mkdirs, run, say
 
@@ -131,7 +143,7 @@ def step_mariadb(databases):
         f"CREATE USER IF NOT EXISTS '{DB_USER}'@'127.0.0.1' IDENTIFIED BY "
         f"'{PASSWORDS['db']}';"
     ]
-    for db in databases:
+    for db in (*databases, COORDINATION_DB):
         sql.append(f'CREATE DATABASE IF NOT EXISTS `{db}`;')
         sql.append(
             f"GRANT ALL PRIVILEGES ON `{db}`.* TO '{DB_USER}'@'127.0.0.1';"
@@ -144,6 +156,8 @@ def step_mariadb(databases):
         if time.monotonic() > deadline:
             raise Failure(f'cannot create databases: {res.stderr}')
         time.sleep(0.5)
+    # what tests/functional/test_reaper.py locks with
+    update_state(coordination_url=COORDINATION_URL)
     return note
 
 
