@@ -41,6 +41,7 @@ import uuid
 import openstack
 import pytest
 
+from osc_cascade.workflows.actor import Actor
 from tests.functional import topology
 from tests.functional.conftest import ADMIN_CLOUD, run_openstack
 from tests.functional.topology import unique, wait_for
@@ -55,12 +56,18 @@ CLEAN_WITHIN = 120
 IDLE = 10
 
 
+def _minicloud_state() -> dict:
+    clouds = os.environ.get('OS_CLIENT_CONFIG_FILE') or ''
+    home = os.path.dirname(os.path.abspath(clouds))
+    with open(os.path.join(home, 'state.json')) as f:
+        return json.load(f)
+
+
 def _notifications_or_reason() -> tuple[dict | None, str]:
     clouds = os.environ.get('OS_CLIENT_CONFIG_FILE') or ''
     home = os.path.dirname(os.path.abspath(clouds))
     try:
-        with open(os.path.join(home, 'state.json')) as f:
-            found = json.load(f).get('notifications')
+        found = _minicloud_state().get('notifications')
     except (OSError, ValueError) as exc:
         return None, f'NO BUS: no minicloud state.json beside {clouds}: {exc}'
     if not found:
@@ -109,7 +116,6 @@ class Reaper:
             'cloud': ADMIN_CLOUD,
             'grace_period': GRACE,
             'sweep_interval': 0,
-            'coordination_url': f'file://{tmp_path}/locks',
             'listener_pool': pool,
             'exchange': bus['exchange'],
             'topics': ','.join(bus['topics']),
@@ -172,6 +178,23 @@ class Reaper:
         return code, time.monotonic() - t
 
 
+@pytest.fixture(scope='module')
+def coordination_url(bus, tmp_path_factory):
+    """The minicloud's MariaDB (tooz's MySQL driver), where the reapers
+    and the commands keep their per-project locks, as on a cloud."""
+    url = _minicloud_state().get('coordination_url')
+    if url:
+        return url
+    reason = (
+        'NO MARIADB LOCKS: the minicloud in use predates its '
+        'coordination_url (tools/minicloud up writes it)'
+    )
+    if os.environ.get('CI'):
+        pytest.fail(reason + ' (CI must provide it)')
+    print(f'\n{reason}: the reapers lock in a directory instead')
+    return f'file://{tmp_path_factory.mktemp("locks")}'
+
+
 @pytest.fixture
 def pool(bus):
     name = f'osc-cascade-reaper-test-{uuid.uuid4().hex[:8]}'
@@ -180,10 +203,11 @@ def pool(bus):
 
 
 @pytest.fixture
-def reapers(tmp_path, bus, pool):
+def reapers(tmp_path, bus, pool, coordination_url):
     started = []
 
     def start(name='reaper', env=None, **options):
+        options.setdefault('coordination_url', coordination_url)
         reaper = Reaper(tmp_path, bus, pool, name, env, **options)
         started.append(reaper)
         reaper.wait_log(r'INFO osc_cascade\.reaper: listening')
@@ -425,7 +449,9 @@ def test_reaper_purges_a_plainly_deleted_project_once(admin, bus, reapers):
     assert [x for x in reaper.lines() if x.endswith('reaper: stopped')]
 
 
-def test_two_reapers_in_one_pool_purge_a_project_once(admin, bus, reapers):
+def test_two_reapers_in_one_pool_purge_a_project_once(
+    admin, bus, reapers, coordination_url
+):
     one = reapers('reaper-1')
     two = reapers('reaper-2')
     projects = []
@@ -435,9 +461,28 @@ def test_two_reapers_in_one_pool_purge_a_project_once(admin, bus, reapers):
         conn.network.create_network(name='net')
         conn.network.create_security_group(name='sg')
         projects.append(project)
+    # a command working on the first project holds its lock, on the same
+    # backend (the minicloud's MariaDB): no reaper touches it meanwhile
+    busy = projects[0]
+    actor = Actor(coordination_url, doing='a cascade (the test)')
+    actor.hold(busy.id)
     deleted_at = time.monotonic()
-    for project in projects:
-        delete_plainly(project.id)
+    try:
+        for project in projects:
+            delete_plainly(project.id)
+        held = f'project {busy.id} is held by another actor'
+        wait_for(
+            lambda: any(held in x for x in one.lines() + two.lines()),
+            timeout=CLEAN_WITHIN,
+            interval=1,
+            what=f'a reaper finding {busy.id} locked',
+        )
+        assert left(admin, busy.id, False), 'purged under a held lock'
+    finally:
+        actor.release()
+    print(
+        f'\nthe lock on {coordination_url.split("@")[-1]} kept the reapers off'
+    )
     for project in projects:
         wait_for(
             lambda p=project: not left(admin, p.id, False),
