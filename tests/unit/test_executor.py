@@ -168,12 +168,20 @@ def test_never_more_than_parallel_steps_at_once(parallel, monkeypatch):
     # the bound is reached, and never passed: no more calls than that
     # (threads may wait for a delete to finish without holding a slot)
     assert state['max'] == parallel
-    assert pools == [parallel * executor.THREADS_PER_SLOT]
+    # threads for the steps awake, and for those asleep between polls
+    assert pools == [
+        parallel * executor.THREADS_PER_SLOT + executor.SLEEPING_THREADS
+    ]
     assert len(threads) <= parallel * executor.THREADS_PER_SLOT
 
 
-def test_waiting_for_a_delete_does_not_hold_a_slot():
-    # one slot: while a waits for its asynchronous delete, b's delete goes
+@pytest.mark.parametrize('threads_per_slot', [1, 8])
+def test_waiting_for_a_delete_does_not_hold_a_slot(
+    threads_per_slot, monkeypatch
+):
+    # one slot: while a waits for its asynchronous delete, b's delete goes;
+    # with one thread per slot too, a asleep holds none of them
+    monkeypatch.setattr(executor, 'THREADS_PER_SLOT', threads_per_slot)
     b_deleted = threading.Event()
     seen = []
 
