@@ -33,6 +33,8 @@ import statistics
 import threading
 from typing import Any
 
+import requests
+
 from osc_cascade.engine.errors import status_code
 from osc_cascade.engine.retry import Clock
 from osc_cascade.engine.slots import Slots
@@ -304,6 +306,32 @@ def repair_limits(conn: Any) -> None:
             }
         elif value is not None:
             values[key] = number(value)
+
+
+def size_pools(conn: Any, calls: int) -> None:
+    """Let the connection's session keep ``calls`` connections open to a
+    host: requests' pools keep 10, and each call beyond them opens a
+    connection of its own and drops it after ("Connection pool is full,
+    discarding connection"), a new TCP (and TLS) handshake per call."""
+    session = getattr(getattr(conn, 'session', None), 'session', None)
+    adapters = getattr(session, 'adapters', None)
+    if not isinstance(adapters, dict):
+        return
+    for prefix, adapter in list(adapters.items()):
+        if (
+            isinstance(adapter, requests.adapters.HTTPAdapter)
+            and adapter._pool_maxsize < calls
+        ):
+            # the same class: keystoneauth's sets TCP keepalive options
+            session.mount(
+                prefix,
+                type(adapter)(
+                    pool_connections=adapter._pool_connections,
+                    pool_maxsize=calls,
+                    max_retries=adapter.max_retries,
+                    pool_block=adapter._pool_block,
+                ),
+            )
 
 
 def rate_limit(conn: Any, service_type: str) -> float | None:

@@ -158,6 +158,11 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     from osc_cascade.engine import limiter
 
     limiter.repair_limits(conn)
+    parallel = getattr(parsed_args, 'parallel', None)
+    if parallel:
+        # discovery lists up to that many kinds at once, and the
+        # executor's calls come on top
+        limiter.size_pools(conn, 2 * parallel)
     per_second = getattr(parsed_args, 'rate_limit', None)
     if per_second is not None:
         from osc_cascade.kinds.registry import CLASSES

@@ -17,6 +17,7 @@ Time is a fake clock's, or the answers' seconds given as numbers."""
 
 import threading
 import time
+from unittest import mock
 
 from openstack.config import cloud_region
 import pytest
@@ -339,3 +340,21 @@ def test_a_service_with_few_slots_still_waits_for_its_deletes_together():
     ).run(make_plan(steps))
     assert result.ok
     assert len(kind.deleted()) == 20
+
+
+def test_the_sessions_pools_keep_as_many_connections_as_calls():
+    from keystoneauth1 import session as ks_session
+
+    conn = mock.Mock(session=ks_session.Session())
+    before = dict(conn.session.session.adapters)
+    limiter.size_pools(conn, 40)
+    after = conn.session.session.adapters
+    assert set(after) == set(before)
+    for prefix, adapter in after.items():
+        # keystoneauth's own adapter (TCP keepalive), with larger pools
+        assert type(adapter) is type(before[prefix])
+        assert adapter._pool_maxsize == 40
+        assert adapter.max_retries is before[prefix].max_retries
+    kept = dict(after)
+    limiter.size_pools(conn, 20)  # never smaller
+    assert conn.session.session.adapters == kept
