@@ -21,7 +21,12 @@ is stale, and is force-detached before the delete.
 
 from __future__ import annotations
 
+from typing import Any
+
 from openstack import exceptions as sdk_exc
+from openstack.block_storage.v3 import backup as sdk_backup
+from openstack.block_storage.v3 import snapshot as sdk_snapshot
+from openstack.block_storage.v3 import volume as sdk_volume
 
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
@@ -29,6 +34,7 @@ from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.compute import Server
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 
@@ -36,10 +42,30 @@ class _CinderKind(ResourceKind):
     service_type = 'block-storage'
     error_statuses = frozenset({'error_deleting'})
 
-    def owner_of(self, obj, project_id):
+    #: the key of an item's project in a detail list (shown to admins)
+    project_key: str
+    #: the SDK's resource class, whose microversion a raw list asks
+    sdk_resource: Any
+    #: the detail list's path and key
+    detail_path: str
+    detail_key: str
+
+    def owner_of(self, item, project_id):
         """Whose it is: Cinder shows the owner to admins alone; a token
         scoped to the project is shown that project's alone (the proof)."""
-        return obj.project_id or (project_id if self.scoped else '')
+        return item.get(self.project_key) or (
+            project_id if self.scoped else ''
+        )
+
+    def listed(self, conn, project_id):
+        """The raw items of the detail list, as the SDK's would be."""
+        return self.detail_items(
+            conn.block_storage,
+            self.detail_path,
+            self.detail_key,
+            project_id,
+            self.sdk_resource,
+        )
 
     def is_in_use(self, exc):
         # Cinder answers 400 "Invalid volume/snapshot/backup: ... status
@@ -56,18 +82,19 @@ class Volume(_CinderKind):
     name = 'block_storage.volume'
     sdk_get = 'block_storage.get_volume'
     heat_types = ('OS::Cinder::Volume',)
+    project_key = 'os-vol-tenant-attr:tenant_id'
+    sdk_resource = sdk_volume.Volume
+    detail_path, detail_key = '/volumes/detail', 'volumes'
 
     def list(self, conn, project_id):
-        volumes = list(
-            conn.block_storage.volumes(**self.detail_query(project_id))
-        )
+        volumes = list(self.listed(conn, project_id))
         owners = server_owners(
             conn,
             project_id,
             {
                 a.get('server_id')
                 for v in volumes
-                for a in v.attachments or []
+                for a in v.get('attachments') or []
                 if a.get('server_id')
             },
             scoped=self.scoped,
@@ -80,12 +107,11 @@ class Volume(_CinderKind):
             project_id,
         )
 
-    def volume_ref(self, v, owners, owner_id=None):
-        """``owner_id``: the volume's project, when Cinder does not show
-        it (``owner_of``)."""
-        owner_id = owner_id or v.project_id
+    def volume_ref(self, v, owners, owner_id):
+        """``v``: a raw item of the detail list; ``owner_id``: the
+        volume's project (``owner_of``)."""
         attachments, used_by = [], []
-        for a in v.attachments or []:
+        for a in v.get('attachments') or []:
             server_id = a.get('server_id')
             owner = owners.get(server_id, '') if server_id else ''
             if server_id and owner is GONE:
@@ -102,11 +128,12 @@ class Volume(_CinderKind):
                     f'attachment {a.get("attachment_id")}, which names no '
                     f'server'
                 )
-        return self.ref(
+        return item_ref(
+            self.name,
             v,
-            project_id=owner_id or '',
-            status=v.status,
-            snapshot_id=v.snapshot_id,
+            owner=owner_id or '',
+            status=v.get('status'),
+            snapshot_id=v.get('snapshot_id'),
             attachments=attachments,
             used_by=sorted(used_by),
         )
@@ -179,13 +206,17 @@ def server_owners(conn, project_id, server_ids, *, scoped=False):
     (''), and its volume is kept."""
     if not server_ids:
         return {}
-    every_project = {} if scoped else {'all_projects': True}
+    every_project = {} if scoped else {'all_tenants': True}
+    query = {'project_id': project_id, **every_project}
     owners = {
-        s.id: s.project_id
-        for s in conn.compute.servers(
-            details=True, project_id=project_id, **every_project
+        s['id']: s.get('tenant_id')
+        for s in pages(
+            conn.compute,
+            '/servers/detail',
+            'servers',
+            {k: v for k, v in query.items() if v is not None},
         )
-        if s.id in server_ids
+        if s['id'] in server_ids
     }
     for server_id in sorted(set(server_ids) - set(owners)):
         if scoped:
@@ -204,19 +235,21 @@ def server_owners(conn, project_id, server_ids, *, scoped=False):
 class Snapshot(_CinderKind):
     name = 'block_storage.snapshot'
     sdk_get = 'block_storage.get_snapshot'
+    project_key = 'os-extended-snapshot-attributes:project_id'
+    sdk_resource = sdk_snapshot.Snapshot
+    detail_path, detail_key = '/snapshots/detail', 'snapshots'
 
     def list(self, conn, project_id):
         return owned(
             (
-                self.ref(
+                item_ref(
+                    self.name,
                     s,
-                    project_id=self.owner_of(s, project_id),
-                    volume_id=s.volume_id,
-                    status=s.status,
+                    owner=self.owner_of(s, project_id),
+                    volume_id=s.get('volume_id'),
+                    status=s.get('status'),
                 )
-                for s in conn.block_storage.snapshots(
-                    **self.detail_query(project_id)
-                )
+                for s in self.listed(conn, project_id)
             ),
             project_id,
         )
@@ -245,20 +278,23 @@ class Backup(_CinderKind):
     sdk_get = 'block_storage.get_backup'
     error_statuses = frozenset({'error_deleting', 'error'})
 
+    project_key = 'os-backup-project-attr:project_id'
+    sdk_resource = sdk_backup.Backup
+    detail_path, detail_key = '/backups/detail', 'backups'
+
     def list(self, conn, project_id):
         return owned(
             (
-                self.ref(
+                item_ref(
+                    self.name,
                     b,
-                    project_id=self.owner_of(b, project_id),
-                    volume_id=b.volume_id,
-                    status=b.status,
-                    incremental=bool(b.is_incremental) or None,
-                    taken_at=b.data_timestamp or b.created_at,
+                    owner=self.owner_of(b, project_id),
+                    volume_id=b.get('volume_id'),
+                    status=b.get('status'),
+                    incremental=bool(b.get('is_incremental')) or None,
+                    taken_at=b.get('data_timestamp') or b.get('created_at'),
                 )
-                for b in conn.block_storage.backups(
-                    **self.detail_query(project_id)
-                )
+                for b in self.listed(conn, project_id)
             ),
             project_id,
         )

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
+from openstack.compute.v2 import server as sdk_server
 
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
@@ -34,6 +35,9 @@ from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.identity import users_of
 from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
+
+#: the detail list's volumes of a server (the SDK's ``attached_volumes``)
+ATTACHED_VOLUMES = 'os-extended-volumes:volumes_attached'
 
 
 @register
@@ -54,13 +58,22 @@ class Server(ResourceKind):
         # servers are all listed by the admin detail call.
         return owned(
             (
-                self.ref(
+                item_ref(
+                    self.name,
                     s,
-                    status=s.status,
-                    locked=bool(s.is_locked) or None,
-                    volumes=[v['id'] for v in (s.attached_volumes or [])],
+                    project_key='tenant_id',
+                    created_key='created',
+                    status=s.get('status'),
+                    locked=bool(s.get('locked')) or None,
+                    volumes=[v['id'] for v in s.get(ATTACHED_VOLUMES) or []],
                 )
-                for s in conn.compute.servers(**self.detail_query(project_id))
+                for s in self.detail_items(
+                    conn.compute,
+                    '/servers/detail',
+                    'servers',
+                    project_id,
+                    sdk_server.Server,
+                )
             ),
             project_id,
         )

@@ -22,6 +22,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out, retried
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 
@@ -36,24 +37,37 @@ class Image(ResourceKind):
         refs = []
         # Glance leaves hidden images (os_hidden) out of a listing unless
         # asked for them alone: both listings, or they would stay behind
+        # (their raw JSON: an SDK resource per image cost more than the
+        # call)
         listed = {
-            image.id: image
+            image['id']: image
             for image in itertools.chain.from_iterable(
-                conn.image.images(
-                    owner=project_id, visibility='all', is_hidden=hidden
+                pages(
+                    conn.image,
+                    '/images',
+                    'images',
+                    {
+                        k: v
+                        for k, v in (
+                            ('owner', project_id),
+                            ('visibility', 'all'),
+                            ('os_hidden', hidden),
+                        )
+                        if v is not None
+                    },
                 )
                 for hidden in (False, True)
             )
         }
         # 'shared' only means "may have members": ask who, of each at once
         # (kinds.calls)
-        shared = [i for i in listed.values() if i.visibility == 'shared']
+        shared = [i for i in listed.values() if i['visibility'] == 'shared']
         members = dict(
             zip(
-                (image.id for image in shared),
+                (image['id'] for image in shared),
                 fan_out(
                     lambda image: sorted(
-                        m.member_id for m in conn.image.members(image.id)
+                        m.member_id for m in conn.image.members(image['id'])
                     ),
                     shared,
                 ),
@@ -62,12 +76,13 @@ class Image(ResourceKind):
         )
         for image in listed.values():
             refs.append(
-                self.ref(
+                item_ref(
+                    self.name,
                     image,
-                    project_id=image.owner_id or '',
-                    visibility=image.visibility,
-                    protected=bool(image.is_protected) or None,
-                    shared_with=members.get(image.id, []),
+                    project_key='owner',
+                    visibility=image.get('visibility'),
+                    protected=bool(image.get('protected')) or None,
+                    shared_with=members.get(image['id'], []),
                 )
             )
         return owned(refs, project_id)
@@ -120,23 +135,29 @@ class ImageMember(ResourceKind):
         # asked who its members are (an admin sees them all).
         images = [
             image
-            for image in conn.image.images(
-                visibility='shared', member_status='all'
+            for image in pages(
+                conn.image,
+                '/images',
+                'images',
+                {'visibility': 'shared', 'member_status': 'all'},
             )
-            if image.visibility == 'shared'  # a filter a cloud may ignore
+            # a filter a cloud may ignore
+            if image.get('visibility') == 'shared'
         ]
         # one call per image, retried alone, made at once (kinds.calls)
         members = fan_out(
-            lambda image: retried(lambda: list(conn.image.members(image.id))),
+            lambda image: retried(
+                lambda: list(conn.image.members(image['id']))
+            ),
             images,
         )
         refs = [
             ResourceRef(
                 kind=self.name,
-                id=f'{image.id}/{m.member_id}',
-                name=image.name or '',
+                id=f'{image["id"]}/{m.member_id}',
+                name=image.get('name') or '',
                 project_id=m.member_id,
-                attrs={'image_id': image.id},
+                attrs={'image_id': image['id']},
             )
             for image, found in zip(images, members, strict=True)
             for m in found

@@ -34,6 +34,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.network import Network, Port, SecurityGroup, Subnet
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 
@@ -47,19 +48,36 @@ class LoadBalancer(ResourceKind):
     def list(self, conn, project_id):
         lbaas = conn.load_balancer
         query = {'project_id': project_id} if project_id else {}
-        lbs = list(lbaas.load_balancers(**query))
+        # their raw JSON: an SDK resource per item cost more than the call
+        lbs = list(
+            pages(lbaas, '/lbaas/loadbalancers', 'loadbalancers', query)
+        )
         # members only order a cascade: not looked up for orphans; one
-        # listing per pool, made at once (kinds.calls)
+        # listing per pool whose body does not show it has none (one
+        # listing of the pools shows their members' ids), made at once
+        # (kinds.calls)
         pools = [
-            (lb.id, pool['id'])
+            (lb['id'], pool['id'])
             for lb in (lbs if project_id else [])
-            for pool in lb.pools or []
+            for pool in lb.get('pools') or []
         ]
+        if pools:
+            shown = {
+                pool['id']: pool.get('members')
+                for pool in pages(lbaas, '/lbaas/pools', 'pools', query)
+            }
+            pools = [p for p in pools if shown.get(p[1]) != []]
         member_subnets: dict[str, set[str]] = {}
         for (lb_id, _pool), subnets in zip(
             pools,
             fan_out(
-                lambda p: {m.subnet_id for m in lbaas.members(p[1])}, pools
+                lambda p: {
+                    m.get('subnet_id')
+                    for m in pages(
+                        lbaas, f'/lbaas/pools/{p[1]}/members', 'members'
+                    )
+                },
+                pools,
             ),
             strict=True,
         ):
@@ -67,18 +85,19 @@ class LoadBalancer(ResourceKind):
         refs = []
         for lb in lbs:
             subnets = (
-                {lb.vip_subnet_id}
-                | {v.get('subnet_id') for v in lb.additional_vips or []}
-                | member_subnets.get(lb.id, set())
+                {lb.get('vip_subnet_id')}
+                | {v.get('subnet_id') for v in lb.get('additional_vips') or []}
+                | member_subnets.get(lb['id'], set())
             )
             refs.append(
-                self.ref(
+                item_ref(
+                    self.name,
                     lb,
-                    status=lb.provisioning_status,
-                    vip_port_id=lb.vip_port_id,
-                    vip_network_id=lb.vip_network_id,
+                    status=lb.get('provisioning_status'),
+                    vip_port_id=lb.get('vip_port_id'),
+                    vip_network_id=lb.get('vip_network_id'),
                     subnet_ids=sorted(s for s in subnets if s),
-                    security_group_ids=sorted(lb.vip_sg_ids or []),
+                    security_group_ids=sorted(lb.get('vip_sg_ids') or []),
                 )
             )
         return owned(refs, project_id)

@@ -19,7 +19,9 @@ Magnum, Mistral, Ironic), a ``links`` or ``<key>_links`` list with a
 ``rel: next`` entry (Trove; Neutron, Octavia, Nova). The link's query (its
 marker, offset or limit) is asked of the same path with the caller's own
 filters, which some links drop (Octavia's and Magnum's keep only the
-paging) and whose host may be one the client cannot reach.
+paging) and whose host may be one the client cannot reach. Where the body
+links nothing, an RFC 5988 ``Link: <...>; rel="next"`` header is followed,
+as openstacksdk follows it.
 """
 
 from __future__ import annotations
@@ -32,15 +34,20 @@ from osc_cascade.api.http import request
 from osc_cascade.engine.resource import ResourceRef
 
 
-def next_link(body: dict[str, Any], key: str) -> str:
-    """The URL of the next page that a list's answer names, or ''."""
+def next_link(
+    body: dict[str, Any], key: str, headers: dict[str, Any] | None = None
+) -> str:
+    """The URL of the next page that a list's answer names, or '';
+    ``headers``: the answer's parsed ``Link`` headers (``response.links``),
+    read when the body links nothing."""
     if isinstance(body.get('next'), str):
         return body['next']
     for links in (body.get(f'{key}_links'), body.get('links')):
         for link in links or []:
             if isinstance(link, dict) and link.get('rel') == 'next':
                 return link.get('href') or ''
-    return ''
+    following = headers.get('next') if isinstance(headers, dict) else None
+    return (following or {}).get('url') or ''
 
 
 def pages(
@@ -57,12 +64,13 @@ def pages(
     query = dict(params or {})
     seen: set[Any] = set()
     while True:
-        body = request(proxy, 'GET', path, params=query, **kwargs).json()
+        response = request(proxy, 'GET', path, params=query, **kwargs)
+        body = response.json()
         items = body.get(key) or []
         new = [i for i in items if _identity(i) not in seen]
         yield from new
         seen.update(_identity(i) for i in new)
-        link = next_link(body, key)
+        link = next_link(body, key, getattr(response, 'links', None))
         if not link or not new:
             return
         paging = parse.parse_qsl(parse.urlparse(link).query)
@@ -85,17 +93,20 @@ def item_ref(
     item: dict[str, Any],
     *,
     id_key: str = 'id',
+    name_key: str = 'name',
     project_key: str = 'project_id',
     created_key: str = 'created_at',
+    owner: str | None = None,
     **attrs: Any,
 ) -> ResourceRef:
     """The reference of an item of a raw list; ``attrs`` without the
-    empty ones."""
+    empty ones. ``owner``: its project, where the item's ``project_key``
+    does not say it alone."""
     return ResourceRef(
         kind=kind,
         id=item[id_key],
-        name=item.get('name') or '',
-        project_id=item.get(project_key) or '',
+        name=item.get(name_key) or '',
+        project_id=owner if owner is not None else item.get(project_key) or '',
         attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
         created_at=item.get(created_key) or '',
     )

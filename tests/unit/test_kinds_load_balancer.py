@@ -156,3 +156,20 @@ def test_a_floating_ip_on_the_vip_needs_no_order_of_its_own(cloud, external):
     assert cloud.index_of_delete('/loadbalancers', lb['id']) < (
         cloud.index_of_delete('/subnets', subnet['id'])
     )
+
+
+def test_members_are_listed_only_of_pools_whose_body_names_some(
+    cloud, kind, topology
+):
+    a, _net, subnet, members_subnet = topology
+    with_members = cloud.load_balancer(a, subnet, members=[members_subnet])
+    without = cloud.load_balancer(a, subnet)
+    cloud.requests.clear()
+    refs = {r.id: r for r in kind.list(cloud.connection(), a)}
+    assert refs[with_members['id']].attrs['subnet_ids'] == sorted(
+        [subnet['id'], members_subnet['id']]
+    )
+    assert refs[without['id']].attrs['subnet_ids'] == [subnet['id']]
+    listed = [p for _, p in cloud.requests if p.endswith('/members')]
+    [pool] = with_members['pools']
+    assert listed == [f'/v2.0/lbaas/pools/{pool["id"]}/members']

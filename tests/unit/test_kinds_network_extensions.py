@@ -165,3 +165,60 @@ def test_neutron_accepts_every_delete_in_that_order(cloud, everything):
             if o['project_id'] == everything['project']
         ]
     assert not cloud.all('port_forwardings')
+
+
+def forwarding_refs(cloud, project_id):
+    refs = network.PortForwarding().list(cloud.connection(), project_id)
+    return sorted((r.id, r.project_id, sorted(r.attrs.items())) for r in refs)
+
+
+def per_ip_listings(cloud):
+    return [p for _, p in cloud.requests if p.endswith('/port_forwardings')]
+
+
+def test_forwardings_shown_in_the_floating_ips_body_need_no_call_per_ip(
+    cloud, everything
+):
+    found = forwarding_refs(cloud, everything['project'])
+    assert found == [
+        (
+            everything['pf'],
+            everything['project'],
+            [
+                ('floating_ip_id', everything['pf_fip']),
+                ('internal_port_id', everything['pf_port']),
+            ],
+        )
+    ]
+    assert not per_ip_listings(cloud)
+
+
+@pytest.mark.parametrize(
+    'older',
+    ['extension not loaded', 'ids not shown'],
+)
+def test_forwardings_are_listed_per_ip_where_the_body_may_not_show_all(
+    cloud, everything, monkeypatch, older
+):
+    shown = forwarding_refs(cloud, everything['project'])
+    fips = [
+        f
+        for f in cloud.all('floatingips')
+        if f['project_id'] == everything['project']
+    ]
+    if older == 'extension not loaded':
+        monkeypatch.setattr(
+            'tests.unit.fakes.network_extensions.EXTENSIONS',
+            ['floating-ip-port-forwarding'],
+        )
+        asked = len(fips)  # every one
+    else:  # a Neutron before the body showed each forwarding's id
+        monkeypatch.setattr(
+            'tests.unit.fakes.network_extensions.EXPOSED_FIELDS',
+            ('protocol', 'internal_port', 'external_port'),
+        )
+        asked = 1  # the one with a forwarding; an empty list proves none
+    cloud.requests.clear()
+    assert forwarding_refs(cloud, everything['project']) == shown
+    assert len(fips) > 1
+    assert len(per_ip_listings(cloud)) == asked

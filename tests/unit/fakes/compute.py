@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import re
 
-from tests.unit.fakes.common import ADMIN_USER, ENDPOINTS, matches
+from tests.unit.fakes.common import ADMIN_USER, ENDPOINTS, matches, page
 
 
 class Compute:
@@ -64,7 +64,18 @@ class Compute:
                     aliases={'project_id': 'tenant_id'},
                 )
             ]
-            return 200, {'servers': items}
+            # as nova: a page of at most max_limit, and a link to the next
+            items, following = page(
+                items,
+                query,
+                self.nova_max_limit,
+                url=ENDPOINTS['compute'] + '/servers/detail',
+            )
+            links = [{'rel': 'next', 'href': following}] if following else []
+            return 200, {
+                'servers': items,
+                **({'servers_links': links} if links else {}),
+            }
         m = re.fullmatch(r'/servers/([^/]+)(/action)?', path)
         if m:
             server_id, action = m.groups()

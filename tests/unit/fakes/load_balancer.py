@@ -154,6 +154,19 @@ class LoadBalancer:
                 return 200, {'loadbalancer': self._lb_view(lb)}
             if method == 'DELETE':
                 return self._delete_lb(lb, query)
+        if path == '/lbaas/pools':
+            # as Octavia shows a pool: its members by id
+            return 200, {
+                'pools': [
+                    {
+                        **pool,
+                        'members': [{'id': m['id']} for m in pool['members']],
+                        'loadbalancers': [{'id': pool['loadbalancer_id']}],
+                    }
+                    for pool in self.all('lb_pools')
+                    if query.get('project_id') in (None, pool['project_id'])
+                ]
+            }
         m = re.fullmatch(r'/lbaas/pools/([^/]+)/members', path)
         if m:
             pool = self.get('lb_pools', m.group(1))

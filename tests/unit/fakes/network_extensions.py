@@ -38,9 +38,22 @@ NEUTRON_EXTRA = {
     'local_ips': ('local_ips', 'local_ip'),
 }
 EXTRA_KEYS = {key for key, _ext in NEUTRON_EXTRA.values()}
+#: Neutron's port forwarding plugin loads both of these: the second shows
+#: a floating IP's forwardings in its body (``port_forwardings``)
+EXPOSED_FORWARDINGS = 'expose-port-forwarding-in-fip'
 EXTENSIONS = sorted(
     {ext for _, ext in NEUTRON_EXTRA.values()}
-    | {'floating-ip-port-forwarding'}
+    | {'floating-ip-port-forwarding', EXPOSED_FORWARDINGS}
+)
+#: the fields of each forwarding a floating IP's body shows (Neutron 29's
+#: pf_plugin._extend_floatingip_dict)
+EXPOSED_FIELDS = (
+    'id',
+    'internal_ip_address',
+    'protocol',
+    'internal_port',
+    'external_port',
+    'internal_port_id',
 )
 
 
@@ -81,6 +94,35 @@ class NetworkExtensions:
             if m:
                 return self._neutron_collection(key, method, m.group(1), query)
         return super()._network(method, path, query, body)
+
+    def _neutron_collection(
+        self, key, method, id_, query, action=None, body=None
+    ):
+        status, answer = super()._neutron_collection(
+            key, method, id_, query, action, body
+        )
+        if (
+            key == 'floatingips'
+            and method == 'GET'
+            and status == 200
+            and EXPOSED_FORWARDINGS in EXTENSIONS
+        ):
+            if id_ is None:
+                answer = {key: [self._exposed(f) for f in answer[key]]}
+            else:
+                answer = {'floatingip': self._exposed(answer['floatingip'])}
+        return status, answer
+
+    def _exposed(self, fip):
+        """A floating IP as Neutron shows it with its forwardings."""
+        return {
+            **fip,
+            'port_forwardings': [
+                {k: p[k] for k in EXPOSED_FIELDS if k in p}
+                for p in self.all('port_forwardings')
+                if p['floatingip_id'] == fip['id']
+            ],
+        }
 
     def _neutron_delete(self, key, obj):
         if key in EXTRA_KEYS:
