@@ -52,3 +52,57 @@ def find_cycle(
                 stack.append((child, iter(succs[child])))
                 path.append(child)
     return None
+
+
+def cyclic_components(
+    nodes: Iterable[str], edges: Iterable[tuple[str, str]]
+) -> list[list[str]]:
+    """The strongly connected components that hold a cycle (more than one
+    node, or a node with an edge to itself), each sorted, in the order of
+    their first node: every cycle of the graph lies within one of them.
+
+    Tarjan's algorithm, iterative (as ``find_cycle``, for long chains)."""
+    succs: dict[str, list[str]] = {n: [] for n in nodes}
+    looped: set[str] = set()
+    for first, then in edges:
+        succs[first].append(then)
+        if first == then:
+            looped.add(first)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in succs:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(succs[root]))]
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1 or node in looped:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(succs[child])))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return sorted(found)

@@ -95,6 +95,34 @@ def test_inventory_indexes_and_ignores_duplicates():
     assert inv.where(KIND) == [a, b]
 
 
+def test_where_finds_what_a_scan_finds_in_the_order_found():
+    refs = [
+        ref(f'r{i}', color=['red', 'blue'][i % 2], size=i % 3, tags=[i % 2])
+        for i in range(12)
+    ]
+    inv = Inventory(refs)
+
+    def scan(**attrs):
+        return [
+            r
+            for r in refs
+            if all(r.attrs.get(k) == v for k, v in attrs.items())
+        ]
+
+    for attrs in (
+        {'color': 'red'},
+        {'color': 'red', 'size': 1},
+        {'size': 2, 'color': 'blue'},
+        {'color': 'green'},
+        {'tags': [1]},  # an unhashable value: scanned
+        {'color': 'red', 'tags': [0]},
+        {'missing': None},  # an attr a ref lacks is None
+    ):
+        assert inv.where(KIND, **attrs) == scan(**attrs), attrs
+    # the index, made once, serves every later lookup
+    assert inv.where(KIND, color='blue') == scan(color='blue')
+
+
 # -- ordering --------------------------------------------------------------
 
 
@@ -365,6 +393,46 @@ def test_find_cycle():
         ['a', 'b', 'c', 'x'], [('x', 'a'), ('a', 'b'), ('b', 'c'), ('c', 'a')]
     )
     assert cycle == ['a', 'b', 'c']
+
+
+def test_cyclic_components():
+    assert planner.cyclic_components(['a', 'b'], [('a', 'b')]) == []
+    assert planner.cyclic_components(['a'], [('a', 'a')]) == [['a']]
+    assert planner.cyclic_components(
+        ['x', 'c', 'b', 'a', 'e', 'd', 'f'],
+        [
+            ('x', 'a'),
+            ('a', 'b'),
+            ('b', 'c'),
+            ('c', 'a'),
+            ('c', 'd'),
+            ('d', 'e'),
+            ('e', 'd'),
+            ('e', 'f'),
+        ],
+    ) == [['a', 'b', 'c'], ['d', 'e']]
+
+
+def test_a_thousand_cycles_are_each_cut_within_their_component():
+    # as a thousand blocks of security groups that name each other: each
+    # pair's cycle cut by its own breaker, and nothing else touched
+    n = 1000
+    refs = [
+        r
+        for i in range(n)
+        for r in (
+            ref(f'a{i:04d}', breakable=[f'b{i:04d}'], before=[f'c{i:04d}']),
+            ref(f'b{i:04d}', before=[f'a{i:04d}']),
+            ref(f'c{i:04d}'),
+        )
+    ]
+    plan = plan_of(*refs)
+    cuts = sorted(s for s in plan.steps if s.startswith('cut_'))
+    assert cuts == [
+        f'cut_reference:{KIND}:a{i:04d}[to=b{i:04d}]' for i in range(n)
+    ]
+    assert planner.find_cycle(plan.steps, plan.edges) is None
+    assert_edges_respected(plan)
 
 
 def test_long_chains_need_no_recursion():
