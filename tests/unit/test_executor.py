@@ -704,6 +704,34 @@ def test_a_free_slot_goes_to_the_highest_priority_then_first_come():
     assert served == ['high', 'low', 'low-later']
 
 
+def test_slots_grown_go_to_the_waiters_and_shrunk_take_nothing_back():
+    slots = Slots(1)
+    counts, entered, leave = [], threading.Semaphore(0), threading.Event()
+
+    def want():
+        with slots.hold(0) as holders:
+            counts.append(holders)
+            entered.release()
+            assert leave.wait(10)
+
+    threads = [threading.Thread(target=want) for _ in range(3)]
+    for t in threads:
+        t.start()
+    assert entered.acquire(timeout=10)
+    assert wait_until(lambda: slots.waiting == 2)
+    slots.resize(3)  # both waiters get a slot at once
+    assert entered.acquire(timeout=10) and entered.acquire(timeout=10)
+    assert (slots.held, slots.waiting, sorted(counts)) == (3, 0, [1, 2, 3])
+    slots.resize(1)  # the three holding finish; then one at a time
+    assert slots.held == 3
+    leave.set()
+    for t in threads:
+        t.join(10)
+    assert slots.held == 0
+    with slots.hold(0) as holders:
+        assert holders == 1
+
+
 def test_ready_steps_start_with_the_longest_chain():
     # one slot: y heads a chain of three, x stands alone and comes first
     # in the plan's own order; y goes first
