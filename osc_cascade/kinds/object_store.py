@@ -212,7 +212,12 @@ class Container(ResourceKind):
         if first is None:
             return
         objects = itertools.chain([first], objects)
-        bulk = retried(store.get_info).bulk_delete
+        # the cluster's capabilities: one /info per run and region
+        bulk = self.facts.get(
+            'swift bulk delete',
+            conn,
+            lambda: retried(store.get_info).bulk_delete,
+        )
         if bulk:
             size = int(bulk.get('max_deletes_per_request', 10000))
             while batch := list(itertools.islice(objects, size)):

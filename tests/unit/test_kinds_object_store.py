@@ -94,6 +94,18 @@ def test_objects_go_in_bulk_deletes_of_the_size_swift_allows(cloud, kind, pid):
     assert not cloud.exists('containers', container['id'])
 
 
+def test_the_clusters_capabilities_are_read_once_a_run(cloud, kind, pid):
+    for name in ('one', 'two', 'three'):
+        cloud.container(pid, name, objects=5)
+    refs = kind.list(cloud.connection(), pid)
+
+    result = run_kind(cloud, kind, refs)
+
+    assert [r.outcome for r in result.results.values()] == [DONE] * 3
+    assert len(cloud.bulk_requests) == 3
+    assert [p for m, p in cloud.requests if p.endswith('/info')] == ['/info']
+
+
 @pytest.mark.parametrize('cloud', [{'bulk_delete': None}], indirect=True)
 def test_without_bulk_delete_objects_go_one_by_one(cloud, kind, pid):
     container = cloud.container(pid, 'data', objects=40)
