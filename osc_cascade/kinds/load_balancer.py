@@ -124,3 +124,16 @@ class LoadBalancer(ResourceKind):
             ref.id
         ).provisioning_status
         return GONE if status == 'DELETED' else status
+
+    def list_statuses(self, conn, project_id):
+        # one listing for the project's load balancers being deleted
+        return {
+            lb['id']: lb['provisioning_status']
+            for lb in pages(
+                conn.load_balancer,
+                '/lbaas/loadbalancers',
+                'loadbalancers',
+                {'project_id': project_id},
+            )
+            if lb['provisioning_status'] != 'DELETED'
+        }

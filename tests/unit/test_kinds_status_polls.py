@@ -12,14 +12,22 @@
 
 """The shared status polls (``list_statuses``) of Nova's and Cinder's kinds
 read the raw JSON of one detail list, with the project filter, and build
-no SDK resource per item (which cost more than the rest of a poll)."""
+no SDK resource per item (which cost more than the rest of a poll); Heat's
+stacks and Octavia's load balancers are polled with one listing of the
+project's too."""
 
 from openstack.block_storage.v3 import backup, snapshot, volume
 from openstack.compute.v2 import server
 import pytest
 
-from osc_cascade.kinds import block_storage, compute
+from osc_cascade.kinds import (
+    block_storage,
+    compute,
+    load_balancer,
+    orchestration,
+)
 from tests.unit import scenarios
+from tests.unit.fakes.clouds import ServicesCloud
 
 
 def refuse_resources(monkeypatch, cls):
@@ -71,3 +79,43 @@ def test_nova_polls_read_the_raw_listing(cloud, conn, pid, monkeypatch):
         failed['id']: 'ERROR (delete failed)',
     }
     assert_one_filtered_listing(cloud, pid)
+
+
+@pytest.fixture
+def services():
+    """The fake cloud with Heat and Octavia too."""
+    with ServicesCloud() as c:
+        yield c
+
+
+def test_heat_polls_list_the_projects_stacks_once(services):
+    cloud, conn = services, services.connection()
+    pid = scenarios.project(cloud, 'A')['id']
+    other = scenarios.project(cloud, 'other')['id']
+    going = cloud.stack('going', pid, status='DELETE_IN_PROGRESS')
+    failed = cloud.stack('failed', pid, status='DELETE_FAILED')
+    cloud.stack('theirs', other, status='DELETE_IN_PROGRESS')
+    cloud.requests.clear()
+    assert orchestration.ProjectStack().list_statuses(conn, pid) == {
+        going['id']: 'DELETE_IN_PROGRESS',
+        failed['id']: orchestration.STUCK,  # as its own poll says
+    }
+    [listing] = [p for m, p in cloud.requests if '/stacks' in p]
+    assert listing.endswith(f'/stacks?tenant={pid}')
+
+
+def test_octavia_polls_list_the_projects_load_balancers_once(services):
+    cloud, conn = services, services.connection()
+    pid = scenarios.project(cloud, 'A')['id']
+    other = scenarios.project(cloud, 'other')['id']
+    _net, subnet = scenarios.network(cloud, pid)
+    _their_net, their_subnet = scenarios.network(cloud, other, 'theirs')
+    mine = cloud.load_balancer(pid, subnet, status='PENDING_DELETE')
+    mine['pending_left'] = 5  # Octavia is still at it
+    cloud.load_balancer(other, their_subnet)
+    cloud.requests.clear()
+    assert load_balancer.LoadBalancer().list_statuses(conn, pid) == {
+        mine['id']: 'PENDING_DELETE'
+    }
+    [listing] = [p for m, p in cloud.requests if 'loadbalancers' in p]
+    assert f'project_id={pid}' in listing

@@ -134,11 +134,19 @@ class LoadBalancer:
             return 200, versions('v2.0', ENDPOINTS['load-balancer'] + '/v2/')
         path = re.sub(r'^/v2(\.0)?', '', path)
         if path == '/lbaas/loadbalancers':
+            # a listing shows how each delete goes on, as a GET does
+            listed = [
+                self._poll_lb(lb['id'])
+                if lb['provisioning_status'] == 'PENDING_DELETE'
+                else lb
+                for lb in self.all('loadbalancers')
+            ]
             return 200, {
                 'loadbalancers': [
                     self._lb_view(lb)
-                    for lb in self.all('loadbalancers')
-                    if query.get('project_id') in (None, lb['project_id'])
+                    for lb in listed
+                    if lb is not None
+                    and query.get('project_id') in (None, lb['project_id'])
                 ]
             }
         m = re.fullmatch(r'/lbaas/loadbalancers/([^/]+)', path)

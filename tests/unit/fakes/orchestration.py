@@ -215,7 +215,11 @@ class Orchestration:
 
     def _list_stacks(self, query):
         out = []
-        for s in self.all('stacks'):
+        for s in list(self.all('stacks')):
+            # a listing shows how each delete it was asked for goes on, as
+            # a GET does
+            if 'polls_left' in s and self._poll_stack(s['id']) is None:
+                continue
             if s['stack_status'] == 'DELETE_COMPLETE' or (
                 s['parent'] and query.get('show_nested') != 'True'
             ):
