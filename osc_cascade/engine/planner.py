@@ -63,6 +63,9 @@ class Inventory:
         #: asks: a scan per call was quadratic (each router's ports among
         #: every port, each backup's among every backup)
         self._by_attr: dict[tuple[str, str], dict[Any, list[ResourceRef]]] = {}
+        self._grouped: dict[
+            Callable[[ResourceRef], Any], dict[Any, list[ResourceRef]]
+        ] = {}
         for ref in refs:
             if ref.key in self._refs:
                 continue
@@ -96,6 +99,20 @@ class Inventory:
                 r for r in self.of_kind(kind) if r.attrs.get(key) == value
             ]
         return [r for r in found if all(r.attrs.get(k) == v for k, v in rest)]
+
+    def grouped(
+        self, by: Callable[[ResourceRef], Any]
+    ) -> dict[Any, list[ResourceRef]]:
+        """Every resource, of every kind, by what ``by`` says of it (a
+        function of the ref: Heat's name of it), in the order found; made
+        once per function."""
+        groups = self._grouped.get(by)
+        if groups is None:
+            groups = {}
+            for ref in self._refs.values():
+                groups.setdefault(by(ref), []).append(ref)
+            self._grouped[by] = groups
+        return groups
 
     def _indexed(self, kind: str, key: str) -> dict[Any, list[ResourceRef]]:
         index = self._by_attr.get((kind, key))
@@ -241,8 +258,8 @@ def build_plan(
         def placed(step: Step, region: str = region) -> Step:
             if step.target.key in global_keys:
                 return step
-            return dataclasses.replace(
-                step, target=step.target.in_region(region)
+            return Step(
+                step.action, step.target.in_region(region), step.params
             )
 
         ids = {old: placed(step) for old, step in plan.steps.items()}

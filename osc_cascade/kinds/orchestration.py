@@ -235,12 +235,11 @@ class ProjectStack(Stack):
     def relations(self, ref, inventory):
         made = {r['id'] for r in ref.attrs.get('made', []) if r['id']}
         me = delete_of(self.name, ref.id)
-        for other in inventory:
-            if (
-                other.key != ref.key
-                and other.project_id == ref.project_id
-                and physical_id(other) in made
-            ):
+        # by Heat's name of each resource: a scan of the inventory per
+        # stack was quadratic (2,000 stacks among 100,000 resources)
+        named = inventory.grouped(physical_id)
+        for other in (o for id_ in sorted(made) for o in named.get(id_, ())):
+            if other.key != ref.key and other.project_id == ref.project_id:
                 yield Edge(me, delete_of(other.kind, other.id), required=False)
 
     def status(self, conn, ref):

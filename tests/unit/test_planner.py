@@ -395,6 +395,18 @@ def test_find_cycle():
     assert cycle == ['a', 'b', 'c']
 
 
+def test_grouped_holds_every_kind_by_what_the_function_says():
+    a, b = ref('a', color='red'), ref('b', color='blue')
+    other = ref('c', kind='test.other', color='red')
+    inv = Inventory([a, b, other])
+
+    def color(r):
+        return r.attrs.get('color')
+
+    assert inv.grouped(color) == {'red': [a, other], 'blue': [b]}
+    assert inv.grouped(color) is inv.grouped(color)  # made once
+
+
 def test_cyclic_components():
     assert planner.cyclic_components(['a', 'b'], [('a', 'b')]) == []
     assert planner.cyclic_components(['a'], [('a', 'a')]) == [['a']]
