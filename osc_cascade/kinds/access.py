@@ -59,7 +59,11 @@ class AccessKind(ResourceKind):
         private = list(self.private(conn))
         # one access list per private flavor or type, asked at once
         # (kinds.calls)
-        members = fan_out(lambda p: list(self.members(conn, p[0])), private)
+        members = fan_out(
+            lambda p: list(self.members(conn, p[0])),
+            private,
+            service=self.service_type,
+        )
         return owned(
             [
                 ResourceRef(

@@ -184,6 +184,7 @@ class Keypair(ResourceKind):
                 lambda: conn.compute.keypairs(user_id=user_id)
             ),
             users,
+            service=self.service_type,
         )
         return [
             ResourceRef(

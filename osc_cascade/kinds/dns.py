@@ -60,7 +60,11 @@ class Zone(ResourceKind):
         shares = dict(
             zip(
                 (z.id for z in shared),
-                fan_out(lambda z: self.shared_with(conn, z), shared),
+                fan_out(
+                    lambda z: self.shared_with(conn, z),
+                    shared,
+                    service=self.service_type,
+                ),
                 strict=True,
             )
         )

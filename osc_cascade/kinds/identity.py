@@ -159,7 +159,9 @@ class ApplicationCredential(ResourceKind):
                 attrs={'user_id': user_id},
             )
             for user_id, creds in zip(
-                users, fan_out(creds_of, users), strict=True
+                users,
+                fan_out(creds_of, users, service=self.service_type),
+                strict=True,
             )
             for cred in creds
             if project_id is None or cred.get('project_id') == project_id

@@ -70,6 +70,7 @@ class Image(ResourceKind):
                         m.member_id for m in conn.image.members(image['id'])
                     ),
                     shared,
+                    service=self.service_type,
                 ),
                 strict=True,
             )
@@ -150,6 +151,7 @@ class ImageMember(ResourceKind):
                 lambda: list(conn.image.members(image['id']))
             ),
             images,
+            service=self.service_type,
         )
         refs = [
             ResourceRef(

@@ -78,6 +78,7 @@ class LoadBalancer(ResourceKind):
                     )
                 },
                 pools,
+                service=self.service_type,
             ),
             strict=True,
         ):

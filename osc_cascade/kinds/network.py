@@ -740,6 +740,7 @@ class SubnetPool(_ExtensionKind):
                 s.id for s in conn.network.subnets(subnet_pool_id=p.id)
             ),
             pools,
+            service=self.service_type,
         )
         return [
             self.ref(p, address_scope_id=p.address_scope_id, subnet_ids=ids)
@@ -793,6 +794,7 @@ class PortForwarding(_ExtensionKind):
                     )
                 ),
                 [fip for fip, found in zip(fips, shown) if found is None],
+                service=self.service_type,
             )
         )
         return owned(
@@ -960,6 +962,7 @@ class AddressGroup(_UsedElsewhere):
                 )
             ],
             items,
+            service=self.service_type,
         )
         return {g.id: rules for g, rules in zip(items, naming, strict=True)}
 
@@ -1174,7 +1177,11 @@ class BgpVpn(_ExtensionKind):
 
         return [
             self.ref(v, associated=found)
-            for v, found in zip(vpns, fan_out(associated, vpns), strict=True)
+            for v, found in zip(
+                vpns,
+                fan_out(associated, vpns, service=self.service_type),
+                strict=True,
+            )
         ]
 
     def relations(self, ref, inventory):

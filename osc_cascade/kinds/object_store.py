@@ -106,8 +106,9 @@ def _path(container: str, obj: str = '') -> str:
     return '/'.join(parse.quote(p, safe='') for p in (container, obj) if p)
 
 
-def _object_names(store: Any, name: str) -> Iterator[str]:
-    """The container's object names, a page at a time (as Swift pages by
+def _names(store: Any, path: str) -> Iterator[str]:
+    """The names a Swift listing holds (a container's objects, or at ''
+    the account's containers), a page at a time (as Swift pages by
     marker), each page's read retried."""
     marker = ''
     while True:
@@ -115,7 +116,7 @@ def _object_names(store: Any, name: str) -> Iterator[str]:
             request,
             store,
             'GET',
-            _path(name),
+            path,
             params={'format': 'json', 'marker': marker},
         ).json()
         if not page:
@@ -144,11 +145,11 @@ class Container(ResourceKind):
             return []  # Swift cannot list its accounts
         store = account(conn, project_id)
 
-        def ref_of(container) -> ResourceRef | None:
+        def ref_of(container: str) -> ResourceRef | None:
             """None for a container deleted since the listing."""
             try:
                 headers = retried(
-                    request, store, 'HEAD', _path(container.name)
+                    request, store, 'HEAD', _path(container)
                 ).headers
             except sdk_exc.NotFoundException:
                 return None
@@ -160,11 +161,11 @@ class Container(ResourceKind):
             # by name (its physical id).
             return ResourceRef(
                 kind=self.name,
-                id=f'{project_id}/{container.name}',
-                name=container.name,
+                id=f'{project_id}/{container}',
+                name=container,
                 project_id=project_id,
                 attrs={
-                    'physical_id': container.name,
+                    'physical_id': container,
                     **(
                         {'versions': parse.unquote(versions)}
                         if versions
@@ -174,8 +175,14 @@ class Container(ResourceKind):
             )
 
         # 404: an account never used, where the proxy creates none on
-        # demand; a HEAD per container, made at once (kinds.calls)
-        found = fan_out(ref_of, unless_absent(store.containers))
+        # demand (the names alone: an SDK resource per container cost
+        # more than its HEAD); a HEAD per container, made at once
+        # (kinds.calls)
+        found = fan_out(
+            ref_of,
+            unless_absent(lambda: _names(store, '')),
+            service=self.service_type,
+        )
         return [ref for ref in found if ref is not None]
 
     def relations(self, ref, inventory):
@@ -207,7 +214,7 @@ class Container(ResourceKind):
                 headers={'X-Versions-Enabled': 'false'},
             )
             yield from self._version_deletes(store, name)
-        objects = _object_names(store, name)
+        objects = _names(store, _path(name))
         first = next(objects, None)
         if first is None:
             return

@@ -206,7 +206,11 @@ class ProjectStack(Stack):
                 project_id=heat.project_of(s),
                 attrs={k: v for k, v in attrs.items() if v},
             )
-            for s, attrs in zip(stacks, fan_out(attrs_of, stacks), strict=True)
+            for s, attrs in zip(
+                stacks,
+                fan_out(attrs_of, stacks, service=self.service_type),
+                strict=True,
+            )
             if attrs is not None
         ]
         return owned(refs, project_id)

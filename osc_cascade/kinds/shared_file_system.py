@@ -188,6 +188,7 @@ class ShareReplica(_ManilaKind):
                 )
             ),
             shares,
+            service=self.service_type,
         )
         return [
             self.make_ref(

@@ -11,8 +11,8 @@
 #    under the License.
 
 """kinds.calls.fan_out: the kinds' calls per item made at once, in the
-order of the items, the first failure raised, within one width that every
-fan-out of a discovery shares. No timing: barriers and counters say what
+order of the items, the first failure raised, within a width per service
+that every fan-out of a discovery shares. No timing: barriers and counters say what
 ran at once."""
 
 import contextvars
@@ -93,6 +93,39 @@ def test_fan_outs_of_one_discovery_share_its_width():
             t.join(STUCK_S)
     assert results == {'a': [0, 10, 20, 30], 'b': [0, 10, 20, 30]}
     assert seen.peak == 2
+
+
+def test_each_service_has_a_width_of_its_own():
+    # Heat's and Swift's calls, each kind fanning out at once: 2 slots
+    # each, 4 calls at once in all, never more than 2 to one service
+    per_service = {name: Concurrency(together=2) for name in ('heat', 'swift')}
+    both = Concurrency(together=4)
+    results = {}
+
+    def kind(service):
+        def call(i):
+            both(i)
+            return per_service[service](i)
+
+        results[service] = calls.fan_out(call, range(4), service=service)
+
+    with calls.shared_width(2):
+        threads = [
+            threading.Thread(
+                target=contextvars.copy_context().run, args=(kind, service)
+            )
+            for service in per_service
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(STUCK_S)
+    assert results == {s: [0, 10, 20, 30] for s in per_service}
+    assert both.peak == 4
+    assert {s: c.peak for s, c in per_service.items()} == {
+        'heat': 2,
+        'swift': 2,
+    }
 
 
 def test_the_first_failure_in_the_order_of_the_items_is_raised():
