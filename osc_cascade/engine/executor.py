@@ -392,6 +392,10 @@ class Executor:
                         )
                         continue
                     busy[service] += 1
+                    # said here, not by the step's thread: the run's events
+                    # come from this thread, but for a retry, and so seldom
+                    # wait for the lock behind a step's thread
+                    self.emit(Event('started', plan.steps[step_id]))
                     fut = pool.submit(self.run_step, plan.steps[step_id])
                     running[fut] = step_id
                     fut.add_done_callback(self._wakeups.put)
@@ -417,7 +421,6 @@ class Executor:
         started = self.clock.now()
         deadline = started + self.timeout
         queue = _QueueTime()
-        self.emit(Event('started', step))
         attempts = 0
         try:
             # inside the try: a step of an unknown kind (a plan file from
