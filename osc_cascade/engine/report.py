@@ -165,8 +165,11 @@ def write(path: str, report: Mapping[str, Any]) -> str:
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
+        # one line, by json's C encoder: indented, json encodes in Python
+        # (2.2 s of a cascade's CPU at N=10,000); `jq .` indents it
+        text = json.dumps(report, sort_keys=True, default=str)
         with open(path, 'w') as f:
-            json.dump(report, f, indent=1, sort_keys=True, default=str)
+            f.write(text + '\n')
     except OSError as exc:
         return f'the record of the run could not be written to {path}: {exc}'
     return ''
