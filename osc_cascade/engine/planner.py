@@ -178,9 +178,14 @@ class Plan:
             succs[first].add(then)
         return succs
 
-    def order(self) -> list[str]:
-        """A deterministic topological order (Kahn's algorithm)."""
-        preds = {s: len(p) for s, p in self.predecessors().items()}
+    def order(
+        self, predecessors: dict[str, set[str]] | None = None
+    ) -> list[str]:
+        """A deterministic topological order (Kahn's algorithm);
+        ``predecessors``: the plan's, where the caller has them."""
+        preds = {
+            s: len(p) for s, p in (predecessors or self.predecessors()).items()
+        }
         succs = self.successors()
         # a heap: re-sorting a list of ready steps each time is quadratic,
         # seconds for a project with thousands of independent resources
@@ -202,7 +207,7 @@ class Plan:
         """Each step's depth: 1 + the longest chain of steps before it."""
         preds = self.predecessors()
         depth: dict[str, int] = {}
-        for step_id in self.order():
+        for step_id in self.order(preds):
             depth[step_id] = 1 + max(
                 (depth[p] for p in preds[step_id]), default=0
             )
@@ -358,8 +363,8 @@ def _cut_cycles(
     of the whole plan per cycle cut was quadratic (a thousand cycles of
     security groups at N=100,000). Cutting only takes edges away, and the
     breakers it adds are new steps that nothing waits for, so no cycle
-    appears elsewhere; a last search of the whole plan checks it (a
-    breaker that was a step already, with edges of its own)."""
+    appears elsewhere, unless a breaker was a step already, with edges of
+    its own: then a last search of the whole plan cuts what it closed."""
     components = cyclic_components(plan.steps, plan.edges)
     component_of = {n: i for i, nodes in enumerate(components) for n in nodes}
     inner: list[set[tuple[str, str]]] = [set() for _ in components]
@@ -367,9 +372,12 @@ def _cut_cycles(
         i = component_of.get(first)
         if i is not None and component_of.get(then) == i:
             inner[i].add((first, then))
-    for nodes, edges in zip(components, inner, strict=True):
+    reused = [
         _cut_cycles_among(plan, breakers, set(nodes), edges)
-    _cut_cycles_among(plan, breakers, plan.steps, plan.edges)
+        for nodes, edges in zip(components, inner, strict=True)
+    ]
+    if any(reused):
+        _cut_cycles_among(plan, breakers, plan.steps, plan.edges)
 
 
 def _cut_cycles_among(
@@ -377,13 +385,15 @@ def _cut_cycles_among(
     breakers: dict[tuple[str, str], dict[str, Step]],
     nodes: Iterable[str],
     edges: set[tuple[str, str]],
-) -> None:
+) -> bool:
     """Cuts the cycles of the graph of ``nodes`` and ``edges`` (the whole
-    plan's or a part of it, kept in step with the plan)."""
+    plan's or a part of it, kept in step with the plan); whether a breaker
+    it added was a step already."""
+    reused = False
     while True:
         cycle = find_cycle(nodes, edges)
         if cycle is None:
-            return
+            return reused
         cycle_edges = list(zip(cycle, cycle[1:] + cycle[:1]))
         breakable = sorted(e for e in cycle_edges if e in breakers)
         if not breakable:
@@ -398,6 +408,7 @@ def _cut_cycles_among(
         plan.edges.discard((first, then))
         plan.soft_edges.discard((first, then))
         for breaker in breakers.pop((first, then)).values():
+            reused = reused or breaker.id in plan.steps
             plan.steps.setdefault(breaker.id, breaker)
             plan.edges.add((breaker.id, then))
             if breaker.id in nodes:
