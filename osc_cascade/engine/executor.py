@@ -227,11 +227,14 @@ class Executor:
         #: the run under way, for its events: its number and size
         self._run_number, self._planned = 0, 0
         #: per service, its steps asleep now (``_sleep``); the run's loop
-        #: is woken through ``_wakeups`` when one falls asleep
+        #: is woken through ``_wakeups`` when one falls asleep while ready
+        #: steps wait for threads (``_short_of_threads``), and only then:
+        #: woken for nothing, it takes the interpreter from the steps
         self._asleep: collections.Counter[tuple[str, str]]
         self._asleep = collections.Counter()
         self._asleep_lock = threading.Lock()
         self._wakeups: queue.SimpleQueue = queue.SimpleQueue()
+        self._short_of_threads = False
 
     def _service(self, step: Step) -> tuple[str, str]:
         """Whose API slots the step's calls take: (service type, region)."""
@@ -244,7 +247,8 @@ class Executor:
         service = self._service(step)
         with self._asleep_lock:
             self._asleep[service] += 1
-        self._wakeups.put(None)
+        if self._short_of_threads:
+            self._wakeups.put(None)
         try:
             self.clock.pause(seconds, self._stopping)
         finally:
@@ -401,6 +405,7 @@ class Executor:
                     fut.add_done_callback(self._wakeups.put)
                 if not running:
                     continue
+                self._short_of_threads = any(queues.values())
                 # a step done, or one fallen asleep (None): its thread
                 # counts no more
                 woken = [self._wakeups.get()]
