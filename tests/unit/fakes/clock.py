@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from osc_cascade.engine.retry import Clock
 
@@ -22,8 +23,14 @@ from osc_cascade.engine.retry import Clock
 class FakeClock(Clock):
     """Time advances only when something sleeps; every sleep is recorded."""
 
-    def __init__(self, start: float = 1000.0):
+    def __init__(self, start: float = 1000.0, *, yields: bool = False):
         self.start = start
+        #: whether a sleep first lets the other threads run, as a real one
+        #: does: without, a step retrying "in use" at no cost in time can
+        #: keep the interpreter from the thread whose delete frees it until
+        #: its retries are spent. Not where calls are spaced in time: the
+        #: one clock of all threads adds up sleeps that then overlap
+        self.yields = yields
         self.time = start
         self.sleeps: list[float] = []
         self._lock = threading.Lock()
@@ -33,6 +40,8 @@ class FakeClock(Clock):
             return self.time
 
     def sleep(self, seconds: float) -> None:
+        if self.yields:
+            time.sleep(0)
         with self._lock:
             self.sleeps.append(seconds)
             self.time += seconds
