@@ -75,8 +75,9 @@ def add_execution_options(group: Any) -> None:
         metavar='<n>',
         type=positive_int,
         default=10,
-        help='Make at most <n> API calls at once (default: 10); a '
-        'deletion waiting for the service to finish holds none',
+        help='Make at most <n> API calls at once (default: 10): in all '
+        'while deleting, and to each service while listing; a deletion '
+        'waiting for the service to finish holds none',
     )
     group.add_argument(
         '--timeout',
