@@ -514,7 +514,14 @@ def main(argv: list[str] | None = None) -> int:
         default=1000,
         help='workers per service of the simulated cloud',
     )
-    parser.add_argument('--parallel', type=int, default=10)
+    parser.add_argument(
+        '--parallel',
+        type=int,
+        default=50,
+        help="the cascade's --parallel, the ceiling over its per-service "
+        'slots (default: 50: the simulated cloud does not limit, and at 10 '
+        'the ceiling is what the cascade waits for at N=10,000)',
+    )
     parser.add_argument(
         '--cleanup-limit',
         type=float,
