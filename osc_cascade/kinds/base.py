@@ -217,7 +217,7 @@ class ResourceKind:
             proxy,
             path,
             key,
-            {k: v for k, v in query.items() if v is not None},
+            query,
             microversion=sdk_microversion(proxy, sdk_resource),
         )
 

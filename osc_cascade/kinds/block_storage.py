@@ -207,14 +207,13 @@ def server_owners(conn, project_id, server_ids, *, scoped=False):
     if not server_ids:
         return {}
     every_project = {} if scoped else {'all_tenants': True}
-    query = {'project_id': project_id, **every_project}
     owners = {
         s['id']: s.get('tenant_id')
         for s in pages(
             conn.compute,
             '/servers/detail',
             'servers',
-            {k: v for k, v in query.items() if v is not None},
+            {'project_id': project_id, **every_project},
         )
         if s['id'] in server_ids
     }

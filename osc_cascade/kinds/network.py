@@ -114,12 +114,8 @@ def neutron_items(conn, path, key, project_id=None, **filters):
     (every project's for None), page by page as the SDK reads them: an SDK
     resource per item cost more than the rest of a discovery (2.5 ms a
     resource at N=10,000)."""
-    query = {'project_id': project_id, **filters}
     return pages(
-        conn.network,
-        path,
-        key,
-        {k: v for k, v in query.items() if v is not None},
+        conn.network, path, key, {'project_id': project_id, **filters}
     )
 
 

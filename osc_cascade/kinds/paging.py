@@ -58,10 +58,11 @@ def pages(
     **kwargs: Any,
 ) -> Iterator[dict[str, Any]]:
     """Every item of the list at ``path`` (the answer's ``key``), each
-    page asked with ``params`` and the next link's paging. A page that
+    page asked with ``params`` (a filter of None is not asked) and the
+    next link's paging. A page that
     brings nothing new, or a link that asks the same again, ends it (a
     service whose marker does not move would otherwise loop)."""
-    query = dict(params or {})
+    query = {k: v for k, v in (params or {}).items() if v is not None}
     seen: set[Any] = set()
     while True:
         response = request(proxy, 'GET', path, params=query, **kwargs)

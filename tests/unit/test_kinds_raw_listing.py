@@ -112,6 +112,14 @@ def test_each_next_link_is_followed_with_the_callers_filters(first):
     assert {k['microversion'] for _m, _p, k in proxy.asked} == {'2.96'}
 
 
+def test_a_filter_of_none_is_not_asked():
+    # the orphan search lists every project's: project_id None
+    proxy = Proxy(answer(body={'ports': items('a')}))
+    found = list(pages(proxy, '/ports', 'ports', {'project_id': None, 'x': 0}))
+    assert [i['id'] for i in found] == ['a']
+    assert [k['params'] for _m, _p, k in proxy.asked] == [{'x': 0}]
+
+
 def test_a_marker_that_does_not_move_ends_the_list():
     stuck = {
         'ports': items('a'),
