@@ -67,6 +67,12 @@ class _CinderKind(ResourceKind):
             self.sdk_resource,
         )
 
+    def list_statuses(self, conn, project_id):
+        # cinder lists a volume, snapshot or backup until it is deleted
+        return self.detail_statuses(
+            conn.block_storage, self.detail_path, self.detail_key, project_id
+        )
+
     def is_in_use(self, exc):
         # Cinder answers 400 "Invalid volume/snapshot/backup: ... status
         # must be ..." while a dependency (an attached server, a snapshot)
@@ -173,12 +179,6 @@ class Volume(_CinderKind):
     def status(self, conn, ref):
         return conn.block_storage.get_volume(ref.id).status
 
-    def list_statuses(self, conn, project_id):
-        # cinder lists a volume, snapshot or backup until it is deleted
-        return self.detail_statuses(
-            conn.block_storage, '/volumes/detail', 'volumes', project_id
-        )
-
     def apply(self, conn, step):
         if step.action != 'detach_volume':
             return super().apply(conn, step)
@@ -265,11 +265,6 @@ class Snapshot(_CinderKind):
     def status(self, conn, ref):
         return conn.block_storage.get_snapshot(ref.id).status
 
-    def list_statuses(self, conn, project_id):
-        return self.detail_statuses(
-            conn.block_storage, '/snapshots/detail', 'snapshots', project_id
-        )
-
 
 @register
 class Backup(_CinderKind):
@@ -323,11 +318,6 @@ class Backup(_CinderKind):
 
     def status(self, conn, ref):
         return conn.block_storage.get_backup(ref.id).status
-
-    def list_statuses(self, conn, project_id):
-        return self.detail_statuses(
-            conn.block_storage, '/backups/detail', 'backups', project_id
-        )
 
 
 @register
