@@ -308,11 +308,15 @@ def repair_limits(conn: Any) -> None:
             values[key] = number(value)
 
 
-def size_pools(conn: Any, calls: int) -> None:
-    """Let the connection's session keep ``calls`` connections open to a
-    host: requests' pools keep 10, and each call beyond them opens a
-    connection of its own and drops it after ("Connection pool is full,
-    discarding connection"), a new TCP (and TLS) handshake per call."""
+def size_pools(conn: Any, parallel: int) -> None:
+    """Let the connection's session keep as many connections open to a
+    host as a run of ``parallel`` makes calls at once: requests' pools
+    keep 10, and each call beyond them opens a connection of its own and
+    drops it after ("Connection pool is full, discarding connection"), a
+    new TCP (and TLS) handshake per call."""
+    # discovery lists up to ``parallel`` kinds at once, and their calls
+    # per item or the executor's come on top
+    calls = 2 * parallel
     session = getattr(getattr(conn, 'session', None), 'session', None)
     adapters = getattr(session, 'adapters', None)
     if not isinstance(adapters, dict):

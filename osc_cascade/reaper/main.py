@@ -98,7 +98,7 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
     kinds = orphans.select_kinds(kinds_mod.build())
     pace_from_now()
     limiter.repair_limits(conn)
-    limiter.size_pools(conn, 2 * options.parallel)
+    limiter.size_pools(conn, options.parallel)
     if options.rate_limit:
         # the commands' --rate-limit takes the same path
         limits = limiter.limit_rate(

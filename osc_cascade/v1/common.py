@@ -161,9 +161,7 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     limiter.repair_limits(conn)
     parallel = getattr(parsed_args, 'parallel', None)
     if parallel:
-        # discovery lists up to that many kinds at once, and the
-        # executor's calls come on top
-        limiter.size_pools(conn, 2 * parallel)
+        limiter.size_pools(conn, parallel)
     per_second = getattr(parsed_args, 'rate_limit', None)
     if per_second is not None:
         from osc_cascade.kinds.registry import CLASSES
