@@ -45,13 +45,20 @@ class LoadBalancer(ResourceKind):
     service_type = 'load-balancer'
     error_statuses = frozenset({'ERROR'})
 
+    @staticmethod
+    def listed(lbaas, project_id):
+        """The raw JSON of the project's load balancers (every project's
+        for None): an SDK resource per item cost more than the call."""
+        return pages(
+            lbaas,
+            '/lbaas/loadbalancers',
+            'loadbalancers',
+            {'project_id': project_id},
+        )
+
     def list(self, conn, project_id):
         lbaas = conn.load_balancer
-        query = {'project_id': project_id} if project_id else {}
-        # their raw JSON: an SDK resource per item cost more than the call
-        lbs = list(
-            pages(lbaas, '/lbaas/loadbalancers', 'loadbalancers', query)
-        )
+        lbs = list(self.listed(lbaas, project_id))
         # members only order a cascade: not looked up for orphans; one
         # listing per pool whose body does not show it has none (one
         # listing of the pools shows their members' ids), made at once
@@ -64,7 +71,9 @@ class LoadBalancer(ResourceKind):
         if pools:
             shown = {
                 pool['id']: pool.get('members')
-                for pool in pages(lbaas, '/lbaas/pools', 'pools', query)
+                for pool in pages(
+                    lbaas, '/lbaas/pools', 'pools', {'project_id': project_id}
+                )
             }
             pools = [p for p in pools if shown.get(p[1]) != []]
         member_subnets: dict[str, set[str]] = {}
@@ -130,11 +139,6 @@ class LoadBalancer(ResourceKind):
         # one listing for the project's load balancers being deleted
         return {
             lb['id']: lb['provisioning_status']
-            for lb in pages(
-                conn.load_balancer,
-                '/lbaas/loadbalancers',
-                'loadbalancers',
-                {'project_id': project_id},
-            )
+            for lb in self.listed(conn.load_balancer, project_id)
             if lb['provisioning_status'] != 'DELETED'
         }

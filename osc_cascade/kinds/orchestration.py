@@ -247,15 +247,16 @@ class ProjectStack(Stack):
                 yield Edge(me, delete_of(other.kind, other.id), required=False)
 
     def status(self, conn, ref):
-        status = super().status(conn, ref)
-        return STUCK if status == 'DELETE_FAILED' else status
+        return self._status(super().status(conn, ref))
 
     def list_statuses(self, conn, project_id):
         # one listing for the project's stacks being deleted (at N=10,000
         # a GET per stack and poll was 1,000 of the cascade's requests)
         return {
-            s['id']: STUCK
-            if s['stack_status'] == 'DELETE_FAILED'
-            else s['stack_status']
+            s['id']: self._status(s['stack_status'])
             for s in heat.stacks(conn, tenant=project_id)
         }
+
+    @staticmethod
+    def _status(status):
+        return STUCK if status == 'DELETE_FAILED' else status
