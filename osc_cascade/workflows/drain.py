@@ -72,6 +72,7 @@ from osc_cascade.engine.executor import DONE, Event
 from osc_cascade.engine.reconcile import parse_time
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
+from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.quota import QUOTA_APIS, QuotaApi
 from osc_cascade.workflows import assignments
 
@@ -110,6 +111,32 @@ WHY_UNFROZEN = {
 }
 
 
+@dataclasses.dataclass
+class _Freeze:
+    """One service's freeze in one region, as the drain's phases find and
+    make it (each in a thread of its own)."""
+
+    api: QuotaApi
+    region: str
+    conn: Any
+    #: read: whether there is a freeze to record and make
+    due: bool = False
+    before: dict[str, Any] = dataclasses.field(default_factory=dict)
+    frozen: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: made: FROZEN or FAILED, and the values that did not take
+    state: str = INTENT
+    missed: dict[str, Any] = dataclasses.field(default_factory=dict)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def service_type(self) -> str:
+        return self.api.service_type
+
+    @property
+    def where(self) -> str:
+        return _where(self.service_type, self.region)
+
+
 class Drain:
     """The drain of projects, its record, its restore and the release of
     its quotas; ``now`` gives the record's time stamps (the cloud's)."""
@@ -141,10 +168,18 @@ class Drain:
     def record_of(self, project_id: str) -> dict[str, Any] | None:
         """The drain record on the project, or None (no drain, or no
         project)."""
-        body = self._call(
+        return self._record_in(project_id, self._project(project_id))
+
+    def _project(self, project_id: str) -> dict[str, Any] | None:
+        return self._call(
             f'reading project {project_id}',
             lambda: keystone.project_body(self.conn, project_id),
         )
+
+    @staticmethod
+    def _record_in(
+        project_id: str, body: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
         text = (body or {}).get(RECORD)
         if not text:
             return None
@@ -195,50 +230,55 @@ class Drain:
     def drain(self, project_id: str) -> tuple[dict[str, Any], list[str]]:
         """Disable the project and freeze its quotas, each change recorded
         before it is made; a record left by an earlier run is continued.
-        The record, and a note for each value that did not take."""
-        notes: list[str] = []
+        The record, and a note for each value that did not take.
+
+        The services answer on their own, so each phase asks all of them
+        at once: their quotas are read, the intents of every freeze (and
+        the disable) written in one record, then the freezes made and read
+        back; a freeze is never made before the record that has its intent
+        is written."""
         record = self.begin(project_id)
-        # the disable rides on the first write of the quotas (or the last)
-        disabled = False
-        for api in self.apis:
+        freezes = [
+            _Freeze(api, region, self.regions.connection(region))
+            for api in self.apis
             for region in self.regions.of_service(
                 api.service_type, self.regions.catalog
-            ):
-                disabled = (
-                    self._freeze(
-                        project_id,
-                        record,
-                        api,
-                        region,
-                        notes,
-                        disable=not disabled,
-                    )
-                    or disabled
-                )
+            )
+        ]
+        fan_out(lambda f: self._read(project_id, record, f), freezes)
+        due = [f for f in freezes if f.due]
+        for f in due:
+            record['quotas'].setdefault(f.region, {})[f.service_type] = {
+                'before': f.before,
+                'frozen': f.frozen,
+                'state': INTENT,
+            }
+        if due:  # the intents, and the disable with them
+            self._write(project_id, record, enabled=False)
+        fan_out(lambda f: self._set(project_id, f), due)
+        for f in due:
+            entry = record['quotas'][f.region][f.service_type]
+            entry['state'] = f.state
+            if f.missed:
+                entry['missed'] = f.missed
         self.complete(project_id, record, enabled=False)
-        after = self._call(
-            f'reading project {project_id}',
-            lambda: keystone.project_body(self.conn, project_id),
-        )
+        after = self._project(project_id)
         if after is None or after.get('enabled'):
             raise CascadeError(
                 f'Project {project_id} is still enabled after the drain '
                 'disabled it; nothing was deleted.'
             )
-        return record, notes
+        return record, [note for f in freezes for note in f.notes]
 
     def begin(self, project_id: str) -> dict[str, Any]:
         """The project's drain record at stage draining: the one an earlier
         run left, continued, or a new one, written before any change."""
-        record = self.record_of(project_id)
+        body = self._project(project_id)
+        record = self._record_in(project_id, body)
         if record is not None:
             record['stage'] = DRAINING
             record.setdefault('quotas', {})
             return record
-        body = self._call(
-            f'reading project {project_id}',
-            lambda: keystone.project_body(self.conn, project_id),
-        )
         if body is None:
             raise CascadeError(f'Project {project_id} does not exist.')
         record = {
@@ -271,76 +311,63 @@ class Drain:
         )
         self._write(project_id, record, **fields)
 
-    def _freeze(
-        self,
-        project_id: str,
-        record: dict[str, Any],
-        api: QuotaApi,
-        region: str,
-        notes: list[str],
-        *,
-        disable: bool,
-    ) -> bool:
-        """Freeze one service's quotas in one region; whether the intent
-        (with the disable, if asked) was written."""
-        conn = self.regions.connection(region)
-        where = f'{api.service_type}' + (f' in {region}' if region else '')
-        entries = record['quotas'].setdefault(region, {})
-        entry = entries.get(api.service_type)
+    def _read(
+        self, project_id: str, record: dict[str, Any], freeze: _Freeze
+    ) -> None:
+        """What one service's freeze in one region is to be: the project's
+        own values before (an earlier run's record has them: the values
+        now are frozen ones) and the frozen ones. The record is not
+        changed: it is written once every service is read."""
+        entry = (
+            record['quotas'].get(freeze.region, {}).get(freeze.service_type)
+        )
         try:
             before = (
                 entry['before']
-                if entry  # an earlier run's: the values now are frozen ones
+                if entry
                 else self._call(
-                    f'reading the quotas of {where}',
-                    lambda: api.own(conn, project_id),
+                    f'reading the quotas of {freeze.where}',
+                    lambda: freeze.api.own(freeze.conn, project_id),
                 )
             )
             frozen = self._call(
-                f'reading the quotas of {where}',
-                lambda: api.frozen(conn, project_id),
+                f'reading the quotas of {freeze.where}',
+                lambda: freeze.api.frozen(freeze.conn, project_id),
             )
         except CascadeError as exc:
-            if not entry:
-                entries.pop(api.service_type, None)
-            notes.append(f'quotas of {where} not frozen: {exc}')
-            return False
-        if not frozen and not entry:
-            return False  # nothing to freeze (no registered unified limits)
-        entries[api.service_type] = entry = {
-            'before': before,
-            'frozen': frozen,
-            'state': INTENT,
-        }
-        # the intent first (with the disable, on the first)
-        self._write(
-            project_id, record, **({'enabled': False} if disable else {})
-        )
+            freeze.notes.append(f'quotas of {freeze.where} not frozen: {exc}')
+            return
+        # nothing to freeze: no registered unified limits
+        freeze.due = bool(frozen or entry)
+        freeze.before, freeze.frozen = before, frozen
+
+    def _set(self, project_id: str, freeze: _Freeze) -> None:
+        """Make one freeze whose intent is recorded, and read it back."""
         try:
             self._call(
-                f'freezing the quotas of {where}',
-                lambda: api.set(conn, project_id, frozen),
+                f'freezing the quotas of {freeze.where}',
+                lambda: freeze.api.set(freeze.conn, project_id, freeze.frozen),
             )
             now = self._call(
-                f'reading back the quotas of {where}',
-                lambda: api.current(conn, project_id),
+                f'reading back the quotas of {freeze.where}',
+                lambda: freeze.api.current(freeze.conn, project_id),
             )
         except CascadeError as exc:
-            entry['state'] = FAILED
-            notes.append(f'quotas of {where} not frozen: {exc}')
-            return True
-        missed = {
-            k: now.get(k) for k, v in sorted(frozen.items()) if now.get(k) != v
+            freeze.state = FAILED
+            freeze.notes.append(f'quotas of {freeze.where} not frozen: {exc}')
+            return
+        freeze.state = FROZEN
+        freeze.missed = {
+            k: now.get(k)
+            for k, v in sorted(freeze.frozen.items())
+            if now.get(k) != v
         }
-        entry['state'] = FROZEN
-        if missed:
-            entry['missed'] = missed
-            notes.append(
-                f'quotas of {where} did not take: '
-                + ', '.join(f'{k} is {v}' for k, v in missed.items())
+        if freeze.missed:
+            freeze.notes.append(
+                f'quotas of {freeze.where} did not take: '
+                + ', '.join(f'{k} is {v}' for k, v in freeze.missed.items())
                 + ' (the verification rounds catch what is created)'
             )
-        return True
 
     def lower(
         self,
@@ -353,7 +380,7 @@ class Drain:
         never raised: the limits now in force, and those the read-back
         found otherwise (``missed``)."""
         conn = self.regions.connection(region)
-        where = f'{api.service_type}' + (f' in {region}' if region else '')
+        where = _where(api.service_type, region)
         usage = self._call(
             f'reading the usage of {where}',
             lambda: api.frozen(conn, project_id),
@@ -418,7 +445,7 @@ class Drain:
                 entry = entries.get(api.service_type)
                 if entry is None:
                     continue
-                where = api.service_type + (f' in {region}' if region else '')
+                where = _where(api.service_type, region)
                 before = entry['before']
                 self._call(
                     f'restoring the quotas of {where}',
@@ -445,28 +472,32 @@ class Drain:
     def release_quotas(
         self, project_id: str, record: dict[str, Any]
     ) -> list[str]:
-        """Reset (the quota APIs' DELETE) every quota the record froze:
-        after the project is gone, so the record is the copy read before.
-        A failure is a note: the rows are orphans ``orphan list`` finds."""
-        notes = []
-        for region, entries in sorted(record.get('quotas', {}).items()):
-            conn = self.regions.connection(region)
-            for api in self.apis:
-                if api.service_type not in entries:
-                    continue
-                where = api.service_type + (f' in {region}' if region else '')
-                try:
-                    self._call(
-                        f'resetting the quotas of {where} of deleted project '
-                        f'{project_id}',
-                        lambda a=api, c=conn: a.reset(c, project_id),
-                    )
-                except CascadeError as exc:
-                    notes.append(
-                        f'{exc} (its quota rows are orphans: '
-                        '`openstack orphan list` finds them)'
-                    )
-        return notes
+        """Reset (the quota APIs' DELETE) every quota the record froze, all
+        at once: after the project is gone, so the record is the copy read
+        before. A failure is a note: the rows are orphans ``orphan list``
+        finds."""
+        resets = [
+            _Freeze(api, region, self.regions.connection(region))
+            for region, entries in sorted(record.get('quotas', {}).items())
+            for api in self.apis
+            if api.service_type in entries
+        ]
+
+        def reset(freeze: _Freeze) -> str:
+            try:
+                self._call(
+                    f'resetting the quotas of {freeze.where} of deleted '
+                    f'project {project_id}',
+                    lambda: freeze.api.reset(freeze.conn, project_id),
+                )
+            except CascadeError as exc:
+                return (
+                    f'{exc} (its quota rows are orphans: '
+                    '`openstack orphan list` finds them)'
+                )
+            return ''
+
+        return [note for note in fan_out(reset, resets) if note]
 
 
 class Lowering:
@@ -584,9 +615,7 @@ class Lowering:
                     if entry is None:
                         continue
                     self._lower(key)
-                    where = api.service_type + (
-                        f' in {region}' if region else ''
-                    )
+                    where = _where(api.service_type, region)
                     if key in self._failed:
                         notes.append(
                             f'quotas of {where} of project {project_id} '
@@ -700,6 +729,11 @@ def drained_projects(conn: Any) -> tuple[list[Drained], list[str]]:
     far = datetime.datetime.max.replace(tzinfo=datetime.UTC)
     out.sort(key=lambda d: (d.drained_at or far, d.id))
     return out, notes
+
+
+def _where(service_type: str, region: str) -> str:
+    """A service's name in a note, with its region where there is one."""
+    return service_type + (f' in {region}' if region else '')
 
 
 def _utc_now() -> str:

@@ -126,9 +126,44 @@ def test_each_change_is_recorded_before_it_is_made(cloud, project):
     # one a service (Cinder had no own row: its PUT makes one), but
     # Keystone, which has no registered unified limits here
     assert len(writes) == len(quota.QUOTA_APIS) - 1
-    for i in writes:
-        assert changes[i - 1] == ('PATCH', 'keystone')  # the intent
-    assert changes[-1] == ('PATCH', 'keystone')  # the stage: drained
+    # the record first (begin), the intents and the disable, the freezes
+    # at once, the stage: drained
+    assert changes[:2] == [('PATCH', 'keystone')] * 2
+    assert writes == list(range(2, 2 + len(writes)))
+    assert changes[2 + len(writes) :] == [('PATCH', 'keystone')]
+
+
+def test_a_freeze_is_made_only_once_its_intent_is_stored(
+    cloud, project, monkeypatch
+):
+    """What the project holds when each service is asked to freeze: the
+    intent of that freeze, and the project disabled."""
+    seen = {}
+
+    def watched(api_class):
+        made = api_class.set
+
+        def set_(self, conn, project_id, values):
+            record, state = stored(cloud, project_id)
+            entry = record['quotas'][REGION][self.service_type]
+            seen[self.service_type] = (
+                entry['state'],
+                entry['frozen'] == values,
+                state,
+                cloud.get('projects', project_id)['enabled'],
+            )
+            return made(self, conn, project_id, values)
+
+        return set_
+
+    for api in quota.QUOTA_APIS:
+        monkeypatch.setattr(type(api), 'set', watched(type(api)))
+    drainer(cloud).drain(project)
+
+    assert set(seen) == {a.service_type for a in quota.QUOTA_APIS} - {
+        'identity'
+    }
+    assert set(seen.values()) == {(drain.INTENT, True, drain.DRAINING, False)}
 
 
 def test_a_crash_after_an_intent_leaves_a_record_a_later_run_continues(
