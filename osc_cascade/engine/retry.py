@@ -61,8 +61,9 @@ class RetryPolicy:
     poll_max: float = 10.0
     #: ... or to this where one list call answers for every waiting
     #: resource of a kind and project (it costs requests per kind, not
-    #: per resource)
-    poll_listed_max: float = 2.0
+    #: per resource): a delete is seen done half a poll late on average,
+    #: and a server's then a volume's make the longest chain of a plan
+    poll_listed_max: float = 1.0
 
     def delay(self, attempt: int) -> float:
         return min(self.max_delay, self.base_delay * 2 ** (attempt - 1))

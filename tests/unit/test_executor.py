@@ -804,7 +804,7 @@ def test_listed_polls_back_off_to_a_shorter_cap():
     kind = ListedKind([{'a': 'deleting'}] * 6 + [{}])
     clock = FakeClock()
     assert run(make_plan(['a']), kind, clock=clock).ok
-    assert clock.sleeps == [0.5, 1.0, 2.0, 2.0, 2.0, 2.0]
+    assert clock.sleeps == [0.5, 1.0, 1.0, 1.0, 1.0, 1.0]
     assert len(kind.listed) == 7  # alone, each poll lists
 
 
