@@ -70,7 +70,9 @@ def groups(pgids: Iterable[int]) -> float:
 
 def minicloud_groups(home: str) -> list[int]:
     """The process groups of the minicloud's units (``run/<unit>.pid``
-    holds "pgid start-time")."""
+    holds "pgid start-time"). None found is an error: the cloud's CPU
+    would read 0 (a run from a git worktree, whose ``.minicloud`` is not
+    the running one's, measured nothing and said 0 % busy)."""
     pgids = []
     for path in glob.glob(os.path.join(home, 'run', '*.pid')):
         try:
@@ -78,6 +80,12 @@ def minicloud_groups(home: str) -> list[int]:
                 pgids.append(int(f.read().split()[0]))
         except (OSError, ValueError, IndexError):
             continue
+    if not pgids:
+        raise RuntimeError(
+            f'no minicloud units in {home}/run: the cloud\'s CPU cannot be '
+            'measured (tools/minicloud up, or MINICLOUD_HOME=the home of '
+            'the running one)'
+        )
     return pgids
 
 

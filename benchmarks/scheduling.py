@@ -71,6 +71,10 @@ def order_key(mode: str) -> tuple[bool, int]:
     return (kind == ADAPTIVE, int(parallel))
 
 
+def _share(value: float | None) -> str:
+    return 'not measured' if value is None else f'{value:.0%}'
+
+
 def fixed_clouds_yaml(proxied: str, cloud: str, slots: int, out: str) -> str:
     """A copy of the proxy's clouds.yaml whose ``cloud`` gives every
     service of the cascade's kinds ``slots`` as its ``concurrency``."""
@@ -221,9 +225,11 @@ def summarize(records: list[dict]) -> list[dict]:
                 'ready_delay': statistics.median(
                     r.get('ready_delay_mean', 0.0) for r in rows
                 ),
-                'cloud_busy': statistics.median(
-                    r['cpu']['cloud_busy'] for r in rows
-                ),
+                # None: not measured (runs recorded before cpu.py refused
+                # to run without the minicloud's units)
+                'cloud_busy': None
+                if any(r['cpu']['cloud_busy'] is None for r in rows)
+                else statistics.median(r['cpu']['cloud_busy'] for r in rows),
                 'left': max(r['left'] for r in rows),
                 'ok': all(
                     r['exit_code'] == 0 and r['twin_intact'] for r in rows
@@ -291,7 +297,7 @@ def markdown(summary: list[dict]) -> str:
             f'| {r["requests"]:.0f} | {r["attempts"]:.0f} '
             f'| {r["plan_run"]:.1f} | {r["bound"]:.1f} '
             f'| {r["run_over_path"]:.2f} | {r["ready_delay"]:.2f} '
-            f'| {r["cloud_busy"]:.0%} | {r["left"]} '
+            f'| {_share(r["cloud_busy"])} | {r["left"]} '
             f'| {"yes" if r["ok"] else "no"} |'
         )
     fixed = [r for r in summary if r['mode'].startswith(FIXED)]

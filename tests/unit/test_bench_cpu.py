@@ -15,6 +15,8 @@
 import os
 import time
 
+import pytest
+
 from benchmarks import cpu
 
 
@@ -46,6 +48,11 @@ def test_minicloud_groups_come_from_its_pid_files(tmp_path):
     (run / 'broken.pid').write_text('')
     (run / 'mariadbd.own-pid').write_text('55\n')  # not a unit's record
     assert sorted(cpu.minicloud_groups(str(tmp_path))) == [17, 4242]
+
+
+def test_no_minicloud_units_is_an_error_not_a_cloud_at_rest(tmp_path):
+    with pytest.raises(RuntimeError, match='no minicloud units in'):
+        cpu.minicloud_groups(str(tmp_path))
 
 
 def test_meter_divides_by_what_the_cores_could_give(monkeypatch):
