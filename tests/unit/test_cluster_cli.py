@@ -24,12 +24,23 @@ import yaml
 from osc_cascade.v1 import cluster
 from osc_cascade.workflows import clusters
 from tests.unit import scenarios
+from tests.unit.fakes.clock import patch_wall_clock
 from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.test_cluster_force_delete import k8s_stack
 
 NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.timezone.utc)
 #: the stuck sweep of what is a day old
 SWEEP = ('cluster', 'force-delete', '--stuck', '--older-than', '24h')
+
+
+@pytest.fixture
+def virtual_time(monkeypatch):
+    """The shell's clock, a fake one that lets the other threads run at each
+    sleep, as test_cluster_force_delete's does: without, a leftover
+    subnet's "in use" retries at no cost in time could spend their attempts
+    before the server delete that frees it ran (CI once saw 3 leftovers
+    deleted of 5 in test_resume_from_a_manifest_alone)."""
+    return patch_wall_clock(monkeypatch, yields=True)
 
 
 @pytest.fixture

@@ -51,10 +51,11 @@ class FakeClock(Clock):
             self.sleep(seconds)
 
 
-def patch_wall_clock(monkeypatch) -> FakeClock:
+def patch_wall_clock(monkeypatch, *, yields: bool = False) -> FakeClock:
     """Make the real Clock (what the command uses) a fake one: retries
-    and polls of a whole command then take no time."""
-    clock = FakeClock()
+    and polls of a whole command then take no time (``yields``: as
+    FakeClock's)."""
+    clock = FakeClock(yields=yields)
     monkeypatch.setattr(Clock, 'now', lambda self: clock.now())
     monkeypatch.setattr(Clock, 'sleep', lambda self, s: clock.sleep(s))
     monkeypatch.setattr(
