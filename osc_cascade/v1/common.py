@@ -149,8 +149,10 @@ def add_api_timeout_option(group: Any) -> None:
 def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     """The SDK connection of OSC's client manager, with every API call
     bounded in time (keystoneauth's session timeout), clouds.yaml's
-    per-service limits repaired, and ``--rate-limit`` set as its
-    per-service ``rate_limit``, as the reaper sets its own."""
+    per-service limits repaired, its HTTP pools sized to ``--parallel``,
+    ``--rate-limit`` set as its per-service ``rate_limit``, as the reaper
+    sets its own, and the log records no handler prints dropped
+    (``drop_unprinted_records``)."""
     conn = app.client_manager.sdk_connection
     timeout = getattr(parsed_args, 'api_timeout', None)
     if timeout is not None:

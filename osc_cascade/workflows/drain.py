@@ -114,7 +114,7 @@ WHY_UNFROZEN = {
 @dataclasses.dataclass
 class _Freeze:
     """One service's freeze in one region, as the drain's phases find and
-    make it (each in a thread of its own)."""
+    make it and the release resets it (each in a thread of its own)."""
 
     api: QuotaApi
     region: str
