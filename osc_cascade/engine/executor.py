@@ -112,8 +112,15 @@ _RUNS = itertools.count(1)
 
 
 class RunResult:
-    def __init__(self, results: Mapping[str, StepResult]):
+    def __init__(
+        self,
+        results: Mapping[str, StepResult],
+        slots: Mapping[str, Mapping[str, Any]] | None = None,
+    ):
         self.results = dict(results)
+        #: per service, its API slots at the end and how they moved
+        #: (``Limiter.limits``): for the run's record
+        self.slots = dict(slots or {})
 
     @classmethod
     def merge(cls, runs: list[RunResult]) -> RunResult:
@@ -418,7 +425,7 @@ class Executor:
                     step_id = running.pop(fut)
                     busy[service_of(step_id)] -= 1
                     finish(step_id, fut.result(), ready)
-        return RunResult(results)
+        return RunResult(results, self.limiter.limits())
 
     # -- one step ----------------------------------------------------------
 

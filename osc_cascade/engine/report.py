@@ -18,7 +18,9 @@ audits and benchmarks: who ran it (the user and project of the token),
 the command, the cloud and its regions, when it began and ended, the plan
 that ran (steps and edges), and for each round each step's outcome,
 seconds (of which ``queued``: waiting for a free API slot), attempts and
-start (seconds after the execution began), with the time of each phase.
+start (seconds after the execution began), and each service's API slots
+(how many at the end, the fewest and most, how often they grew and
+shrank), with the time of each phase.
 A run without a plan of steps (``cluster force-delete``) records its
 planned and its outcome rows instead.
 """
@@ -123,6 +125,7 @@ def build(
         'phases': {k: round(v, 4) for k, v in phases.items()},
         'plan': planfile.to_dict(plan),
         'rounds': [step_rows(run, origin) for run in runs],
+        'slots': [run.slots for run in runs],
         'ok': not error and all(run.ok for run in runs),
         'error': error,
     }

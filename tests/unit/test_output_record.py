@@ -73,6 +73,11 @@ def test_a_cascade_writes_who_when_where_and_what(cloud, external, osc):
     assert p['network']['id'] in planned
     assert {r['outcome'] for rnd in record['rounds'] for r in rnd} == {'done'}
     assert len(done) == len(record['plan']['steps'])
+    # each round's API slots, per service it called, found while it ran
+    assert len(record['slots']) == len(record['rounds'])
+    network = record['slots'][0]['network@RegionOne']
+    assert network['adaptive'] is True
+    assert network['lowest'] <= network['slots'] <= network['highest']
 
 
 def test_a_record_file_elsewhere_or_none(cloud, external, osc, tmp_path):
