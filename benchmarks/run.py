@@ -280,7 +280,7 @@ def measure(
     proxy: ProxyProcess,
     tool: str,
     project: dict,
-    twin: dict,
+    twin: dict | None,
     *,
     outdir: str,
     tag: str,
@@ -289,7 +289,9 @@ def measure(
     clouds_yaml: str | None = None,
 ) -> dict[str, Any]:
     """One tool on one project, through the proxy (``clouds_yaml``: a
-    file of the proxy's clouds to use instead of its own)."""
+    file of the proxy's clouds to use instead of its own), and whether it
+    touched ``twin``, a project no tool has worked on (None: none is left
+    to check; its ``twin_intact`` is None)."""
     pid = project['id']
     report = os.path.join(outdir, f'{tag}-{tool}-report.json')
     cmd = tool_command(
@@ -299,7 +301,7 @@ def measure(
         parallel=parallel,
         report=report,
     )
-    twin_before = owned(admin, auditor, twin)
+    twin_before = owned(admin, auditor, twin) if twin else None
     proxy.stats(reset=True)
     meter = cpu.Meter(cpu.minicloud_groups(minicloud_home()), proxy.proc.pid)
     log(f'{tag}: {tool} on {project["name"]} ...')
@@ -313,7 +315,7 @@ def measure(
     used = meter.stop(wall)
     stats = proxy.stats(reset=True)
     left = owned(admin, auditor, project)
-    twin_after = owned(admin, auditor, twin)
+    twin_after = owned(admin, auditor, twin) if twin else None
     row: dict[str, Any] = {
         'tool': tool,
         'project': project['name'],
@@ -331,8 +333,10 @@ def measure(
         'left': len(left),
         'left_by_kind': kinds_of(left),
         'project_deleted': _project(admin, pid) is None,
-        'twin_intact': twin_after == twin_before,
-        'twin_lost': sorted(f'{k} {i}' for k, i in twin_before - twin_after),
+        'twin_intact': None if twin is None else twin_after == twin_before,
+        'twin_lost': []
+        if twin is None
+        else sorted(f'{k} {i}' for k, i in twin_before - twin_after),
         # while the tool ran: a cloud near 100 % busy sets the wall time
         'cpu': used,
     }
@@ -358,6 +362,9 @@ def measure(
                 'queued_by_service': b['queued_by_service'],
                 'phases': rep['phases'],
                 'rounds': len(rep['rounds']),
+                # the first round's, as the bound's: the API slots of
+                # each service at its end, the fewest and the most
+                'slots': (rep.get('slots') or [{}])[0],
                 'attempts': sum(
                     r['attempts'] for rd in rep['rounds'] for r in rd
                 ),
@@ -506,7 +513,9 @@ def sweep(args: argparse.Namespace) -> list[dict]:
                     'tools': {},
                 }
                 for i, tool in enumerate(order):
-                    project, twin = made[i], made[1 - i]
+                    # the second tool's twin is the project the first
+                    # worked on: nothing there to check
+                    project, twin = made[i], (made[1] if i == 0 else None)
                     run['tools'][tool] = measure(
                         admin,
                         auditor,
@@ -551,6 +560,17 @@ def save_results(path: str, runs: list[dict]) -> None:
 # -- the report ---------------------------------------------------------------
 
 
+def twin_intact(rows: list[dict]) -> bool | None:
+    """Whether every run that had a twin left it intact (None: no run
+    had one)."""
+    checked = [r['twin_intact'] for r in rows if r['twin_intact'] is not None]
+    return all(checked) if checked else None
+
+
+def yes_no(intact: bool | None) -> str:
+    return 'not checked' if intact is None else 'yes' if intact else 'NO'
+
+
 def summarize(runs: list[dict]) -> list[dict]:
     """One row per (N, tool): medians over the repeats."""
     groups: dict[tuple[int, str], list[dict]] = collections.defaultdict(list)
@@ -575,7 +595,7 @@ def summarize(runs: list[dict]) -> list[dict]:
             'before': statistics.median(r['before'] for r in rows),
             'left': max(r['left'] for r in rows),
             'left_by_kind': rows[0]['left_by_kind'],
-            'twin_intact': all(r['twin_intact'] for r in rows),
+            'twin_intact': twin_intact(rows),
             'ok': all(r['exit_code'] == 0 for r in rows),
             'latency': rows[0].get('latency'),
         }
@@ -664,7 +684,7 @@ def markdown(summary: list[dict]) -> str:
             f'| {s["n"]} | {s["tool"]} | {s["wall"]:.1f} '
             f'({s["wall_min"]:.1f}-{s["wall_max"]:.1f}) | '
             f'{s["requests"]:.0f} ({methods}) | {s["before"]:.0f} | {left} '
-            f'| {"yes" if s["twin_intact"] else "NO"} | {busy} | '
+            f'| {yes_no(s["twin_intact"])} | {busy} | '
             f'{bound_text} | {cpu_text} | {ratio} | {speedup} |'
         )
     return '\n'.join(lines) + '\n'

@@ -165,8 +165,9 @@ def compare(args: argparse.Namespace) -> list[dict]:
                     proxy,
                     run.CASCADE,
                     made[i],
-                    # the next project, not yet deleted, stands as the twin
-                    made[(i + 1) % len(made)],
+                    # the next project, not yet worked on, stands as the
+                    # twin; the last run's has been deleted: none to check
+                    made[i + 1] if i + 1 < len(made) else None,
                     outdir=raw,
                     tag=f'{tag}-{kind}{parallel}',
                     parallel=parallel,
@@ -231,8 +232,10 @@ def summarize(records: list[dict]) -> list[dict]:
                 if any(r['cpu']['cloud_busy'] is None for r in rows)
                 else statistics.median(r['cpu']['cloud_busy'] for r in rows),
                 'left': max(r['left'] for r in rows),
-                'ok': all(
-                    r['exit_code'] == 0 and r['twin_intact'] for r in rows
+                'ok': all(r['exit_code'] == 0 for r in rows)
+                and run.twin_intact(rows) is not False,
+                'twins_checked': sum(
+                    r['twin_intact'] is not None for r in rows
                 ),
             }
         )
@@ -283,6 +286,42 @@ def queued_markdown(queued: dict[str, dict]) -> str:
     return '\n'.join(lines) + '\n'
 
 
+def slots_markdown(records: list[dict]) -> str:
+    """Per adaptive mode and service, the fewest and the most API slots
+    it had in any run (from each run's record; '' when none has them)."""
+    per: dict[str, dict[str, tuple[int, int]]] = {}
+    for record in records:
+        for mode, row in record.get('modes', {}).items():
+            for name, slots in (row.get('slots') or {}).items():
+                if not slots.get('adaptive'):
+                    continue
+                service = name.partition('@')[0]
+                low, high = per.setdefault(mode, {}).get(
+                    service, (slots['lowest'], slots['highest'])
+                )
+                per[mode][service] = (
+                    min(low, slots['lowest']),
+                    max(high, slots['highest']),
+                )
+    if not per:
+        return ''
+    services = sorted({s for found in per.values() for s in found})
+    lines = [
+        '| mode | ' + ' | '.join(services) + ' |',
+        '|' + '---|' * (len(services) + 1),
+    ]
+    for mode in sorted(per, key=order_key):
+        lines.append(
+            f'| {mode} | '
+            + ' | '.join(
+                '{}-{}'.format(*per[mode][s]) if s in per[mode] else ''
+                for s in services
+            )
+            + ' |'
+        )
+    return '\n'.join(lines) + '\n'
+
+
 def markdown(summary: list[dict]) -> str:
     lines = [
         '| mode | runs | wall s (median, min-max) | requests | attempts '
@@ -298,7 +337,8 @@ def markdown(summary: list[dict]) -> str:
             f'| {r["plan_run"]:.1f} | {r["bound"]:.1f} '
             f'| {r["run_over_path"]:.2f} | {r["ready_delay"]:.2f} '
             f'| {_share(r["cloud_busy"])} | {r["left"]} '
-            f'| {"yes" if r["ok"] else "no"} |'
+            f'| {"yes" if r["ok"] else "no"} '
+            f'({r.get("twins_checked", 0)} of {r["runs"]} twins checked) |'
         )
     fixed = [r for r in summary if r['mode'].startswith(FIXED)]
     adaptive = [r for r in summary if r['mode'].startswith(ADAPTIVE)]
@@ -323,6 +363,12 @@ def report(records: list[dict], outdir: str) -> str:
             queued_by_service(records, os.path.join(outdir, 'raw'))
         )
     )
+    slots = slots_markdown(records)
+    if slots:
+        text += (
+            '\nAPI slots of each service, the fewest and the most in any '
+            'run:\n\n' + slots
+        )
     with open(os.path.join(outdir, 'scheduling.md'), 'w') as f:
         f.write(text)
     return text

@@ -255,10 +255,13 @@ def sweep(args) -> list[dict]:
 
 def one_repeat(sim, n, scale, rep, args, raw, tag):
     started = time.monotonic()
-    made = sim.call('POST', '/seed', {'n': n, 'twins': 2, 'prefix': tag})
+    tools = [t for t in (CLEANUP, CASCADE, DRY_RUN) if t in args.tools]
+    # one project per tool, and one that no tool works on: every run's twin
+    made = sim.call(
+        'POST', '/seed', {'n': n, 'twins': len(tools) + 1, 'prefix': tag}
+    )
     for p in made:
         p['before'] = sim.call('GET', f'/owned?project={p["id"]}')
-    tools = [t for t in (CLEANUP, CASCADE, DRY_RUN) if t in args.tools]
     order = tools if rep % 2 == 0 else tools[::-1]
     result = {
         'n': n,
@@ -275,7 +278,7 @@ def one_repeat(sim, n, scale, rep, args, raw, tag):
         'tools': {},
     }
     for i, tool in enumerate(order):
-        project, twin = made[i], made[1 - i]
+        project, twin = made[i], made[-1]
         result['tools'][tool] = measure(
             sim, tool, project, twin, args=args, raw=raw, tag=tag
         )

@@ -87,6 +87,29 @@ def test_tables():
     )
 
 
+def test_a_tool_run_second_has_no_twin_and_says_not_checked():
+    # its twin would be the project the first tool worked on
+    runs = [
+        {
+            'n': 10,
+            'latency_ms': 50,
+            'tools': {
+                run.CLEANUP: _row(run.CLEANUP, 40.0, twin_intact=None),
+                run.CASCADE: _cascade(10.0, 5.0),
+            },
+        }
+    ]
+    table = run.markdown(run.summarize(runs))
+    assert '| 10 | cleanup | 40.0 (40.0-40.0) |' in table
+    assert '| not checked |' in table
+    assert run.twin_intact([{'twin_intact': None}, {'twin_intact': True}])
+    assert (
+        run.twin_intact([{'twin_intact': False}, {'twin_intact': True}])
+        is False
+    )
+    assert run.twin_intact([{'twin_intact': None}]) is None
+
+
 def test_cleanup_never_touches_stacks_or_load_balancers():
     cmd = run.tool_command(run.CLEANUP, 'p', cloud='c', parallel=3)
     assert cmd[-4:] == [

@@ -15,7 +15,7 @@
 from benchmarks import scheduling
 
 
-def row(wall, busy):
+def row(wall, busy, twin_intact=True):
     return {
         'wall': wall,
         'requests': 600,
@@ -24,7 +24,7 @@ def row(wall, busy):
         'cpu': {'cloud_busy': busy},
         'left': 0,
         'exit_code': 0,
-        'twin_intact': True,
+        'twin_intact': twin_intact,
     }
 
 
@@ -39,11 +39,56 @@ def table(*busy):
 def test_the_clouds_share_of_the_cores_is_a_median():
     text = table(0.4, 0.5, 0.6)
     assert '| fixed:10 | 3 | 40.0 (40.0-40.0) |' in text
-    assert '| 50% | 0 | yes |' in text
+    assert '| 50% | 0 | yes (3 of 3 twins checked) |' in text
     assert 'adaptive:30 against the best fixed (fixed:10): wall 1.05x' in text
 
 
 def test_a_run_whose_cloud_was_not_measured_says_so():
     text = table(0.5, None, 0.5)
-    assert '| not measured | 0 | yes |' in text
+    assert '| not measured | 0 | yes (3 of 3 twins checked) |' in text
     assert '%' not in text.split('\n')[2]
+
+
+def test_a_run_without_a_twin_is_not_counted_as_checked():
+    # the last run of a repeat has none left: its project was the twin of
+    # the run before, deleted since
+    records = [
+        {'modes': {'fixed:10': row(40.0, 0.5), 'adaptive:30': row(42.0, 0.5)}},
+        {
+            'modes': {
+                'fixed:10': row(40.0, 0.5),
+                'adaptive:30': row(42.0, 0.5, None),
+            }
+        },
+    ]
+    text = scheduling.markdown(scheduling.summarize(records))
+    assert '| 0 | yes (1 of 2 twins checked) |' in text
+    records[0]['modes']['adaptive:30']['twin_intact'] = False
+    text = scheduling.markdown(scheduling.summarize(records))
+    assert '| 0 | no (1 of 2 twins checked) |' in text
+
+
+def test_the_adaptive_slots_are_the_fewest_and_most_of_any_run():
+    def slots(low, high):
+        return {
+            'compute@RegionOne': {
+                'adaptive': True,
+                'lowest': low,
+                'highest': high,
+                'slots': high,
+            },
+            'network@RegionOne': {'adaptive': False, 'slots': 10},
+        }
+
+    records = [
+        {'modes': {'adaptive:30': dict(row(42.0, 0.5), slots=slots(3, 8))}},
+        {'modes': {'adaptive:30': dict(row(42.0, 0.5), slots=slots(2, 6))}},
+        {'modes': {'fixed:10': row(40.0, 0.5)}},
+    ]
+    text = scheduling.slots_markdown(records)
+    assert text.splitlines() == [
+        '| mode | compute |',
+        '|---|---|',
+        '| adaptive:30 | 2-8 |',
+    ]
+    assert scheduling.slots_markdown(records[2:]) == ''
