@@ -16,10 +16,11 @@ A cloud's capacity is per service: each endpoint (a service type in a
 region) has API processes of its own. So each gets slots of its own, and a
 service that is saturated holds no slot that another service's ready calls
 need; inside each, the call on the longest chain goes first. How many slots
-a service gets is found while the run goes (``AdaptiveLimit``, an AIMD
-limiter with a latency gradient, as adaptive concurrency limiters do): it
-grows while the service answers as fast as it did, shrinks when its answers
-slow down, and halves when it answers 429 or 503. A service whose
+a service gets is found while the run goes (``AdaptiveLimit``, a limiter
+after TCP Vegas, as adaptive concurrency limiters do): from how much slower
+than its fastest the service answers, and how many calls it had, it
+estimates how many of them were waiting in it; it grows while few were,
+shrinks when more were, and halves when it answers 429 or 503. A service whose
 ``concurrency`` clouds.yaml sets keeps that many. ``--parallel`` is a
 ceiling over all services, and a ``rate_limit`` (clouds.yaml's, or
 ``--rate-limit``) spaces a service's calls on top.
@@ -42,13 +43,13 @@ from osc_cascade.engine.slots import Slots
 #: slots a service starts with (fewer if ``--parallel`` is lower): enough
 #: to measure how its answers slow down when it gets several calls at once
 INITIAL_LIMIT = 4
-#: the service's answers "hold" while the median of a window of calls took
-#: at most this many times as long as the fastest of the same call: the
-#: limit may grow
-GROW_BELOW = 1.5
-#: beyond this the service queues the calls: the limit shrinks in
-#: proportion (between the two it stays)
-SHRINK_ABOVE = 2.5
+#: calls waiting inside the service (a window's median estimate): below
+#: this it has room for more, and the limit may grow...
+QUEUE_LEAST = 2
+#: ...beyond this the calls wait there instead of here (where the longest
+#: chain goes first): the limit shrinks by the excess. Between the two it
+#: stays: a few calls queued keep the service busy between answers
+QUEUE_MOST = 4
 #: answers a decision needs at least (and at least the limit's worth)
 MIN_WINDOW = 5
 #: what a service answers when it has more than it can take
@@ -60,11 +61,19 @@ class AdaptiveLimit:
 
     Each answer is compared with the fastest answer to the same call
     (``call``: a kind and what is asked of it, so that a slow call is not
-    mistaken for a slow service); once a window of answers (as many as the
-    limit) is in, their median ratio decides: at most ``GROW_BELOW`` and
-    the limit was used, it grows (doubles until the first cut, then one
-    more per window); beyond ``SHRINK_ABOVE``, it shrinks by that ratio, by
-    half at most. A 429 or 503 halves it at once, once per window.
+    mistaken for a slow service): of the ``in_flight`` calls it went with,
+    ``in_flight * (1 - fastest / seconds)`` were waiting inside the service
+    (TCP Vegas's estimate). Once a window of answers (as many as the limit)
+    is in, their median decides: below ``QUEUE_LEAST`` and the limit was
+    used, it grows (doubles until the first cut, then one more per
+    window); beyond ``QUEUE_MOST``, it shrinks by the excess, by half at
+    most. A 429 or 503 halves it at once, once per window.
+
+    A ratio of answer times alone would not do: the fastest answer is from
+    a quiet moment, and when the whole cloud slows (its hosts busy with
+    the deletes) every answer is slower at any limit; shrinking on that
+    drove a service's limit down to one call, idle for a round trip
+    between its calls (Nova's, at N=300 on the minicloud).
     """
 
     def __init__(self, ceiling: int, initial: int = INITIAL_LIMIT):
@@ -72,7 +81,8 @@ class AdaptiveLimit:
         self.limit = float(min(self.ceiling, max(1, initial)))
         #: per call, its fastest answer in seconds
         self._fastest: dict[Hashable, float] = {}
-        self._ratios: list[float] = []
+        #: per answer of the window, the calls waiting in the service
+        self._queued: list[float] = []
         #: the most calls in flight during the window
         self._peak = 0
         self._slow_start = True
@@ -98,14 +108,16 @@ class AdaptiveLimit:
             )
             if fastest is None:
                 return  # a first answer has nothing to be compared with
-            self._ratios.append(seconds / max(fastest, 1e-3))
-            if len(self._ratios) < max(MIN_WINDOW, self.size):
+            self._queued.append(in_flight * (1 - fastest / max(seconds, 1e-3)))
+            if len(self._queued) < max(MIN_WINDOW, self.size):
                 return
-            ratio = statistics.median(self._ratios)
-            if ratio > SHRINK_ABOVE:
+            queued = statistics.median(self._queued)
+            if queued > QUEUE_MOST:
                 self._slow_start = False
-                self._set(self.limit * max(0.5, SHRINK_ABOVE / ratio))
-            elif ratio <= GROW_BELOW and self._peak >= self.size:
+                self._set(
+                    max(self.limit / 2, self.limit - (queued - QUEUE_MOST))
+                )
+            elif queued < QUEUE_LEAST and self._peak >= self.size:
                 self._set(
                     self.limit * 2 if self._slow_start else self.limit + 1
                 )
@@ -132,7 +144,7 @@ class AdaptiveLimit:
         self.highest = max(self.highest, self.size)
 
     def _new_window(self) -> None:
-        self._ratios.clear()
+        self._queued.clear()
         self._peak = 0
         self._cut_in_window = False
 

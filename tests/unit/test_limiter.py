@@ -10,8 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Per-service API slots: each service's limit grows while its answers
-hold, shrinks when they slow down or it answers 429/503, under the
+"""Per-service API slots: each service's limit grows while few of its calls
+wait in the service, shrinks when more do or it answers 429/503, under the
 ``--parallel`` ceiling; a saturated service holds no slot another needs.
 Time is a fake clock's, or the answers' seconds given as numbers."""
 
@@ -74,19 +74,39 @@ def test_an_unused_limit_does_not_grow():
     assert limit.size == limiter.INITIAL_LIMIT
 
 
-def test_the_limit_shrinks_when_answers_slow_down():
+def test_the_limit_shrinks_when_calls_wait_in_the_service():
     limit = used_limit()
     window(limit, 0.2)
     window(limit, 0.2)
     assert limit.size == 16
-    window(limit, 0.2 * 2 * limiter.SHRINK_ABOVE)  # twice the threshold
-    assert limit.size == 8  # by that ratio, at most by half
-    window(limit, 0.2 * 1.25 * limiter.SHRINK_ABOVE)
-    assert limit.size == 6  # 8 / 1.25
-    window(limit, 0.2 * 2)  # between the thresholds: it stays
+    # 16 in flight, each ten times slower than the fastest: 14.4 of them
+    # waited in the service; the limit sheds the excess, by half at most
+    window(limit, 2.0)
+    assert limit.size == 8
+    window(limit, 0.8)  # 8 * (1 - 0.2 / 0.8) = 6 waited: 2 too many
+    assert limit.size == 6
+    window(limit, 0.4)  # 3 waited: between the bounds, it stays
     assert limit.size == 6
     assert (limit.lowest, limit.highest) == (4, 16)
     assert (limit.grown, limit.shrunk) == (2, 2)
+
+
+def test_a_cloud_slower_as_a_whole_does_not_drive_the_limit_down():
+    # every answer five times slower than the fastest, from a quiet
+    # moment: with two calls in flight, fewer than two waited in the
+    # service, which has room; a ratio of answer times alone (5) read it
+    # as saturated, and the limit fell to one call, the service idle for
+    # a round trip between calls
+    limit = used_limit()
+    limit.overloaded()  # slow start over: one more per window
+    assert limit.size == 2
+    window(limit, 1.0)
+    assert limit.size == 3
+    # the same answers with 5 in flight: 4 waited, it stays
+    limit.limit = 5.0
+    window(limit, 1.0)
+    assert limit.size == 5
+    assert limit.shrunk == 1  # the overload's alone
 
 
 def test_answers_are_compared_with_the_same_call():
@@ -134,7 +154,12 @@ def test_the_limit_never_passes_the_ceiling_nor_falls_below_one():
     assert AdaptiveLimit(2).size == 2  # starts below --parallel too
     for _ in range(10):
         limit.overloaded()
-        window(limit, 10.0)
+        window(limit, 10.0, in_flight=1)
+        assert limit.size >= 1
+    # halved at each 429, and one call in flight at a time queues nothing
+    # in the service: it grows back by one per window
+    assert limit.size == 2
+    limit.overloaded()
     assert limit.size == 1
 
 
@@ -150,11 +175,13 @@ def test_the_limiter_measures_the_call_not_the_wait_for_its_turn():
             clock.sleep(0.2)
     assert clock.now() - clock.start == pytest.approx(10.2)
     assert lim.size('test', '') == limiter.INITIAL_LIMIT
-    # the same service, answering slower than it did: it shrinks
-    for _ in range(limiter.MIN_WINDOW):
+    # what it is told: the answer's time, not the wait for its turn,
+    # and the calls in flight with it
+    adaptive = lim._service('test', '').adaptive
+    with mock.patch.object(adaptive, 'answered') as answered:
         with lim.hold('test', '', 0, CALL):
-            clock.sleep(0.2 * 2 * limiter.SHRINK_ABOVE)
-    assert lim.size('test', '') == limiter.INITIAL_LIMIT // 2
+            clock.sleep(0.7)
+    answered.assert_called_once_with(CALL, pytest.approx(0.7), 1)
 
 
 def test_a_saturated_service_holds_no_slot_of_another():
