@@ -67,7 +67,11 @@ class AdaptiveLimit:
     is in, their median decides: below ``QUEUE_LEAST`` and the limit was
     used, it grows (doubles until the first cut, then one more per
     window); beyond ``QUEUE_MOST``, it shrinks by the excess, by half at
-    most. A 429 or 503 halves it at once, once per window.
+    most. A 429 or 503 halves it at once. Each change begins a new window,
+    and a call counts in the window it was sent in (``window`` when it was
+    sent): those sent before answer as the former limit had them, and
+    counted again they cut a limit already cut (on the simulated cloud,
+    down to one call with no 429 or 503 at all).
 
     A ratio of answer times alone would not do: the fastest answer is from
     a quiet moment, and when the whole cloud slows (its hosts busy with
@@ -86,7 +90,7 @@ class AdaptiveLimit:
         #: the most calls in flight during the window
         self._peak = 0
         self._slow_start = True
-        self._cut_in_window = False
+        self._window = 0
         self._lock = threading.Lock()
         #: how often it grew and shrank (the run's report)
         self.grown = 0
@@ -97,17 +101,27 @@ class AdaptiveLimit:
     def size(self) -> int:
         return max(1, int(self.limit))
 
-    def answered(self, call: Hashable, seconds: float, in_flight: int) -> None:
-        """A call answered in ``seconds`` with ``in_flight`` calls (itself
-        included) in flight when it started."""
+    @property
+    def window(self) -> int:
+        """The window under way: what a call sent now counts in."""
         with self._lock:
-            self._peak = max(self._peak, in_flight)
+            return self._window
+
+    def answered(
+        self, call: Hashable, seconds: float, in_flight: int, window: int
+    ) -> None:
+        """A call sent in ``window`` answered in ``seconds`` with
+        ``in_flight`` calls (itself included) in flight when it started."""
+        with self._lock:
             fastest = self._fastest.get(call)
             self._fastest[call] = (
                 seconds if fastest is None else min(fastest, seconds)
             )
-            if fastest is None:
-                return  # a first answer has nothing to be compared with
+            if fastest is None or window != self._window:
+                # a first answer has nothing to be compared with; one sent
+                # before the last change tells of the former limit
+                return
+            self._peak = max(self._peak, in_flight)
             self._queued.append(in_flight * (1 - fastest / max(seconds, 1e-3)))
             if len(self._queued) < max(MIN_WINDOW, self.size):
                 return
@@ -123,15 +137,14 @@ class AdaptiveLimit:
                 )
             self._new_window()
 
-    def overloaded(self) -> None:
-        """The service answered 429 or 503."""
+    def overloaded(self, window: int) -> None:
+        """The service answered 429 or 503 to a call sent in ``window``."""
         with self._lock:
-            if self._cut_in_window:
-                return  # calls sent before the cut answer the same
+            if window != self._window:
+                return  # sent before the last cut: it answers the same
             self._slow_start = False
             self._set(self.limit / 2)
             self._new_window()
-            self._cut_in_window = True
 
     def _set(self, limit: float) -> None:
         before = self.size
@@ -146,7 +159,7 @@ class AdaptiveLimit:
     def _new_window(self) -> None:
         self._queued.clear()
         self._peak = 0
-        self._cut_in_window = False
+        self._window += 1
 
 
 class Rate:
@@ -221,26 +234,25 @@ class Limiter:
         what is asked (answers are compared with those to the same); None
         for what may make no call: neither rate limited nor measured."""
         service = self._service(service_type, region)
+        adaptive = service.adaptive
         with service.slots.hold(priority) as in_flight:
             with self._ceiling.hold(priority):
                 if call is not None and service.rate is not None:
                     service.rate.wait(self.clock, self._stop)
+                window = adaptive.window if adaptive is not None else 0
                 started = self.clock.now()
                 try:
                     yield
                 except Exception as exc:
-                    if (
-                        service.adaptive is not None
-                        and status_code(exc) in OVERLOADED
-                    ):
-                        service.adaptive.overloaded()
-                        service.slots.resize(service.adaptive.size)
+                    if adaptive is not None and status_code(exc) in OVERLOADED:
+                        adaptive.overloaded(window)
+                        service.slots.resize(adaptive.size)
                     raise
-                if call is not None and service.adaptive is not None:
-                    service.adaptive.answered(
-                        call, self.clock.now() - started, in_flight
+                if call is not None and adaptive is not None:
+                    adaptive.answered(
+                        call, self.clock.now() - started, in_flight, window
                     )
-                    service.slots.resize(service.adaptive.size)
+                    service.slots.resize(adaptive.size)
 
     @property
     def waiting(self) -> int:

@@ -46,12 +46,12 @@ def window(limit, seconds, *, in_flight=None, call=CALL):
     """A window's worth of answers, each taking ``seconds``, with the
     limit full (or ``in_flight``) when each started."""
     for _ in range(max(limiter.MIN_WINDOW, limit.size)):
-        limit.answered(call, seconds, in_flight or limit.size)
+        limit.answered(call, seconds, in_flight or limit.size, limit.window)
 
 
 def used_limit(ceiling=100, first=0.2):
     limit = AdaptiveLimit(ceiling)
-    limit.answered(CALL, first, 1)  # the fastest answer to compare with
+    limit.answered(CALL, first, 1, limit.window)  # the fastest to compare with
     return limit
 
 
@@ -62,7 +62,7 @@ def test_the_limit_doubles_while_answers_hold_then_grows_by_one():
     assert limit.size == 2 * limiter.INITIAL_LIMIT
     window(limit, 0.25)
     assert limit.size == 4 * limiter.INITIAL_LIMIT
-    limit.overloaded()  # the first cut ends the doubling
+    limit.overloaded(limit.window)  # the first cut ends the doubling
     after_cut = limit.size
     window(limit, 0.25)
     assert limit.size == after_cut + 1
@@ -91,6 +91,24 @@ def test_the_limit_shrinks_when_calls_wait_in_the_service():
     assert (limit.grown, limit.shrunk) == (2, 2)
 
 
+def test_answers_to_calls_sent_before_a_change_do_not_count_again():
+    limit = used_limit()
+    window(limit, 0.2)
+    window(limit, 0.2)
+    assert limit.size == 16
+    sent_at_16 = limit.window
+    window(limit, 2.0)  # 14.4 calls waited in the service: cut to 8
+    assert limit.size == 8
+    # the rest of the calls sent at 16 answer as slowly: they tell of
+    # the former limit, and would cut it to 4, then 2, then 1
+    for _ in range(3 * 16):
+        limit.answered(CALL, 2.0, 16, sent_at_16)
+    assert limit.size == 8
+    # calls sent at 8 that wait as much: 7.2 of 8 waited, cut to 4.8
+    window(limit, 2.0)
+    assert limit.size == 4
+
+
 def test_a_cloud_slower_as_a_whole_does_not_drive_the_limit_down():
     # every answer five times slower than the fastest, from a quiet
     # moment: with two calls in flight, fewer than two waited in the
@@ -98,7 +116,7 @@ def test_a_cloud_slower_as_a_whole_does_not_drive_the_limit_down():
     # as saturated, and the limit fell to one call, the service idle for
     # a round trip between calls
     limit = used_limit()
-    limit.overloaded()  # slow start over: one more per window
+    limit.overloaded(limit.window)  # slow start over: one more per window
     assert limit.size == 2
     window(limit, 1.0)
     assert limit.size == 3
@@ -114,27 +132,34 @@ def test_answers_are_compared_with_the_same_call():
     # service did not slow down
     limit = used_limit()
     slow = ('test.thing', 'remove_interface')
-    limit.answered(slow, 2.0, 1)
+    limit.answered(slow, 2.0, 1, limit.window)
     for _ in range(3):
         for _ in range(limit.size):
-            limit.answered(CALL, 0.2, limit.size)
-            limit.answered(slow, 2.0, limit.size)
+            limit.answered(CALL, 0.2, limit.size, limit.window)
+            limit.answered(slow, 2.0, limit.size, limit.window)
     assert limit.size == 32
 
 
 @pytest.mark.parametrize('code', [429, 503])
-def test_an_overload_halves_the_limit_once_per_window(code):
+def test_an_overload_halves_the_limit_once_for_the_calls_sent_before(code):
     clock = FakeClock()
     lim = Limiter(object(), 100, clock, threading.Event())
     service = lim._service('test', '')
     service.adaptive.limit = 16.0
     service.slots.resize(16)
-    for _ in range(3):  # calls that were in flight when it was cut
-        with pytest.raises(Exception):
+    # three calls in flight, all refused: one cut
+    with pytest.raises(Exception):
+        with lim.hold('test', '', 0, CALL):
             with lim.hold('test', '', 0, CALL):
-                raise http_error(code)
+                with lim.hold('test', '', 0, CALL):
+                    raise http_error(code)
     assert lim.size('test', '') == 8
     assert lim.limits()['test']['shrunk'] == 1
+    # one sent after the cut, refused too: another
+    with pytest.raises(Exception):
+        with lim.hold('test', '', 0, CALL):
+            raise http_error(code)
+    assert lim.size('test', '') == 4
 
 
 def test_other_errors_do_not_shrink_it():
@@ -153,13 +178,13 @@ def test_the_limit_never_passes_the_ceiling_nor_falls_below_one():
     assert limit.size == 6
     assert AdaptiveLimit(2).size == 2  # starts below --parallel too
     for _ in range(10):
-        limit.overloaded()
+        limit.overloaded(limit.window)
         window(limit, 10.0, in_flight=1)
         assert limit.size >= 1
     # halved at each 429, and one call in flight at a time queues nothing
     # in the service: it grows back by one per window
     assert limit.size == 2
-    limit.overloaded()
+    limit.overloaded(limit.window)
     assert limit.size == 1
 
 
@@ -181,7 +206,9 @@ def test_the_limiter_measures_the_call_not_the_wait_for_its_turn():
     with mock.patch.object(adaptive, 'answered') as answered:
         with lim.hold('test', '', 0, CALL):
             clock.sleep(0.7)
-    answered.assert_called_once_with(CALL, pytest.approx(0.7), 1)
+    answered.assert_called_once_with(
+        CALL, pytest.approx(0.7), 1, adaptive.window
+    )
 
 
 def test_a_saturated_service_holds_no_slot_of_another():
