@@ -15,6 +15,7 @@ wait in the service, shrinks when more do or it answers 429/503, under the
 ``--parallel`` ceiling; a saturated service holds no slot another needs.
 Time is a fake clock's, or the answers' seconds given as numbers."""
 
+import contextlib
 import threading
 import time
 from unittest import mock
@@ -209,6 +210,25 @@ def test_the_limiter_measures_the_call_not_the_wait_for_its_turn():
     answered.assert_called_once_with(
         CALL, pytest.approx(0.7), 1, adaptive.window
     )
+
+
+def test_a_service_whose_calls_wait_in_it_gets_fewer_slots():
+    # through hold, as the executor calls: sixteen calls at once, each ten
+    # times slower than the first, alone: 0.9 to 14.4 of them waited in
+    # the service (median 7.65, 3.65 too many), and its slots shrink
+    clock = FakeClock()
+    lim = Limiter(object(), 100, clock, threading.Event())
+    with lim.hold('test', '', 0, CALL):
+        clock.sleep(0.2)
+    service = lim._service('test', '')
+    service.adaptive.limit = 16.0
+    service.slots.resize(16)
+    with contextlib.ExitStack() as calls:
+        for _ in range(16):
+            calls.enter_context(lim.hold('test', '', 0, CALL))
+        clock.sleep(2.0)
+    assert lim.size('test', '') == 12
+    assert lim.limits()['test']['shrunk'] == 1
 
 
 def test_a_saturated_service_holds_no_slot_of_another():
