@@ -257,7 +257,7 @@ def test_a_refused_freeze_is_a_note_and_the_drain_goes_on(cloud, project):
 
 
 def test_an_unreadable_quota_is_a_note_and_not_recorded(cloud, project):
-    cloud.faults.append(('GET', r'/os-quota-sets/', 400))
+    cloud.faults.append(('GET', r'/v2\.1/os-quota-sets/', 400))
     record, [note] = drainer(cloud).drain(project)
     assert note.startswith('quotas of compute in RegionOne not frozen: read')
     assert 'compute' not in record['quotas'][REGION]
@@ -271,7 +271,7 @@ def test_an_unreadable_quota_is_a_note_and_not_recorded(cloud, project):
 def test_a_rerun_that_cannot_read_keeps_the_recorded_entry(cloud, project):
     d = drainer(cloud)
     d.drain(project)
-    cloud.faults.append(('GET', r'/os-quota-sets/', 400))
+    cloud.faults.append(('GET', r'/v2\.1/os-quota-sets/', 400))
     record, [note] = d.drain(project)
     assert 'compute in RegionOne not frozen' in note
     assert record['quotas'][REGION]['compute']['before'] == OWN['nova']
@@ -333,7 +333,7 @@ def test_the_release_resets_every_recorded_quota(cloud, project):
 def test_a_failed_release_names_the_orphan_search(cloud, project):
     d = drainer(cloud)
     record, _notes = d.drain(project)
-    cloud.faults.append(('DELETE', r'/os-quota-sets/', 403))
+    cloud.faults.append(('DELETE', r'/v2\.1/os-quota-sets/', 403))
     [note] = d.release_quotas(project, record)
     assert 'resetting the quotas of compute in RegionOne' in note
     assert '`openstack orphan list` finds them' in note
