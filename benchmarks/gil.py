@@ -213,11 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__.split('\n\n')[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        '--sweep',
-        default=[1000, 10000],
-        type=lambda s: [int(x) for x in s.split(',')],
-    )
+    parser.add_argument('--sweep', default=[1000, 10000], type=run.counts)
     parser.add_argument('--latency-ms', type=float, default=50.0)
     parser.add_argument('--parallel', type=int, default=50)
     parser.add_argument('--rate', type=int, default=250, help='samples/s')

@@ -821,6 +821,11 @@ def report(runs: list[dict], outdir: str) -> None:
     plot(summary, os.path.join(outdir, 'time-vs-n.png'))
 
 
+def counts(text: str) -> list[int]:
+    """``--sweep``'s resource counts: ``1000,10000``."""
+    return [int(x) for x in text.split(',')]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split('\n\n')[0],
@@ -829,7 +834,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         '--sweep',
         default='100,300',
-        type=lambda s: [int(x) for x in s.split(',')],
+        type=counts,
         help='resource counts N (default: 100,300)',
     )
     parser.add_argument('--repeats', type=int, default=2)
