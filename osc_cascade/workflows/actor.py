@@ -27,10 +27,14 @@ this host (``$XDG_CACHE_HOME/osc-cascade/locks``, ``~/.cache/...``): runs
 on one host exclude each other, runs on several hosts need a shared
 backend (the reaper's ``coordination_url``: MySQL, etcd, Redis).
 
-tooz is optional for the commands (the ``reaper`` extra): without it a
-``file://`` URL, or the default directory, is locked with ``fcntl`` on the
-very file tooz's file driver locks (fasteners' ``lockf`` on
-``<dir>/<lock name>``), so that the two exclude each other. Beside each
+A ``file://`` URL, or the default directory, is locked with ``fcntl`` on
+the very file tooz's file driver locks (fasteners' ``lockf`` on
+``<dir>/<lock name>``), so that the two exclude each other across
+processes; tooz is optional for the commands (the ``reaper`` extra) and not
+imported for files (a third of a second of every run's start-up), unless
+this process has loaded it already: POSIX locks belong to the process, so
+within one process only tooz's own bookkeeping excludes a reaper's locks
+from a command's. Beside each
 lock a ``.holder`` file says who holds it (user, host, process, what, since
 when): what a refusal names. Another backend without tooz is refused.
 """
@@ -42,6 +46,7 @@ import datetime
 import getpass
 import os
 import socket
+import sys
 import threading
 from typing import Any
 from urllib import parse
@@ -96,6 +101,11 @@ def _tooz_available() -> bool:
     return True
 
 
+def _tooz_loaded() -> bool:
+    """Whether this process uses tooz already (a reaper's locks)."""
+    return 'tooz.coordination' in sys.modules
+
+
 def holder_text(doing: str) -> str:
     try:
         user = getpass.getuser()
@@ -124,10 +134,10 @@ class Actor:
 
     def _locks(self) -> Any:
         if self._backend is None:
-            if _tooz_available():
-                self._backend = _Tooz(self.url, self.doing)
-            elif self._dir is not None:
+            if self._dir is not None and not _tooz_loaded():
                 self._backend = _Fcntl(self._dir)
+            elif _tooz_available():
+                self._backend = _Tooz(self.url, self.doing)
             else:
                 raise CascadeError(
                     f'The coordination backend {self.url} needs tooz, '
