@@ -34,9 +34,9 @@ processes; tooz is optional for the commands (the ``reaper`` extra) and not
 imported for files (a third of a second of every run's start-up), unless
 this process has loaded it already: POSIX locks belong to the process, so
 within one process only tooz's own bookkeeping excludes a reaper's locks
-from a command's. Beside each
-lock a ``.holder`` file says who holds it (user, host, process, what, since
-when): what a refusal names. Another backend without tooz is refused.
+from a command's. Beside each lock a ``.holder`` file says who holds it
+(user, host, process, what, since when): what a refusal names. Another
+backend without tooz is refused.
 """
 
 from __future__ import annotations
