@@ -56,17 +56,19 @@ import time
 
 from benchmarks import run, sim
 
+OWN = 'osc-cascade'
+SDK = 'openstacksdk'
+#: the library under openstacksdk that makes its HTTP calls
+HTTP = 'keystoneauth1'
 #: a path fragment of a frame -> its library (the first that matches)
 LIBRARIES = (
-    ('osc_cascade/', 'osc-cascade'),
-    ('openstack/', 'openstacksdk'),
-    ('keystoneauth1/', 'keystoneauth1'),
+    ('osc_cascade/', OWN),
+    ('openstack/', SDK),
+    ('keystoneauth1/', HTTP),
     ('requests/', 'requests'),
     ('urllib3/', 'urllib3'),
     ('iso8601/', 'iso8601'),
 )
-OWN = 'osc-cascade'
-SDK = 'openstacksdk'
 SDK_HTTP = 'the HTTP call (keystoneauth1 and below)'
 SDK_OWN = "openstacksdk's own work"
 OUTSIDE = 'outside osc-cascade'
@@ -79,7 +81,7 @@ def library(frame: str) -> str:
 
 def shares(raw_lines: Iterable[str]) -> dict[str, dict[str, int]]:
     """py-spy's raw output (``frame;frame;... count``, outermost first)
-    -> samples per library, both ways (see the module's doc)."""
+    -> samples per library, in each of the module doc's views."""
     called: collections.Counter[str] = collections.Counter()
     innermost: collections.Counter[str] = collections.Counter()
     sdk: collections.Counter[str] = collections.Counter()
@@ -100,7 +102,7 @@ def shares(raw_lines: Iterable[str]) -> dict[str, dict[str, int]]:
             called[callee] += n
             if callee == SDK:
                 below = frames[own[-1] + 1 :]
-                http = any(library(f) == 'keystoneauth1' for f in below)
+                http = any(library(f) == HTTP for f in below)
                 sdk[SDK_HTTP if http else SDK_OWN] += n
     return {
         'called': dict(called),
