@@ -12,4 +12,8 @@
 
 """A thin layer for what openstacksdk lacks: raw calls (``http``), Heat's
 abandon, export and nested resources (``heat``), and whatever else a
-service offers that the SDK does not."""
+service offers that the SDK does not.
+
+It may import only the engine's model (its errors); everything else of
+osc_cascade calls down into it.
+"""

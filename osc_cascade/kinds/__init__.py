@@ -10,7 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The resource kinds: one small class each, registered beside it."""
+"""The resource kinds: one small class each, registered beside it.
+
+A kind knows everything about one resource type: how to list it, what it
+depends on, how to delete it and wait for it to go. Kinds may import the
+API layer and the engine's model (``engine.resource``, ``errors``,
+``planner``, ``retry``), never the engine's runtime, the workflows or the
+commands.
+"""
 
 from __future__ import annotations
 

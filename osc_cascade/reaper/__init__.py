@@ -23,5 +23,6 @@ service and its console script are ``service`` and ``main``; its options
 are ``config``'s.
 
 Only this package imports oslo.messaging, oslo.config and tooz (the
-``reaper`` extra): the CLI plugin stays light.
+``reaper`` extra): the CLI plugin stays light. Like the commands it may
+import the workflows, the engine and the kinds, and never the commands.
 """

@@ -9,3 +9,10 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
+
+"""The commands (``openstack ...``) and the hooks on OSC's own commands:
+parse, confirm, render.
+
+A command may import the workflows, the engine and the kinds, never the
+API layer (the workflows call the services) and never the reaper.
+"""

@@ -9,3 +9,11 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
+
+"""The workflows: what each command does, step by step (the cascade, the
+project's drain and restore, orphans, service purge, force delete), on the
+engine.
+
+A workflow may import the engine, the kinds and the API layer; never the
+commands (``v1``) or the reaper, which both call in here.
+"""
