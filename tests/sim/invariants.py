@@ -1,0 +1,160 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The invariants every run must hold, whatever the world did meanwhile.
+
+1. Nothing the tool made leave the cloud (by its DELETE, or by a service's
+   own cascade behind one) had, at that moment, an owner that was not a
+   target of the run, or a user that was not (``world.users``: a server
+   it served, a port on it, a rule naming it, traffic it routed).
+2. A deleted project left nothing in any kind and region; exit 0 of a
+   cascade means the project is gone and nothing of it is left; exit 0 of
+   an orphan purge means nothing of the project is left.
+3. What another project owns is as it was (or as its own actors made it).
+4. A drain then a restore leave the project exactly as before: enabled,
+   tags, options, role assignments, every quota the services keep.
+5. A run from a plan file deletes (by a DELETE of its own) nothing its dry
+   run did not show.
+6. Every run that did not finish says why in its last line.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from typing import Any
+
+from tests.sim.world import owner_of
+
+#: fields a service changes by itself, or a read changes (polls)
+VOLATILE = frozenset({'status', 'updated_at', 'task_state'})
+#: Keystone's collections of a project's own record (invariant 4)
+PROJECT_STATE = ('projects', 'role_assignments', 'quota_sets')
+
+
+def _others(world, targets) -> dict[tuple[str, str, str], dict]:
+    """Every resource of the cloud whose owner is not a target, by
+    (region, collection, id)."""
+    out = {}
+    for cloud in world.cloud.regions():
+        for collection, items in cloud.db.items():
+            for id_, obj in items.items():
+                owner = owner_of(collection, obj)
+                if owner is not None and owner not in targets:
+                    out[(cloud.region, collection, id_)] = obj
+    return out
+
+
+def _project_state(world) -> dict[str, Any]:
+    cloud, pid = world.cloud, world.t
+    state: dict[str, Any] = {'project': cloud.get('projects', pid)}
+    state['role_assignments'] = sorted(
+        json.dumps(a, sort_keys=True)
+        for a in cloud.all('role_assignments')
+        if a.get('scope', {}).get('project', {}).get('id') == pid
+    )
+    state['quota_sets'] = sorted(
+        json.dumps(q, sort_keys=True)
+        for q in cloud.all('quota_sets')
+        if pid in q['id']
+    )
+    return copy.deepcopy(state)
+
+
+@dataclasses.dataclass
+class Before:
+    """What the invariants compare with, taken before the tool runs."""
+
+    others: dict[tuple[str, str, str], dict]
+    project: dict[str, Any]
+
+    @classmethod
+    def take(cls, world) -> Before:
+        targets = world.targets(recursive=True)
+        return cls(
+            copy.deepcopy(_others(world, targets)), _project_state(world)
+        )
+
+
+def _same(a: dict, b: dict) -> bool:
+    def strip(d):
+        return {k: v for k, v in d.items() if k not in VOLATILE}
+
+    return strip(a) == strip(b)
+
+
+def check(scenario, world, before: Before, runs) -> list[str]:
+    cloud = world.cloud
+    targets = world.targets(scenario.recursive)
+    broken = []
+    acted = {r.id for r in cloud.removals() if r.by != 'tool'}
+    for removal in cloud.removals():
+        if removal.by != 'tool' or removal.owner is None:
+            continue
+        if removal.owner not in targets:
+            broken.append(
+                f'1: deleted {removal.collection} {removal.id} of '
+                f'{removal.owner} in {removal.region} ({removal.request})'
+            )
+        elif set(removal.users) - targets:
+            broken.append(
+                f'1: deleted {removal.collection} {removal.id}, which '
+                f'{sorted(set(removal.users) - targets)} used, in '
+                f'{removal.region} ({removal.request})'
+            )
+    left = {
+        (c.region, coll, id_)
+        for c in cloud.regions()
+        for t in targets
+        for coll, id_ in c.owned_by(t)
+    }
+    last = runs[-1]
+    gone = not cloud.exists('projects', world.t)
+    cascade = scenario.command.startswith('cascade')
+    if cascade and gone and left:
+        broken.append(f'2: project deleted with {sorted(left)} left')
+    if cascade and last.code == 0 and not gone:
+        broken.append('2: exit 0 but the project is not deleted')
+    if last.code == 0 and scenario.command != 'drain-restore' and left:
+        broken.append(f'2: exit 0 with {sorted(left)} left')
+    now = _others(world, targets)
+    for key, was in {**before.others, **world.expected}.items():
+        if key[2] in acted:
+            continue
+        if key not in now:
+            if not any(
+                b.startswith(f'1: deleted {key[1]} {key[2]}') for b in broken
+            ):
+                broken.append(f'3: {key} of another project is gone')
+        elif not _same(was, now[key]):
+            broken.append(f'3: {key} of another project changed')
+    if scenario.command == 'drain-restore' and last.code == 0:
+        after = _project_state(world)
+        if after != before.project:
+            broken.append(
+                f'4: restore left {after} where the drain found '
+                f'{before.project}'
+            )
+    if scenario.command == 'cascade-plan-file' and runs[0].code == 0:
+        planned = {row['ID'] for row in json.loads(runs[0].stdout or '[]')}
+        for removal in cloud.removals():
+            direct = removal.request.split('?')[0].endswith('/' + removal.id)
+            if removal.by == 'tool' and direct and removal.id not in planned:
+                broken.append(
+                    f'5: deleted {removal.collection} {removal.id}, '
+                    'which the dry run did not show'
+                )
+    for run in runs:
+        if run.code not in (0, 130, 143) and not run.stderr.strip():
+            broken.append(f'6: {" ".join(run.argv)} exit {run.code} silently')
+    return broken

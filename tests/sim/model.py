@@ -1,0 +1,239 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What the simulation builds and does: the topology (a target project T,
+its child C, another project O, an admin's external network, RegionTwo),
+the cross-project references between them (features) and what other
+actors do while the tool works (actors).
+
+Each feature and each actor is a small function registered by name beside
+what it means, so that a scenario is a list of names a person can read and
+replay, and a new hole is one more function here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import copy
+import dataclasses
+from typing import Any
+
+from tests.unit import scenarios
+
+#: name -> function(world) that adds one cross-project reference
+FEATURES: dict[str, Callable[[World], None]] = {}
+#: name -> function(world) -> [Hook ...]: what another actor does, when
+ACTORS: dict[str, Callable[[World], list]] = {}
+#: name of a feature or actor -> the open defect it finds: the scenarios
+#: drawn leave these out until the defect is fixed (the simulation found
+#: them; ``python -m tests.sim replay`` shows each)
+OPEN: dict[str, str] = {}
+
+
+def feature(name, finds=''):
+    def register(fn):
+        FEATURES[name] = fn
+        if finds:
+            OPEN[name] = finds
+        return fn
+
+    return register
+
+
+def actor(name, finds=''):
+    def register(fn):
+        ACTORS[name] = fn
+        if finds:
+            OPEN[name] = finds
+        return fn
+
+    return register
+
+
+@dataclasses.dataclass
+class World:
+    """The cloud and the handles of what was built in it."""
+
+    cloud: Any
+    region_two: Any
+    t: str = ''
+    child: str = ''
+    o: str = ''
+    external: dict = dataclasses.field(default_factory=dict)
+    #: name -> resource dict, of what the features refer to
+    made: dict[str, dict] = dataclasses.field(default_factory=dict)
+    #: another project's resources as its own actors left them:
+    #: (region, collection, id) -> a copy (invariant 3 compares with it)
+    expected: dict[tuple[str, str, str], dict] = dataclasses.field(
+        default_factory=dict
+    )
+
+    def expect(self, collection: str, obj: dict, cloud=None) -> None:
+        """An actor changed ``obj`` of another project: that is now how
+        it must stay."""
+        region = (cloud or self.cloud).region
+        self.expected[(region, collection, obj['id'])] = copy.deepcopy(obj)
+
+    def targets(self, recursive: bool) -> set[str]:
+        return {self.t, self.child} if recursive else {self.t}
+
+
+def own_things(cloud, world, pid, prefix, external, cidr):
+    """What every project has: a routed network, a server with a volume
+    and a floating IP, a snapshot, a private image, two security groups."""
+    net, subnet = scenarios.network(cloud, pid, prefix + '-net', cidr)
+    sg = scenarios.security_group(cloud, pid, 'default')
+    web = scenarios.security_group(cloud, pid, prefix + '-web', [sg])
+    router, _ = scenarios.router(cloud, pid, subnet, external, prefix + '-r')
+    vm = scenarios.server(cloud, pid, prefix + '-vm', net, subnet, web)
+    vm_port = next(
+        p for p in cloud.all('ports') if p.get('device_id') == vm['id']
+    )
+    scenarios.floating_ip(cloud, pid, external, router, vm_port)
+    vol = scenarios.volume(cloud, pid, prefix + '-vol', attach_to=vm)
+    scenarios.snapshot(cloud, pid, vol, prefix + '-snap')
+    image = scenarios.image(cloud, pid, prefix + '-image')
+    spare = scenarios.port(cloud, pid, net, subnet, prefix + '-spare')
+    world.made.update(
+        {
+            prefix + '-net': net,
+            prefix + '-subnet': subnet,
+            prefix + '-sg': sg,
+            prefix + '-web': web,
+            prefix + '-router': router,
+            prefix + '-vm': vm,
+            prefix + '-vol': vol,
+            prefix + '-image': image,
+            prefix + '-spare': spare,
+        }
+    )
+
+
+def build(cloud, region_two) -> World:
+    """The topology every scenario starts from."""
+    world = World(cloud, region_two)
+    world.external, _ = scenarios.external_network(cloud)
+    t = scenarios.project(cloud, 'T')
+    world.t = t['id']
+    world.child = scenarios.project(cloud, 'C', parent_id=t['id'])['id']
+    world.o = scenarios.project(cloud, 'O')['id']
+    own_things(cloud, world, world.t, 't', world.external, '10.1.0.0/24')
+    own_things(cloud, world, world.o, 'o', world.external, '10.2.0.0/24')
+    net, _ = scenarios.network(cloud, world.child, 'c-net', '10.3.0.0/24')
+    world.made['c-net'] = net
+    # RegionTwo: T has a network there too
+    r2net, _ = scenarios.network(region_two, world.t, 't-r2', '10.4.0.0/24')
+    world.made['t-r2-net'] = r2net
+    return world
+
+
+# -- features: what ties T's resources to O's ----------------------------
+
+
+@feature('t-volume-attached-to-o-server')
+def _volume_on_others_server(w):
+    vol = scenarios.volume(w.cloud, w.t, 't-lent-vol')
+    scenarios.attach(w.cloud, vol, w.made['o-vm'])
+
+
+@feature('t-port-is-o-server-nic', finds='#29 item 2')
+def _port_on_others_server(w):
+    w.made['t-spare'].update(
+        device_id=w.made['o-vm']['id'], device_owner='compute:nova'
+    )
+
+
+@feature('t-network-shared-o-port-on-it', finds='#29 item 3')
+def _shared_network_in_use(w):
+    net = w.made['t-net']
+    net['shared'] = True
+    scenarios.port(w.cloud, w.o, net, w.made['t-subnet'], 'o-port-on-t-net')
+
+
+@feature('o-rule-names-t-group')
+def _others_rule(w):
+    scenarios.add_rule(w.cloud, w.made['o-web'], w.made['t-web'])
+
+
+@feature('t-image-shared-with-o')
+def _shared_image(w):
+    w.made['t-image'].update(visibility='shared', members=[w.o])
+
+
+@feature('o-server-on-t-shared-network', finds='#29 item 3')
+def _others_server_on_shared(w):
+    net = w.made['t-net']
+    net['shared'] = True
+    scenarios.server(w.cloud, w.o, 'o-vm-on-t-net', net, w.made['t-subnet'])
+
+
+# -- actors: what others do while the tool works --------------------------
+
+
+def _hook(name, method, pattern, action, when='after', status=None):
+    from tests.sim.world import Hook
+
+    return Hook(name, method, pattern, action, when, status)
+
+
+@actor('o-takes-t-port-as-nic', finds='#29 items 1-2 (re-read)')
+def _attach_port_later(w):
+    """An admin attaches T's spare port to O's server after the tool
+    listed the ports."""
+
+    def attach(cloud):
+        w.made['t-spare'].update(
+            device_id=w.made['o-vm']['id'], device_owner='compute:nova'
+        )
+
+    return [_hook('o-takes-t-port-as-nic', 'GET', r'/v2\.0/ports\b', attach)]
+
+
+@actor('o-attaches-t-volume')
+def _attach_volume_later(w):
+    """O's server gets T's volume as its data disk after discovery (an
+    admin's attach across projects)."""
+
+    def attach(cloud):
+        vol = scenarios.volume(cloud, w.t, 't-late-vol')
+        scenarios.attach(cloud, vol, w.made['o-vm'])
+        w.expect('servers', w.made['o-vm'])
+
+    return [_hook('o-attaches-t-volume', 'GET', r'/volumes/detail', attach)]
+
+
+@actor('o-plugs-into-t-network', finds='#29 item 3')
+def _plug_later(w):
+    """O puts a port on T's network (shared by T) while T is drained."""
+
+    def plug(cloud):
+        net = w.made['t-net']
+        net['shared'] = True
+        scenarios.port(cloud, w.o, net, w.made['t-subnet'], 'o-late-port')
+
+    return [_hook('o-plugs-into-t-network', 'GET', r'/v2\.0/ports\b', plug)]
+
+
+@actor('o-names-t-group-later')
+def _rule_later(w):
+    def rule(cloud):
+        scenarios.add_rule(cloud, w.made['o-web'], w.made['t-web'])
+        w.expect('security_groups', w.made['o-web'])
+
+    return [
+        _hook(
+            'o-names-t-group-later',
+            'GET',
+            r'/v2\.0/security-groups\b',
+            rule,
+        )
+    ]

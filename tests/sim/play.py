@@ -1,0 +1,178 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""One scenario played: the world built, the other actors and faults set,
+the commands run through the real ``openstack`` shell in-process (a kill
+followed by a re-run where the scenario says so), then the invariants
+checked (``invariants``)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import sys
+import tempfile
+from unittest import mock
+
+from tests.sim import invariants, model
+from tests.sim.world import SimCloud
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeCloud
+
+#: the commands a scenario can run, as a person would type them
+COMMANDS = (
+    'cascade',
+    'cascade-plan-file',
+    'orphan-purge',
+    'drain-restore',
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """What a seed chose: replayable from its JSON."""
+
+    command: str
+    features: tuple[str, ...] = ()
+    actors: tuple[str, ...] = ()
+    #: (method, regex on the path, status): each answered once
+    faults: tuple[tuple[str, str, int], ...] = ()
+    #: the tool dies from its k-th change on, then runs again (0: never)
+    kill_at: int = 0
+    recursive: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Scenario:
+        data = json.loads(text)
+        data['faults'] = tuple(tuple(f) for f in data.get('faults', ()))
+        for key in ('features', 'actors'):
+            data[key] = tuple(data.get(key, ()))
+        return cls(**data)
+
+
+@dataclasses.dataclass
+class Run:
+    argv: tuple[str, ...]
+    code: int
+    stdout: str
+    stderr: str
+
+
+@contextlib.contextmanager
+def isolated():
+    """What the unit tests' conftest gives every test: no OS_* of the
+    developer, locks and records in a directory of the run's own, and a
+    clock that never sleeps."""
+    clock = FakeClock()
+    with tempfile.TemporaryDirectory(prefix='osc-cascade-sim-') as home:
+        env = {k: v for k, v in os.environ.items() if not k.startswith('OS_')}
+        env.pop('OSC_CASCADE_COORDINATION_URL', None)
+        env.update(
+            OS_CLIENT_CONFIG_FILE=os.path.join(home, 'none.yaml'),
+            XDG_CACHE_HOME=os.path.join(home, 'cache'),
+            XDG_STATE_HOME=os.path.join(home, 'state'),
+        )
+        from osc_cascade.engine.retry import Clock
+
+        with (
+            mock.patch.dict(os.environ, env, clear=True),
+            mock.patch.object(Clock, 'now', lambda self: clock.now()),
+            mock.patch.object(Clock, 'sleep', lambda self, s: clock.sleep(s)),
+            mock.patch.object(
+                Clock, 'pause', lambda self, s, stop: clock.pause(s, stop)
+            ),
+        ):
+            yield home
+
+
+def shell(*argv: str) -> Run:
+    """The real ``openstack`` shell, in-process, as a user runs it."""
+    from openstackclient import shell as osc_shell
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        mock.patch.object(sys, 'stdin', io.StringIO('')),
+        mock.patch.object(sys, 'stdout', out),
+        mock.patch.object(sys, 'stderr', err),
+    ):
+        app = osc_shell.OpenStackShell()
+        app.stdout, app.stderr = out, err
+        code = app.run([*FakeCloud.cli_auth_args(), *argv])
+    return Run(tuple(argv), code, out.getvalue(), err.getvalue())
+
+
+def _cascade_argv(scenario, world, *extra):
+    argv = ['project', 'delete', '--cascade', *extra]
+    if scenario.recursive:
+        argv.append('--recursive')
+    return [*argv, world.t]
+
+
+def _commands(scenario, world, home):
+    """The command lines of the scenario, the re-run after a kill
+    included: a list of argv; the first run is the one the kill hits."""
+    if scenario.command == 'cascade':
+        return [_cascade_argv(scenario, world, '--yes')]
+    if scenario.command == 'cascade-plan-file':
+        plan = os.path.join(home, 'plan.json')
+        return [
+            _cascade_argv(
+                scenario,
+                world,
+                '--dry-run',
+                '--plan-file',
+                plan,
+                '-f',
+                'json',
+            ),
+            _cascade_argv(scenario, world, '--yes', '--plan-file', plan),
+        ]
+    if scenario.command == 'orphan-purge':
+        return [['orphan', 'purge', '--project', world.t, '--yes']]
+    if scenario.command == 'drain-restore':
+        return [['project', 'drain', world.t], ['project', 'restore', world.t]]
+    raise ValueError(f'no command {scenario.command!r}')
+
+
+def play(scenario: Scenario) -> list[str]:
+    """Play ``scenario``; the invariants it broke (none: it held)."""
+    with isolated() as home, SimCloud() as cloud:
+        region_two = cloud.add_region(
+            'RegionTwo', ['network'], shared=['image']
+        )
+        world = model.build(cloud, region_two)
+        for name in scenario.features:
+            model.FEATURES[name](world)
+        before = invariants.Before.take(world)
+        if scenario.command == 'orphan-purge':
+            # Keystone alone deletes the project: what it owned is orphaned
+            cloud.act('operator', lambda c: c._remove('projects', world.t))
+        for name in scenario.actors:
+            cloud.hooks.extend(model.ACTORS[name](world))
+        cloud.faults.extend(scenario.faults)
+        commands = _commands(scenario, world, home)
+        runs = []
+        for n, argv in enumerate(commands):
+            last = n == len(commands) - 1
+            if last and scenario.kill_at:
+                cloud.kill_at = cloud.tool_changes + scenario.kill_at
+            runs.append(shell(*argv))
+            if last and cloud.killed:
+                cloud.revive()
+                runs.append(shell(*argv))
+        return invariants.check(scenario, world, before, runs)
