@@ -36,7 +36,7 @@ stack: the stack's record goes, what it made stays. For one cluster,
 5. lets the service finish the cluster's record (Magnum and Sahara destroy
    a cluster whose stack is gone) and, with ``wait``, waits for it to go;
 6. with ``delete_leftovers``, deletes what the manifest lists and still
-   exists, in dependency order (``workflows.leftovers``).
+   exists, in dependency order (``leftovers``).
 
 One cluster's failure, even an unexpected one, is its outcome's: the
 others go on (``preview_all``, ``run_all``). ``load`` and ``resume`` take

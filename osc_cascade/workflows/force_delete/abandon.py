@@ -26,7 +26,7 @@ from openstack import exceptions as sdk_exc
 
 from osc_cascade.api import heat
 from osc_cascade.engine.errors import CascadeError, describe
-from osc_cascade.workflows.clusters import (
+from osc_cascade.workflows.clusters.records import (
     NEEDS,
     ClusterRecord,
     StackRecord,

@@ -23,13 +23,13 @@ from typing import Any
 from osc_cascade.api import heat
 from osc_cascade.engine.executor import Event
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked, wait_until
-from osc_cascade.workflows.clusters import (
+from osc_cascade.workflows.clusters.records import (
     NEEDS,
     ClusterRecord,
-    ClusterService,
     StackRecord,
-    utcnow,
 )
+from osc_cascade.workflows.clusters.services import ClusterService
+from osc_cascade.workflows.clusters.stuck import utcnow
 from osc_cascade.workflows.force_delete.outcome import (
     ForceDeleteOptions,
     ForceDeleteOutcome,

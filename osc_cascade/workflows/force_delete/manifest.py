@@ -23,13 +23,13 @@ import re
 from typing import Any
 
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.workflows import leftovers
-from osc_cascade.workflows.clusters import (
+from osc_cascade.workflows.clusters.records import (
     HEAT,
     ClusterRecord,
     StackRecord,
     StackResource,
 )
+from osc_cascade.workflows.force_delete import leftovers
 
 MANIFEST_FORMAT = 1
 

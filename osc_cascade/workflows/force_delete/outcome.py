@@ -20,12 +20,12 @@ import dataclasses
 from typing import Any
 
 from osc_cascade.engine.errors import CascadeError, one_line
-from osc_cascade.workflows import leftovers
-from osc_cascade.workflows.clusters import (
+from osc_cascade.workflows.clusters.records import (
     ClusterRecord,
     StackRecord,
     StackResource,
 )
+from osc_cascade.workflows.force_delete import leftovers
 
 # How far the force-delete of a cluster went (ForceDeleteOutcome.result).
 DELETED_NORMALLY = 'deleted'  # by its normal delete: nothing abandoned
@@ -66,6 +66,15 @@ class Preview:
         return [r for r in self.resources if r.left_behind]
 
 
+def planned_action(res: StackResource, delete_leftovers: bool) -> str:
+    """What a force-delete would do with a resource its stack leaves."""
+    if not delete_leftovers:
+        return 'leave behind'
+    if res.deletable:
+        return 'leave behind, then delete'
+    return f'leave behind (no cascade kind for {res.type})'
+
+
 @dataclasses.dataclass
 class ForceDeleteOutcome:
     cluster: ClusterRecord
@@ -76,7 +85,7 @@ class ForceDeleteOutcome:
     left_behind: list[StackResource] = dataclasses.field(default_factory=list)
     manifest: str = ''
     #: with delete_leftovers: resource key -> what became of it
-    #: (``workflows.leftovers``)
+    #: (``leftovers``)
     leftovers: dict[str, str] = dataclasses.field(default_factory=dict)
     error: str = ''
 

@@ -12,7 +12,7 @@
 
 
 """What a force-delete does with what an abandon left behind: which of
-it still exists, its deletion (``workflows.leftovers``), and the resume
+it still exists, its deletion (``leftovers``), and the resume
 from a manifest alone (``load``, ``pending_actions``, ``resume``)."""
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from collections.abc import Sequence
 import os
 
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.workflows import leftovers
-from osc_cascade.workflows.clusters import (
+from osc_cascade.workflows.clusters.records import (
     HEAT,
     ClusterRecord,
     StackRecord,
     StackResource,
 )
+from osc_cascade.workflows.force_delete import leftovers
 from osc_cascade.workflows.force_delete import manifest as manifests
 from osc_cascade.workflows.force_delete.base import ForceDeleteBase
 from osc_cascade.workflows.force_delete.manifest import (

@@ -21,15 +21,15 @@ from collections.abc import Iterable, Sequence
 
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.kinds import orchestration
-from osc_cascade.workflows import leftovers
-from osc_cascade.workflows.clusters import (
+from osc_cascade.workflows.clusters.records import (
     HEAT,
     ClusterRecord,
-    ClusterService,
     StackRecord,
     StackResource,
     record_resources,
 )
+from osc_cascade.workflows.clusters.services import ClusterService
+from osc_cascade.workflows.force_delete import leftovers
 from osc_cascade.workflows.force_delete import manifest as manifests
 from osc_cascade.workflows.force_delete.abandon import StackAbandon
 from osc_cascade.workflows.force_delete.manifest import (
