@@ -45,7 +45,8 @@ of a run that stopped after the abandon.
 
 The parts: ``outcome`` (options, preview, outcome), ``manifest`` (the
 file), ``base`` (the shared calls and waits), ``abandon`` (Heat's abandon),
-``resume`` (what the abandon left, and the resume from a manifest) and
+``resume`` (what the abandon left, and the resume from a manifest),
+``leftovers`` (finding and deleting those with the cascade's engine) and
 ``run`` (``ForceDelete``, which joins them). This package names the public
 ones.
 """

@@ -32,9 +32,7 @@ from osc_cascade.workflows.clusters.services import ClusterService
 from osc_cascade.workflows.force_delete import leftovers
 from osc_cascade.workflows.force_delete import manifest as manifests
 from osc_cascade.workflows.force_delete.abandon import StackAbandon
-from osc_cascade.workflows.force_delete.manifest import (
-    default_manifest_name,
-)
+from osc_cascade.workflows.force_delete.manifest import default_manifest_name
 from osc_cascade.workflows.force_delete.outcome import (
     DELETED_NORMALLY,
     NOT_STARTED,
@@ -46,6 +44,9 @@ from osc_cascade.workflows.force_delete.resume import LeftoverSteps
 
 
 class ForceDelete(StackAbandon, LeftoverSteps):
+    """Force-delete clusters: ``preview_all``, then ``run_all``; or
+    ``load`` a manifest and ``resume``."""
+
     # -- 1. look, change nothing ---------------------------------------------
 
     def preview_all(self, clusters: Iterable[ClusterRecord]) -> list[Preview]:
