@@ -53,13 +53,11 @@ from osc_cascade.v1.constants import (
 )
 
 if TYPE_CHECKING:
-    from osc_cascade.engine.retry import Clock, RetryPolicy
-    from osc_cascade.workflows.clusters import (
+    from osc_cascade.workflows.clusters.records import (
         ClusterRecord,
-        ClusterService,
         StackResource,
-        StuckCluster,
     )
+    from osc_cascade.workflows.clusters.stuck import StuckCluster
     from osc_cascade.workflows.force_delete import (
         ForceDeleteOutcome,
         Manifest,
@@ -69,7 +67,7 @@ if TYPE_CHECKING:
 DEFAULT_AGE = '24h'
 
 #: the states ``--stuck`` takes, and those ``--include-updating`` adds
-#: (``workflows.clusters``: NOT_UPDATING, SAHARA_UPDATING)
+#: (``workflows.clusters.services``: NOT_UPDATING, SAHARA_UPDATING)
 STUCK_STATES = (
     'CREATE_IN_PROGRESS, DELETE_IN_PROGRESS or DELETE_FAILED (Sahara: '
     'any state but Active and Error, its scaling states aside)'
@@ -149,10 +147,12 @@ class ListStuckCluster(ExitStatusHelp, command.Lister):
 
         conn = connection(self.app, parsed_args)
         with engine_errors():
-            stuck = _find_stuck(
+            stuck = clusters.stuck_of_project(
                 conn,
                 clusters.services_for(conn, stacks=parsed_args.stack),
-                parsed_args,
+                parsed_args.older_than,
+                parsed_args.project,
+                include_updating=parsed_args.include_updating,
                 retry=RetryPolicy(),
                 clock=Clock(),
             )
@@ -270,8 +270,14 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
             if parsed_args.stuck:
                 targets = [
                     s.cluster
-                    for s in _find_stuck(
-                        conn, services, parsed_args, retry=retry, clock=clock
+                    for s in clusters.stuck_of_project(
+                        conn,
+                        services,
+                        parsed_args.older_than,
+                        parsed_args.project,
+                        include_updating=parsed_args.include_updating,
+                        retry=retry,
+                        clock=clock,
                     )
                 ]
                 if not (parsed_args.yes or dry_run):
@@ -392,35 +398,6 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
         )
 
 
-def _find_stuck(
-    conn: Any,
-    services: Sequence[ClusterService],
-    parsed_args: argparse.Namespace,
-    *,
-    retry: RetryPolicy,
-    clock: Clock,
-) -> list[StuckCluster]:
-    """The clusters ``--older-than`` and ``--project`` ask for."""
-    from osc_cascade.workflows import clusters
-    from osc_cascade.workflows.projects import Projects
-
-    project_id = parsed_args.project and (
-        Projects(conn, retry=retry, clock=clock)
-        .resolve(parsed_args.project)
-        .id
-    )
-    return clusters.find_stuck(
-        conn,
-        services,
-        parsed_args.older_than,
-        clusters.utcnow(),
-        project_id,
-        include_updating=parsed_args.include_updating,
-        retry=retry,
-        clock=clock,
-    )
-
-
 def _resuming(parsed_args: argparse.Namespace) -> bool:
     """``--delete-leftovers --manifest FILE`` and no cluster: a resume."""
     return bool(
@@ -465,7 +442,7 @@ def _check_arguments(parsed_args: argparse.Namespace) -> None:
 
 
 def stuck_rows(stuck: Sequence[StuckCluster]) -> Rows:
-    from osc_cascade.workflows.clusters import format_age
+    from osc_cascade.workflows.clusters.stuck import format_age
 
     return STUCK_CLUSTER_COLUMNS, [
         (
@@ -485,6 +462,8 @@ def stuck_rows(stuck: Sequence[StuckCluster]) -> Rows:
 def preview_rows(previews: Sequence[Preview], delete_leftovers: bool) -> Rows:
     """What a force-delete would leave behind (or delete), one row per
     resource; a cluster with nothing to leave gets one row that says so."""
+    from osc_cascade.workflows.force_delete.outcome import planned_action
+
     rows = []
     for p in previews:
         c = p.cluster
@@ -500,7 +479,7 @@ def preview_rows(previews: Sequence[Preview], delete_leftovers: bool) -> Rows:
             )
         else:
             rows += [
-                _plan_row(c, _planned_action(r, delete_leftovers), res=r)
+                _plan_row(c, planned_action(r, delete_leftovers), res=r)
                 for r in p.left_behind()
             ]
     return FORCE_DELETE_PLAN_COLUMNS, rows
@@ -525,14 +504,6 @@ def _plan_row(
         res.project_id if res else cluster.project_id,
         action,
     )
-
-
-def _planned_action(res: StackResource, delete_leftovers: bool) -> str:
-    if not delete_leftovers:
-        return 'leave behind'
-    if res.deletable:
-        return 'leave behind, then delete'
-    return f'leave behind (no cascade kind for {res.type})'
 
 
 def question(previews: Sequence[Preview], grace: float) -> str:
@@ -579,7 +550,7 @@ def resume_question(
 
 
 def outcome_rows(outcomes: Sequence[ForceDeleteOutcome]) -> Rows:
-    from osc_cascade.workflows import leftovers
+    from osc_cascade.workflows.force_delete import leftovers
 
     rows = []
     for o in outcomes:

@@ -51,7 +51,7 @@ def positive_float(text: str) -> float:
 
 def age(text: str) -> float:
     """An age such as ``90s``, ``30m``, ``24h`` or ``7d``, in seconds."""
-    from osc_cascade.workflows.clusters import parse_age
+    from osc_cascade.workflows.clusters.stuck import parse_age
 
     try:
         return parse_age(text)

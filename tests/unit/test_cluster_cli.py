@@ -23,6 +23,7 @@ import yaml
 
 from osc_cascade.v1 import cluster
 from osc_cascade.workflows import clusters
+from osc_cascade.workflows.clusters import stuck
 from tests.unit import scenarios
 from tests.unit.fakes.clock import patch_wall_clock
 from tests.unit.fakes.clouds import FakeHeatCloud
@@ -46,7 +47,7 @@ def virtual_time(monkeypatch):
 @pytest.fixture
 def cloud(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(clusters, 'utcnow', lambda: NOW)
+    monkeypatch.setattr(stuck, 'utcnow', lambda: NOW)
     with FakeHeatCloud() as c:
         yield c
 

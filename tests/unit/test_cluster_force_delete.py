@@ -23,6 +23,7 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.retry import RetryPolicy
 from osc_cascade.v1 import cluster as cli
 from osc_cascade.workflows import clusters, force_delete
+from osc_cascade.workflows.force_delete import manifest as manifests
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeHeatCloud
@@ -719,14 +720,14 @@ def test_one_cluster_failing_among_three_leaves_the_others_done(
     engine = force(cloud, clock)
     magnum = clusters.MagnumClusters()
     previews = engine.preview_all([find(cloud, n, magnum) for n in 'abc'])
-    real_write = force_delete.write_manifest
+    real_write = manifests.write_manifest
 
     def disk_full_for_b(path, manifest):
         if path.startswith('cluster-b-') and manifest['state'] == 'abandoned':
             raise OSError(28, 'No space left on device')
         real_write(path, manifest)
 
-    monkeypatch.setattr(force_delete, 'write_manifest', disk_full_for_b)
+    monkeypatch.setattr(manifests, 'write_manifest', disk_full_for_b)
     outcomes = engine.run_all(previews)
     assert [(o.cluster.name, o.result, o.ok) for o in outcomes] == [
         ('a', 'abandoned', True),

@@ -202,11 +202,11 @@ def test_a_compute_service_purge_is_recorded(osc, no_sleep):
 
 
 def test_a_cluster_force_delete_records_its_rows(osc, monkeypatch, tmp_path):
-    from osc_cascade.workflows import clusters
+    from osc_cascade.workflows.clusters import stuck
     from tests.unit.test_cluster_cli import NOW, magnum
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(clusters, 'utcnow', lambda: NOW)
+    monkeypatch.setattr(stuck, 'utcnow', lambda: NOW)
     with FakeHeatCloud() as cloud:
         magnum(cloud)
         result = osc(

@@ -33,7 +33,10 @@ from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds import network, orchestration
-from osc_cascade.workflows.clusters import ROUTER_INTERFACE, StackResource
+from osc_cascade.workflows.clusters.records import (
+    ROUTER_INTERFACE,
+    StackResource,
+)
 from osc_cascade.workflows.stopping import Stop
 
 # What became of a leftover, when it is not a failure.
