@@ -141,6 +141,13 @@ class Projects:
             return email.utils.parsedate_to_datetime(date)
         return datetime.datetime.now(datetime.UTC)
 
+    def shown(self, project_id: str) -> dict[str, Any]:
+        """The project as Keystone answers it, its extra properties (the
+        drain's state) included: what ``openstack project show`` shows;
+        {} when it is gone. One call, not retried: what a command shows
+        once its run is over."""
+        return keystone.project_body(self.conn, project_id) or {}
+
     def disable(self, targets: Iterable[ResourceRef]) -> None:
         """Leaves first: Keystone refuses to disable a project whose
         subtree is enabled."""
