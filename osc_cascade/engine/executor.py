@@ -40,14 +40,11 @@ import queue
 import threading
 from typing import Any
 
+from osc_cascade.engine import events
 from osc_cascade.engine.events import (
-    DONE,
-    DRAIN,
     FAILED,
     INTERRUPTED,
     KEPT,
-    PROJECT,
-    ROUND,
     SKIPPED,
     Event,
     RunResult,
@@ -55,30 +52,18 @@ from osc_cascade.engine.events import (
 )
 from osc_cascade.engine.limiter import INITIAL_LIMIT
 from osc_cascade.engine.planner import Plan
-from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import KEEP
-from osc_cascade.engine.retry import Clock, RetryPolicy
-from osc_cascade.engine.running import StepFailed, StepRunner
+from osc_cascade.engine.running import StepRunner
 from osc_cascade.kinds.base import ResourceKind
 
-#: the outcomes and events are ``events``'; named here too, where the
-#: workflows and commands have always found them
-__all__ = [
-    'DONE',
-    'DRAIN',
-    'FAILED',
-    'INTERRUPTED',
-    'KEPT',
-    'PROJECT',
-    'ROUND',
-    'SKIPPED',
-    'Event',
-    'Executor',
-    'RunResult',
-    'StepFailed',
-    'StepResult',
-    'priorities',
-]
+#: ``events``' too, named here for the workflows that import them from
+#: here with the outcomes the executor uses
+DONE, DRAIN, ROUND, PROJECT = (
+    events.DONE,
+    events.DRAIN,
+    events.ROUND,
+    events.PROJECT,
+)
 
 #: numbers the executors' runs, for ``Event.run``
 _RUNS = itertools.count(1)
@@ -130,22 +115,12 @@ class Executor(StepRunner):
         conn: Any,
         kinds: Mapping[str, ResourceKind],
         *,
-        parallel: int = 10,
-        timeout: float = 600.0,
-        retry: RetryPolicy | None = None,
-        clock: Clock | None = None,
         on_event: Callable[[Event], None] | None = None,
-        regions: Regions | None = None,
+        **options: Any,
     ):
-        super().__init__(
-            conn,
-            kinds,
-            parallel=parallel,
-            timeout=timeout,
-            retry=retry,
-            clock=clock,
-            regions=regions,
-        )
+        """``options``: ``StepRunner``'s (parallel, timeout, retry, clock,
+        regions)."""
+        super().__init__(conn, kinds, **options)
         self._on_event = on_event or (lambda event: None)
         self._event_lock = threading.Lock()
         #: the run under way, for its events: its number and size
