@@ -9,3 +9,14 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
+
+"""osc-cascade's benchmarks; ``log`` is the progress line they all
+print."""
+
+import sys
+import time
+
+
+def log(msg: str) -> None:
+    """A benchmark's progress line, on stderr."""
+    print(time.strftime('%H:%M:%S ') + msg, file=sys.stderr, flush=True)

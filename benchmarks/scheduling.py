@@ -43,6 +43,7 @@ from typing import Any
 import uuid
 
 from benchmarks import bound, generate, run
+from benchmarks.results import load_results, save_results, twin_intact
 
 FIXED = 'fixed'
 ADAPTIVE = 'adaptive'
@@ -101,7 +102,7 @@ def compare(args: argparse.Namespace) -> list[dict]:
     auditor = generate.auditor(admin)
     os.makedirs(args.out, exist_ok=True)
     results_file = os.path.join(args.out, 'scheduling.json')
-    results = run.load_results(results_file) if args.append else []
+    results = load_results(results_file) if args.append else []
     raw = os.path.join(args.out, 'raw')
     os.makedirs(raw, exist_ok=True)
     proxy = run.ProxyProcess(
@@ -142,7 +143,7 @@ def compare(args: argparse.Namespace) -> list[dict]:
                 # built is left for the next `project sweep` or by hand
                 run.log(f'{tag}: building failed, repeat skipped: {exc}')
                 results.append({'tag': tag, 'build_failed': str(exc)})
-                run.save_results(results_file, results)
+                save_results(results_file, results)
                 continue
             for p in made:
                 p['before'] = run.owned(admin, auditor, p)
@@ -185,7 +186,7 @@ def compare(args: argparse.Namespace) -> list[dict]:
                     os.path.join(raw, f'{tag}-{label(mode)}-tidy.log'),
                 )
             results.append(record)
-            run.save_results(results_file, results)
+            save_results(results_file, results)
             report(results, args.out)
     finally:
         proxy.stop()
@@ -233,7 +234,7 @@ def summarize(records: list[dict]) -> list[dict]:
                 else statistics.median(r['cpu']['cloud_busy'] for r in rows),
                 'left': max(r['left'] for r in rows),
                 'ok': all(r['exit_code'] == 0 for r in rows)
-                and run.twin_intact(rows) is not False,
+                and twin_intact(rows) is not False,
                 'twins_checked': sum(
                     r['twin_intact'] is not None for r in rows
                 ),
@@ -397,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--report-only', action='store_true')
     args = parser.parse_args(argv)
     if args.report_only:
-        records = run.load_results(os.path.join(args.out, 'scheduling.json'))
+        records = load_results(os.path.join(args.out, 'scheduling.json'))
         print(report(records, args.out))
         return 0
     print(report(compare(args), args.out))

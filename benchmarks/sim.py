@@ -52,6 +52,7 @@ from typing import Any
 import urllib.request
 
 from benchmarks import bound, run
+from benchmarks.results import list_table, load_results, save_results
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLEANUP, CASCADE = run.CLEANUP, run.CASCADE
@@ -228,7 +229,7 @@ def measure(sim, tool, project, twin, *, args, raw, tag):
 
 def sweep(args) -> list[dict]:
     results_file = os.path.join(args.out, RESULTS)
-    runs = run.load_results(results_file) if args.append else []
+    runs = load_results(results_file) if args.append else []
     raw = os.path.join(args.out, 'raw')
     os.makedirs(raw, exist_ok=True)
     for scale in args.delete_scale:
@@ -248,7 +249,7 @@ def sweep(args) -> list[dict]:
                         )
                     finally:
                         sim.stop()
-                run.save_results(results_file, runs)
+                save_results(results_file, runs)
                 report(runs, args.out)
     return runs
 
@@ -480,7 +481,7 @@ def report(runs: list[dict], outdir: str) -> str:
     with open(os.path.join(outdir, 'sim-results.md'), 'w') as f:
         f.write(table)
     with open(os.path.join(outdir, 'sim-results.rst'), 'w') as f:
-        f.write(run.list_table(table))
+        f.write(list_table(table))
     latency = runs[0]['latency_ms'] if runs else 0
     plot(summary, os.path.join(outdir, 'sim-time-vs-n.png'), latency)
     return table
@@ -539,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results_file = os.path.join(args.out, RESULTS)
     if args.report_only:
-        print(report(run.load_results(results_file), args.out))
+        print(report(load_results(results_file), args.out))
         return 0
     print(report(sweep(args), args.out))
     return 0

@@ -10,8 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Keystone listings that say when they are incomplete, and the proof that
-an owner is gone.
+"""Every call the tool makes to Keystone: its listings, which say when
+they are incomplete, projects read and changed, role grants on a project,
+the proof that an owner is gone, and the cloud's time.
 
 Keystone cuts a list at its ``list_limit`` (``[resource]`` for projects
 and domains, ``[identity]`` for users, ``[DEFAULT]`` for every list) and
@@ -24,6 +25,10 @@ query until the answer is complete, or refuses (``complete``).
 
 Absence is never read from a list: an owner is gone only when Keystone
 itself answers 404 to it (``owner_exists``).
+
+What the SDK's identity proxy does well (a lookup by name or ID, a
+project disabled or deleted) goes through it, but from here too, so that
+no workflow calls Keystone but through this module.
 """
 
 from __future__ import annotations
@@ -122,6 +127,103 @@ def application_credentials(conn: Any, user_id: str) -> Listing:
         f'/users/{_quoted(user_id)}/application_credentials',
         'application_credentials',
     )
+
+
+def project_role_assignments(
+    conn: Any, project_id: str, **flags: str
+) -> list[dict[str, Any]]:
+    """Keystone's role assignments on the project (its list_limit does
+    not cut them: it applies to projects and domains); ``flags`` such as
+    ``effective`` or ``include_names``."""
+    body = request(
+        conn.identity,
+        'GET',
+        '/role_assignments',
+        params={'scope.project.id': project_id, **flags},
+    ).json()
+    return list(body.get('role_assignments') or [])
+
+
+def grant_path(project_id: str, assignment: dict[str, Any]) -> str:
+    """The grant's URL path: a user's or a group's role on the project,
+    or inherited by its subtree (OS-INHERIT)."""
+    if assignment.get('user_id'):
+        actor = f"users/{_quoted(assignment['user_id'])}"
+    else:
+        actor = f"groups/{_quoted(assignment['group_id'])}"
+    role = _quoted(assignment['role_id'])
+    path = f'/projects/{_quoted(project_id)}/{actor}/roles/{role}'
+    if assignment.get('inherited'):
+        return f'/OS-INHERIT{path}/inherited_to_projects'
+    return path
+
+
+def has_grant(conn: Any, project_id: str, assignment: dict[str, Any]) -> bool:
+    """Whether the grant exists (Keystone's check: HEAD)."""
+    try:
+        request(conn.identity, 'HEAD', grant_path(project_id, assignment))
+    except sdk_exc.NotFoundException:
+        return False
+    return True
+
+
+def grant(conn: Any, project_id: str, assignment: dict[str, Any]) -> None:
+    request(conn.identity, 'PUT', grant_path(project_id, assignment))
+
+
+def revoke(conn: Any, project_id: str, assignment: dict[str, Any]) -> None:
+    """Revoke; one that is gone already is no error (the project, or an
+    earlier run, took it)."""
+    try:
+        request(conn.identity, 'DELETE', grant_path(project_id, assignment))
+    except sdk_exc.NotFoundException:
+        pass
+
+
+def find_domain(conn: Any, name_or_id: str) -> Any:
+    """A domain by name or ID, as the SDK finds it; None if none."""
+    return conn.identity.find_domain(name_or_id)
+
+
+def find_role(conn: Any, name_or_id: str) -> Any:
+    """A role by name or ID, as the SDK finds it; None if none."""
+    return conn.identity.find_role(name_or_id)
+
+
+def project_or_none(conn: Any, project_id: str) -> Any:
+    """One project through the SDK's proxy; None if Keystone answers
+    404."""
+    try:
+        return conn.identity.get_project(project_id)
+    except sdk_exc.NotFoundException:
+        return None
+
+
+def projects_named(conn: Any, **query: Any) -> list[Any]:
+    """The projects the SDK's proxy lists for the query (``name``,
+    ``domain_id``)."""
+    return list(conn.identity.projects(**query))
+
+
+def user_projects(conn: Any, user_id: str) -> Any:
+    """The projects the user has a role on (Keystone lists a user its
+    own)."""
+    return conn.identity.user_projects(user_id)
+
+
+def disable_project(conn: Any, project_id: str) -> Any:
+    return conn.identity.update_project(project_id, is_enabled=False)
+
+
+def delete_project(conn: Any, project_id: str) -> Any:
+    """Delete; one that is gone already is no error."""
+    return conn.identity.delete_project(project_id, ignore_missing=True)
+
+
+def version_answer(conn: Any) -> Any:
+    """Keystone's answer to ``GET /`` (its versions): what its ``Date``
+    header says is the cloud's time."""
+    return request(conn.identity, 'GET', '/')
 
 
 def as_project(item: dict[str, Any]) -> Any:

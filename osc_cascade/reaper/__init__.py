@@ -22,7 +22,8 @@ beside it. Failed purges are retried with backoff (``schedule``). The
 service and its console script are ``service`` and ``main``; its options
 are ``config``'s.
 
-Only this package imports oslo.messaging, oslo.config and tooz (the
-``reaper`` extra): the CLI plugin stays light. Like the commands it may
-import the workflows, the engine and the kinds, and never the commands.
+Only this package imports oslo.messaging, oslo.config and tooz as it loads
+(the ``reaper`` extra): the CLI plugin stays light, and loads tooz only to
+lock on a backend other than files (``workflows.tooz_locks``). Like the commands it may import the
+workflows, the engine and the kinds, and never the commands.
 """

@@ -10,63 +10,20 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""One actor per project: a tooz lock per project id.
+"""The reaper's per-project locks: tooz's, the same the commands take on a
+backend other than files (``workflows.tooz_locks``, where they live, so
+that the commands need not import the reaper).
 
-Two reapers, or a reaper's sweep and its notification handling, never
-purge the same project at once: whoever holds the project's lock works on
-it, the others skip it and try again later. The lock's name is
-``lock_name``'s, so that any other actor on a project (a cascade) can take
-the same one.
+tooz is imported here, as the reaper loads this module, not only when its
+locks are made: a process that has loaded tooz locks even files through it
+(``workflows.actor``), since within one process only tooz's bookkeeping
+excludes its locks from another actor's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-import contextlib
-import logging
+import tooz.coordination  # noqa: F401  (loaded with the reaper: see above)
 
-from tooz import coordination
+from osc_cascade.workflows.tooz_locks import Locks
 
-LOG = logging.getLogger(__name__)
-
-
-def lock_name(project_id: str) -> bytes:
-    return f'osc-cascade.project.{project_id}'.encode()
-
-
-class Locks:
-    """Per-project locks on a tooz backend (``url``); ``member`` names this
-    actor to the backend."""
-
-    def __init__(self, url: str, member: str):
-        self.url = url
-        self._coordinator = coordination.get_coordinator(url, member.encode())
-
-    def start(self) -> None:
-        # the heart keeps the locks of backends with leases (etcd, Redis,
-        # MySQL's connection) alive while a long purge runs
-        self._coordinator.start(start_heart=True)
-
-    def stop(self) -> None:
-        self._coordinator.stop()
-
-    @contextlib.contextmanager
-    def held(self, project_id: str) -> Iterator[bool]:
-        """Whether the project's lock could be taken (without waiting);
-        held until the block ends."""
-        lock = self._coordinator.get_lock(lock_name(project_id))
-        if not lock.acquire(blocking=False):
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            try:
-                lock.release()
-            except coordination.ToozError as exc:
-                # a lost lease: the backend has let it go already
-                LOG.warning(
-                    'project %s: releasing its lock failed: %s',
-                    project_id,
-                    exc,
-                )
+__all__ = ['Locks']

@@ -22,8 +22,8 @@ import re
 import sys
 from typing import Any, TextIO
 
-from osc_cascade.engine import executor
-from osc_cascade.engine.executor import DRAIN
+from osc_cascade.engine import events
+from osc_cascade.engine.events import DRAIN
 from osc_cascade.v1.output import step_text, verb
 
 LOG = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ class Progress:
     def add_total(self, steps: int) -> None:
         self.added += steps
 
-    def __call__(self, event: executor.Event) -> None:
+    def __call__(self, event: events.Event) -> None:
         if event.kind in _WORKFLOW_EVENTS:
             _WORKFLOW_EVENTS[event.kind](self, event)
             return
@@ -132,16 +132,16 @@ class Progress:
             self.finished += 1
             if not event.run:
                 self.outside += 1
-            if event.kind == executor.FAILED:
+            if event.kind == events.FAILED:
                 self.failed += 1
             if self.json:
                 self._json(event)
-            elif not self.tty or event.kind == executor.FAILED:
+            elif not self.tty or event.kind == events.FAILED:
                 self._line(self._final_line(event))
         if self.tty:
             self._bar()
 
-    def _new_run(self, event: executor.Event) -> None:
+    def _new_run(self, event: events.Event) -> None:
         self.runs[event.run] = event.planned
         if self.announced:  # its workflow said so already (``_round``)
             self.announced = False
@@ -161,7 +161,7 @@ class Progress:
                 f'{self.rounds} {self.round - 1}: {event.planned} more step(s)'
             )
 
-    def _round(self, event: executor.Event) -> None:
+    def _round(self, event: events.Event) -> None:
         """A verification round looked again: what it found (``planned``)
         runs next, in the round announced here; nothing found, it says
         so."""
@@ -171,7 +171,7 @@ class Progress:
         if self.json:
             self._write_json(
                 {
-                    'event': executor.ROUND,
+                    'event': events.ROUND,
                     'round': self.round,
                     'verification': self.verifications,
                     'steps': event.planned,
@@ -189,11 +189,11 @@ class Progress:
                 f'{self.verifications}: {found}'
             )
 
-    def _milestone(self, event: executor.Event) -> None:
+    def _milestone(self, event: events.Event) -> None:
         """A project drained, or deleted (or not): a line of its own,
         outside the count of steps."""
         step, result = event.step, event.result
-        outcome = result.outcome if result else executor.DONE
+        outcome = result.outcome if result else events.DONE
         # the drain is timed by its workflow; a project's delete is OSC's
         seconds = result.seconds if result and event.kind == DRAIN else None
         if self.json:
@@ -212,24 +212,24 @@ class Progress:
                 record['message'] = event.message
             self._write_json(record)
             return
-        if self.tty and outcome != executor.FAILED:
+        if self.tty and outcome != events.FAILED:
             return  # the bar goes on; the summary says it
         text = f'{event.kind}: {verb(step)} {step.target.label()}'
-        if seconds is not None and outcome == executor.DONE:
+        if seconds is not None and outcome == events.DONE:
             text += f' ({seconds:.1f}s)'
         self._line(text + (f': {event.message}' if event.message else ''))
 
-    def _final_line(self, event: executor.Event) -> str:
+    def _final_line(self, event: events.Event) -> str:
         result = event.result
         text = f'{event.kind}: {step_text(event.step)}'
-        if result is not None and result.outcome == executor.DONE:
+        if result is not None and result.outcome == events.DONE:
             text += f' ({result.seconds:.1f}s)'
         # a keep's description already ends with its reason, the message
         if event.message and not text.endswith(event.message):
             text += f': {event.message}'
         return f'[{self.finished}/{self.total}] {text}'
 
-    def _json(self, event: executor.Event) -> None:
+    def _json(self, event: events.Event) -> None:
         step, result = event.step, event.result
         final = event.kind not in ('started', 'retry')
         record: dict[str, Any] = {
@@ -314,7 +314,7 @@ class Progress:
 
 #: how a workflow's own events are shown
 _WORKFLOW_EVENTS = {
-    executor.ROUND: Progress._round,
-    executor.DRAIN: Progress._milestone,
-    executor.PROJECT: Progress._milestone,
+    events.ROUND: Progress._round,
+    events.DRAIN: Progress._milestone,
+    events.PROJECT: Progress._milestone,
 }

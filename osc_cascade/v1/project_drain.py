@@ -167,8 +167,6 @@ class RestoreProject(ExitStatusHelp, command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade.api import keystone
-
         with engine_errors():
             workflow = _workflow(self.app, parsed_args, 'restore')
             projects = [
@@ -181,7 +179,7 @@ class RestoreProject(ExitStatusHelp, command.Lister):
             missed = workflow.restore(targets)
             rows = []
             for t in targets:
-                body = keystone.project_body(workflow.conn, t.id) or {}
+                body = workflow.projects.shown(t.id)
                 rows.append(
                     (
                         t.id,

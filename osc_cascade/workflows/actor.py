@@ -16,7 +16,7 @@ The cascade (its drain, its deletes and its settle), ``project drain``,
 ``project restore`` and ``project sweep`` take a project's lock before
 they change anything of it, and hold it until they are done; a second
 actor is refused with one line naming the holder when it is known. The
-lock is the reaper's (``reaper.lock``: the same name per project, on the
+lock is the reaper's (``tooz_locks``: the same name per project, on the
 same tooz backend when configured alike), so that the reaper never purges
 what a cascade is working on either.
 
@@ -52,6 +52,8 @@ from typing import Any
 from urllib import parse
 
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.workflows import tooz_locks
+from osc_cascade.workflows.tooz_locks import lock_name
 
 #: the environment variable of the backend's URL
 ENV = 'OSC_CASCADE_COORDINATION_URL'
@@ -61,11 +63,6 @@ CLOUD_KEY = 'osc_cascade_coordination_url'
 
 class Busy(CascadeError):
     """Another actor holds the project's lock."""
-
-
-def lock_name(project_id: str) -> str:
-    # the reaper's name (reaper.lock imports tooz: not imported here)
-    return f'osc-cascade.project.{project_id}'
 
 
 def default_dir() -> str:
@@ -219,14 +216,12 @@ def _remove(path: str) -> None:
 
 
 class _Tooz:
-    """The reaper's locks (``reaper.lock.Locks``), started when first
+    """The reaper's locks (``tooz_locks.Locks``), started when first
     used."""
 
     def __init__(self, url: str, doing: str):
-        from osc_cascade.reaper import lock
-
         member = f'osc-cascade-cli.{socket.gethostname()}.{os.getpid()}'
-        self._locks = lock.Locks(url, member)
+        self._locks = tooz_locks.Locks(url, member)
         self._started = False
 
     def held(self, project_id: str) -> Any:

@@ -20,7 +20,8 @@ groups', inherited to its subtree or not) but the caller's is written into
 the drain record (``assignments``), then removed. A user with no role left
 on the project gets no new token for it, and its application credentials,
 which act with their user's current roles, stop working too. The restore
-(``Drain.restore``) puts them back.
+(``Drain.restore``) puts them back. Keystone's calls (the listing, the
+grants) are ``api.keystone``'s.
 
 A domain manager who had no role on the project gives itself one for the
 run (``temporary_role``, recorded before it is granted) and takes it back
@@ -32,36 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib import parse
 
-from openstack import exceptions as sdk_exc
-
-from osc_cascade.api.http import request
+from osc_cascade.api import keystone
 from osc_cascade.engine.errors import CascadeError
 
 #: the drain record's list of the assignments removed, to put back
 ASSIGNMENTS = 'assignments'
 #: the drain record's role given to the caller for the run, to take back
 TEMPORARY = 'temporary_role'
-
-
-def _q(id_: str) -> str:
-    return parse.quote(id_, safe='')
-
-
-def grant_path(project_id: str, assignment: dict[str, Any]) -> str:
-    """The grant's URL path: a user's or a group's role on the project,
-    or inherited by its subtree (OS-INHERIT)."""
-    if assignment.get('user_id'):
-        actor = f"users/{_q(assignment['user_id'])}"
-    else:
-        actor = f"groups/{_q(assignment['group_id'])}"
-    path = (
-        f"/projects/{_q(project_id)}/{actor}/roles/{_q(assignment['role_id'])}"
-    )
-    if assignment.get('inherited'):
-        return f'/OS-INHERIT{path}/inherited_to_projects'
-    return path
 
 
 def label(assignment: dict[str, Any]) -> str:
@@ -81,7 +60,9 @@ def on_project(conn: Any, project_id: str) -> list[dict[str, Any]]:
     """The assignments on the project itself (not those it inherits from
     its domain or parents), as the record keeps them."""
     out = []
-    for item in _listed(conn, project_id, include_names='true'):
+    for item in keystone.project_role_assignments(
+        conn, project_id, include_names='true'
+    ):
         scope = item.get('scope') or {}
         assignment = {
             'role_id': item['role']['id'],
@@ -102,43 +83,11 @@ def effective_users(conn: Any, project_id: str) -> set[str]:
     """The users with any role on the project, however they have it."""
     return {
         item['user']['id']
-        for item in _listed(conn, project_id, effective='true')
+        for item in keystone.project_role_assignments(
+            conn, project_id, effective='true'
+        )
         if item.get('user')
     }
-
-
-def _listed(conn: Any, project_id: str, **flags: str) -> list[dict]:
-    """Keystone's role assignments on the project (its list_limit does
-    not cut them: it applies to projects and domains)."""
-    body = request(
-        conn.identity,
-        'GET',
-        '/role_assignments',
-        params={'scope.project.id': project_id, **flags},
-    ).json()
-    return list(body.get('role_assignments') or [])
-
-
-def has(conn: Any, project_id: str, assignment: dict[str, Any]) -> bool:
-    """Whether the grant exists (Keystone's check: HEAD)."""
-    try:
-        request(conn.identity, 'HEAD', grant_path(project_id, assignment))
-    except sdk_exc.NotFoundException:
-        return False
-    return True
-
-
-def grant(conn: Any, project_id: str, assignment: dict[str, Any]) -> None:
-    request(conn.identity, 'PUT', grant_path(project_id, assignment))
-
-
-def revoke(conn: Any, project_id: str, assignment: dict[str, Any]) -> None:
-    """Revoke; one that is gone already is no error (the project, or an
-    earlier run, took it)."""
-    try:
-        request(conn.identity, 'DELETE', grant_path(project_id, assignment))
-    except sdk_exc.NotFoundException:
-        pass
 
 
 def restore(
@@ -155,7 +104,7 @@ def restore(
         try:
             call(
                 f'putting back the role assignment {label(assignment)}',
-                lambda a=assignment: grant(conn, project_id, a),
+                lambda a=assignment: keystone.grant(conn, project_id, a),
             )
         except CascadeError as exc:  # one line each, the rest goes back
             notes.append(f'not put back: {exc}')
@@ -163,6 +112,6 @@ def restore(
     if temporary:
         call(
             f'taking back the temporary role {label(temporary)}',
-            lambda: revoke(conn, project_id, temporary),
+            lambda: keystone.revoke(conn, project_id, temporary),
         )
     return notes

@@ -13,8 +13,9 @@
 """The projects a workflow acts on, as Keystone has them: resolved by name
 or ID, their subtrees, disabled for the drain, deleted at the end.
 
-Every call is retried with the workflow's clock and policy while it may
-pass, and a failure that stays is one line (``engine.retry.checked``).
+Keystone's calls are ``api.keystone``'s; each is retried here with the
+workflow's clock and policy while it may pass, and a failure that stays is
+one line (``Projects.retried``: ``engine.retry.checked``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,8 @@ import datetime
 import email.utils
 from typing import Any
 
-from openstack import exceptions as sdk_exc
-
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.api import keystone
-from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
@@ -43,29 +41,33 @@ class Projects:
         self.retry = retry
         self.clock = clock
 
-    def _call(self, what: str, call: Callable[[], Any]) -> Any:
+    def retried(self, what: str, call: Callable[[], Any]) -> Any:
+        """``call()``, retried while it may pass; ``what`` it is, for the
+        one line of a failure that stays (a 403: the admin role needed)."""
         return checked(
             what, call, retry=self.retry, clock=self.clock, needs=NEEDS
         )
 
+    #: the name workflows.cascade still calls it by (until its split)
+    _call = retried
+
     def resolve(self, name_or_id: str, domain: str | None = None) -> Any:
         """A project by ID or by name (in ``domain`` if given); an
         ambiguous name lists the candidates."""
-        identity = self.conn.identity
         domain_id = None
         if domain:
-            found = self._call(
+            found = self.retried(
                 f'looking up domain {domain!r}',
-                lambda: identity.find_domain(domain),
+                lambda: keystone.find_domain(self.conn, domain),
             )
             if found is None:
                 raise CascadeError(
                     f'No domain with a name or ID of {domain!r} exists.'
                 )
             domain_id = found.id
-        project = self._call(
+        project = self.retried(
             f'looking up project {name_or_id!r}',
-            lambda: _get_or_none(identity.get_project, name_or_id),
+            lambda: keystone.project_or_none(self.conn, name_or_id),
         )
         if project is not None and (
             domain_id is None or project.domain_id == domain_id
@@ -74,9 +76,9 @@ class Projects:
         query = {'name': name_or_id}
         if domain_id:
             query['domain_id'] = domain_id
-        matches = self._call(
+        matches = self.retried(
             f'looking up project {name_or_id!r}',
-            lambda: list(identity.projects(**query)),
+            lambda: keystone.projects_named(self.conn, **query),
         )
         if not matches:
             where = f' in domain {domain!r}' if domain else ''
@@ -105,18 +107,18 @@ class Projects:
         while todo:
             parent = todo.pop()
             what = f'listing the child projects of {parent}'
-            listed = self._call(
+            listed = self.retried(
                 what,
                 lambda p=parent: keystone.projects(self.conn, parent_id=p),
             )
             children = [keystone.as_project(c) for c in listed.items]
             if listed.truncated:
                 shown = {c.id for c in children}
-                ids = self._call(
+                ids = self.retried(
                     what, lambda p=parent: keystone.child_ids(self.conn, p)
                 )
                 for child_id in (i for i in ids if i not in shown):
-                    child = self._call(
+                    child = self.retried(
                         f'reading child project {child_id}',
                         lambda c=child_id: keystone.get_project(self.conn, c),
                     )
@@ -130,34 +132,37 @@ class Projects:
         """Now, by Keystone's clock (its answer's Date header): what the
         services' creation times are compared with, whatever the skew of
         this machine's clock."""
-        response = self._call(
+        response = self.retried(
             'reading the time of the cloud',
-            lambda: request(self.conn.identity, 'GET', '/'),
+            lambda: keystone.version_answer(self.conn),
         )
         date = response.headers.get('Date')
         if date:
             return email.utils.parsedate_to_datetime(date)
         return datetime.datetime.now(datetime.UTC)
 
+    def shown(self, project_id: str) -> dict[str, Any]:
+        """The project as Keystone answers it, its extra properties (the
+        drain's state) included: what ``openstack project show`` shows;
+        {} when it is gone. One call, not retried: what a command shows
+        once its run is over."""
+        return keystone.project_body(self.conn, project_id) or {}
+
     def disable(self, targets: Iterable[ResourceRef]) -> None:
         """Leaves first: Keystone refuses to disable a project whose
         subtree is enabled."""
         for target in leaves_first(targets):
-            self._call(
+            self.retried(
                 f'disabling project {target.name} ({target.id})',
-                lambda t=target: self.conn.identity.update_project(
-                    t.id, is_enabled=False
-                ),
+                lambda t=target: keystone.disable_project(self.conn, t.id),
             )
 
     def delete(self, targets: Iterable[ResourceRef]) -> None:
         """Leaves first: Keystone refuses to delete a parent."""
         for target in leaves_first(targets):
-            self._call(
+            self.retried(
                 f'deleting project {target.name} ({target.id})',
-                lambda t=target: self.conn.identity.delete_project(
-                    t.id, ignore_missing=True
-                ),
+                lambda t=target: keystone.delete_project(self.conn, t.id),
             )
 
 
@@ -183,13 +188,6 @@ def protected_message(label: str, project_id: str) -> str:
         f'Project {label} is protected (marked immutable): unprotect it '
         f"with 'openstack project set --no-immutable {project_id}' first."
     )
-
-
-def _get_or_none(getter: Callable[[str], Any], id_: str) -> Any:
-    try:
-        return getter(id_)
-    except sdk_exc.NotFoundException:
-        return None
 
 
 def project_ref(project: Any) -> ResourceRef:

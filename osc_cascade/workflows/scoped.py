@@ -47,6 +47,7 @@ import functools
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import keystone
 from osc_cascade.engine.errors import CascadeError, status_code
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.regions import Regions
@@ -162,7 +163,7 @@ class ScopedDrain(drain_mod.Drain):
                 self._call(
                     'removing the role assignment '
                     f'{assignments.label(assignment)} on project {project_id}',
-                    lambda a=assignment: assignments.revoke(
+                    lambda a=assignment: keystone.revoke(
                         self.conn, project_id, a
                     ),
                 )
@@ -265,12 +266,10 @@ class ScopedCascade(cascade.ProjectCascade):
             return self.caller.project_id
         if not self.caller.domain_id or domain:
             return name_or_id
-        found = self.projects._call(
+        found = self.projects.retried(
             f'looking up project {name_or_id!r} in your domain',
-            lambda: list(
-                self.conn.identity.projects(
-                    name=name_or_id, domain_id=self.caller.domain_id
-                )
+            lambda: keystone.projects_named(
+                self.conn, name=name_or_id, domain_id=self.caller.domain_id
             ),
         )
         return found[0].id if len(found) == 1 else name_or_id
@@ -365,7 +364,7 @@ class ScopedCascade(cascade.ProjectCascade):
                 )
                 + ' (or the manager role on the domain).'
             )
-        self.services_conn = self.projects._call(
+        self.services_conn = self.projects.retried(
             f'getting a token scoped to project {target.name} ({target.id})',
             lambda: _scoped_to(self.conn, target.id),
         )
@@ -373,9 +372,9 @@ class ScopedCascade(cascade.ProjectCascade):
     def _has_role(self, target: ResourceRef) -> bool:
         """Whether the caller has a role on the project (Keystone lists a
         user its own projects)."""
-        found = self.projects._call(
+        found = self.projects.retried(
             'listing your projects',
-            lambda: self.conn.identity.user_projects(self.caller.user_id),
+            lambda: keystone.user_projects(self.conn, self.caller.user_id),
         )
         return any(p.id == target.id for p in found)
 
@@ -384,9 +383,9 @@ class ScopedCascade(cascade.ProjectCascade):
         manager has it already; recorded on the project before it is given
         (a run killed before the end leaves it for the next run or the
         restore to take back)."""
-        role = self.projects._call(
+        role = self.projects.retried(
             f'looking up role {WORKING_ROLE}',
-            lambda: self.conn.identity.find_role(WORKING_ROLE),
+            lambda: keystone.find_role(self.conn, WORKING_ROLE),
         )
         if role is None:
             raise CascadeError(
@@ -401,18 +400,18 @@ class ScopedCascade(cascade.ProjectCascade):
         }
         record = self.drainer.record_of(target.id)
         ours = bool(record and record.get(assignments.TEMPORARY) == grant)
-        if not ours and self.projects._call(
+        if not ours and self.projects.retried(
             f'checking your role on project {target.id}',
-            lambda: assignments.has(self.conn, target.id, grant),
+            lambda: keystone.has_grant(self.conn, target.id, grant),
         ):
             return  # a role of the manager's own: not taken back
         record = self.drainer.begin(target.id)
         record[assignments.TEMPORARY] = grant
         self.drainer._write(target.id, record)
-        self.projects._call(
+        self.projects.retried(
             f'giving you role {WORKING_ROLE} on project {target.id} for '
             'the run',
-            lambda: assignments.grant(self.conn, target.id, grant),
+            lambda: keystone.grant(self.conn, target.id, grant),
         )
         self.temporary = grant
 
@@ -425,9 +424,9 @@ class ScopedCascade(cascade.ProjectCascade):
         grant, self.temporary = self.temporary, None
         if self.gone:
             return  # Keystone deleted its assignments with it
-        self.projects._call(
+        self.projects.retried(
             f'taking back your role {WORKING_ROLE} on project {project_id}',
-            lambda: assignments.revoke(self.conn, project_id, grant),
+            lambda: keystone.revoke(self.conn, project_id, grant),
         )
         record = self.drainer.record_of(project_id)
         if record is None or not record.pop(assignments.TEMPORARY, None):
@@ -494,13 +493,12 @@ class ScopedCascade(cascade.ProjectCascade):
         # a domain manager reads a deleted project no more than another
         # domain's (403): its domain's list by name says whether it is gone
         assert self.project is not None
-        found = self.projects._call(
+        found = self.projects.retried(
             f'looking up project {project_id} in its domain',
-            lambda: list(
-                self.conn.identity.projects(
-                    name=self.project.name,
-                    domain_id=self.project.attrs.get('domain_id'),
-                )
+            lambda: keystone.projects_named(
+                self.conn,
+                name=self.project.name,
+                domain_id=self.project.attrs.get('domain_id'),
             ),
         )
         if any(p.id == project_id for p in found):

@@ -12,7 +12,7 @@
 
 """The tables of benchmarks/run.py, from synthetic runs (no cloud)."""
 
-from benchmarks import run
+from benchmarks import results, run
 
 
 def _row(tool, wall, left=0, **extra):
@@ -65,7 +65,7 @@ RUNS = [
 
 
 def test_summary_takes_medians_and_the_worst_leftover():
-    summary = {s['tool']: s for s in run.summarize(RUNS)}
+    summary = {s['tool']: s for s in results.summarize(RUNS)}
     assert summary[run.CASCADE]['wall'] == 11.0
     assert summary[run.CASCADE]['bound'] == 5.0
     assert summary[run.CLEANUP]['left'] == 2
@@ -73,7 +73,7 @@ def test_summary_takes_medians_and_the_worst_leftover():
 
 
 def test_tables():
-    table = run.markdown(run.summarize(RUNS))
+    table = results.markdown(results.summarize(RUNS))
     assert '| 10 | cascade | 11.0 (10.0-12.0) |' in table
     # a tool that leaves resources does not win on time unremarked
     assert '3.8x (cleanup left 2: it did not finish)' in table
@@ -81,7 +81,7 @@ def test_tables():
     # cloud CPU; critical path 5 s, cloud CPU / 2 cores 5 and 6 s: the
     # walls of 10 and 12 s are twice the larger bound
     assert '| yes | 11 (50%) | 5.0 | 5.5 | 2.00 |' in table
-    phases = run.phases_markdown(RUNS)
+    phases = results.phases_markdown(RUNS)
     assert (
         '| 10 | 11.0 | 3.0 | 2.0 | 5.0 | 1.0 | 5.0 | 1.00 | 0.10 |' in phases
     )
@@ -99,15 +99,15 @@ def test_a_tool_run_second_has_no_twin_and_says_not_checked():
             },
         }
     ]
-    table = run.markdown(run.summarize(runs))
+    table = results.markdown(results.summarize(runs))
     assert '| 10 | cleanup | 40.0 (40.0-40.0) |' in table
     assert '| not checked |' in table
-    assert run.twin_intact([{'twin_intact': None}, {'twin_intact': True}])
+    assert results.twin_intact([{'twin_intact': None}, {'twin_intact': True}])
     assert (
-        run.twin_intact([{'twin_intact': False}, {'twin_intact': True}])
+        results.twin_intact([{'twin_intact': False}, {'twin_intact': True}])
         is False
     )
-    assert run.twin_intact([{'twin_intact': None}]) is None
+    assert results.twin_intact([{'twin_intact': None}]) is None
 
 
 def test_cleanup_never_touches_stacks_or_load_balancers():
@@ -136,12 +136,12 @@ def test_superseded_runs_stay_out_of_the_tables():
             },
         },
     ]
-    assert run.summarize(runs) == run.summarize(RUNS)
-    assert run.phases_markdown(runs) == run.phases_markdown(RUNS)
+    assert results.summarize(runs) == results.summarize(RUNS)
+    assert results.phases_markdown(runs) == results.phases_markdown(RUNS)
 
 
 def test_list_table_for_the_readme():
-    rst = run.list_table(
+    rst = results.list_table(
         '| N | tool |\n|---|---|\n| 10 | cascade |\n| 30 |  |\n'
     )
     assert rst == (

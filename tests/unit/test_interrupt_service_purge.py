@@ -20,7 +20,7 @@ import signal
 
 import pytest
 
-from osc_cascade.engine import executor
+from osc_cascade.engine import retry
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.engine.executor import DONE
 from osc_cascade.engine.retry import RetryPolicy
@@ -151,7 +151,7 @@ def test_a_signal_on_a_disabled_service_leaves_it_disabled(cloud):
 def test_the_command_exits_with_the_signal_and_restores_the_service(
     cloud, osc, monkeypatch, signum, code, shell_signal_handlers
 ):
-    monkeypatch.setattr(executor.Clock, 'sleep', lambda self, seconds: None)
+    monkeypatch.setattr(retry.Clock, 'sleep', lambda self, seconds: None)
     s = enabled_evacuation(cloud)
     real = placement.Allocation.delete
 

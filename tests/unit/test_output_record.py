@@ -21,7 +21,7 @@ import pathlib
 
 import pytest
 
-from osc_cascade.engine import executor, report
+from osc_cascade.engine import report, retry
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import (
     FakeHeatCloud,
@@ -178,7 +178,7 @@ def test_an_orphan_purge_is_recorded(cloud, external, osc):
 
 @pytest.fixture
 def no_sleep(monkeypatch):
-    monkeypatch.setattr(executor.Clock, 'sleep', lambda self, seconds: None)
+    monkeypatch.setattr(retry.Clock, 'sleep', lambda self, seconds: None)
 
 
 def test_a_compute_service_purge_is_recorded(osc, no_sleep):

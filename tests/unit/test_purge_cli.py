@@ -18,7 +18,7 @@ import json
 import pytest
 import requests
 
-from osc_cascade.engine import executor
+from osc_cascade.engine import retry
 from tests.unit.fakes.clouds import FakePlacementCloud
 from tests.unit.fakes.common import PLACEMENT, new_uuid
 from tests.unit.scenarios import evacuation
@@ -32,7 +32,7 @@ def cloud():
 
 @pytest.fixture(autouse=True)
 def _no_sleep(monkeypatch):
-    monkeypatch.setattr(executor.Clock, 'sleep', lambda self, seconds: None)
+    monkeypatch.setattr(retry.Clock, 'sleep', lambda self, seconds: None)
 
 
 def purge(osc, *args, stdin=''):
