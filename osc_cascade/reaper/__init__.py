@@ -24,6 +24,7 @@ are ``config``'s.
 
 Only this package imports oslo.messaging, oslo.config and tooz as it loads
 (the ``reaper`` extra): the CLI plugin stays light, and loads tooz only to
-lock on a backend other than files (``workflows.tooz_locks``). Like the commands it may import the
-workflows, the engine and the kinds, and never the commands.
+lock on a backend other than files (``workflows.tooz_locks``). Like the
+commands it may import the workflows, the engine and the kinds, and never
+the commands.
 """
