@@ -10,11 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Neutron's kinds: the core objects (``core``) and, a module each, what
-its extensions add: VPNaaS, QoS, subnet pools and address scopes, port
-forwardings, segment ranges, local IPs, address groups, FWaaS v2, metering
-labels, network logs and BGP VPNs, each only where its extension is
-loaded. ``common`` holds what they share.
+"""Neutron's kinds: its core objects, and a module per extension.
+
+The core objects are in ``core``; a module each holds what an extension
+adds: VPNaaS, QoS, subnet pools and address scopes, port forwardings,
+segment ranges, local IPs, address groups, FWaaS v2, metering labels,
+network logs and BGP VPNs, each only where its extension is loaded.
+``common`` holds what they share.
 
 Its modules may import ``osc_cascade.api``, the engine's model modules
 (``resource``, ``errors``, ``planner``, ``retry``), ``osc_cascade.kinds``'

@@ -10,8 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""BGP VPNs; a VPN's associations go with it, before what they
-associate."""
+"""BGP VPNs: a VPN's associations go with it, before what they associate."""
 
 from __future__ import annotations
 

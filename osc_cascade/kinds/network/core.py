@@ -10,8 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Core Neutron: floating IPs, routers, ports, trunks, subnets, networks,
-security groups and RBAC policies.
+"""Core Neutron's kinds, in the order Neutron's deletes need.
+
+Floating IPs, routers, ports, trunks, subnets, networks, security groups
+and RBAC policies.
 
 Neutron deletes synchronously; the order is what matters. Floating IPs go
 before the router interfaces and gateways they need, router interfaces are

@@ -10,8 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Floating IP port forwardings, before their floating IP and internal
-port."""
+"""Port forwardings, before their floating IP and internal port."""
 
 from __future__ import annotations
 

@@ -10,8 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Subnet pools and address scopes: subnets before the subnet pool they
-came from, pools before their address scope."""
+"""Subnet pools after their subnets, address scopes after their pools.
+
+Subnets go before the subnet pool they came from, pools before their
+address scope.
+"""
 
 from __future__ import annotations
 

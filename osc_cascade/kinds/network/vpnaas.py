@@ -10,8 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""VPNaaS: IPsec site connections, VPN services, endpoint groups and
-IKE and IPsec policies.
+"""VPNaaS: site connections, VPN services, endpoint groups, policies.
+
+IPsec site connections, VPN services, endpoint groups, and IKE and IPsec
+policies.
 
 VPN objects go from the site connections inwards (connections, then the
 services, endpoint groups and policies they use), and a VPN service before

@@ -10,8 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Quotas: a project's own quota values, frozen by the drain and reset
-after the project is gone.
+"""Quotas: the projects' own quota values, which the drain freezes.
+
+A project's own quota values are frozen by the drain and reset after the
+project is gone.
 
 Two things live in this package:
 

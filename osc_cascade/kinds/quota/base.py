@@ -10,8 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What every service's quotas share: the base classes of the quota kinds
-and of the drain's quota APIs."""
+"""The base classes of the quota kinds and of the drain's quota APIs."""
 
 from __future__ import annotations
 

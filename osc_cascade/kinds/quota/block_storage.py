@@ -10,8 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Cinder's quota sets: the kind, and the drain's API (a freeze at
-usage)."""
+"""Cinder's quota sets: the kind, and the drain's API (frozen at usage)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Keystone's unified limits: the drain's API (no kind: Keystone deletes a
-project's limits with the project)."""
+"""Keystone's unified limits: the drain's API alone, no kind.
+
+Keystone deletes a project's limits with the project.
+"""
 
 from __future__ import annotations
 
