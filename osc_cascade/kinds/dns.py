@@ -32,7 +32,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
-from osc_cascade.kinds.network import FloatingIP
+from osc_cascade.kinds.network.core import FloatingIP
 from osc_cascade.kinds.registry import register
 
 SUDO = 'X-Auth-Sudo-Project-ID'

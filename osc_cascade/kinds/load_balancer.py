@@ -33,7 +33,12 @@ from __future__ import annotations
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
-from osc_cascade.kinds.network import Network, Port, SecurityGroup, Subnet
+from osc_cascade.kinds.network.core import (
+    Network,
+    Port,
+    SecurityGroup,
+    Subnet,
+)
 from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 

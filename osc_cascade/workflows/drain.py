@@ -73,7 +73,8 @@ from osc_cascade.engine.reconcile import parse_time
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds.calls import fan_out
-from osc_cascade.kinds.quota import QUOTA_APIS, QuotaApi
+from osc_cascade.kinds.quota import QUOTA_APIS
+from osc_cascade.kinds.quota.base import QuotaApi
 from osc_cascade.workflows import assignments
 
 #: the project's extra property that holds the drain record

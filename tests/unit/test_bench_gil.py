@@ -15,7 +15,7 @@
 from benchmarks import gil
 
 RUN_STEP = 'run_step (osc_cascade/engine/executor.py:454)'
-DELETE = 'delete (osc_cascade/kinds/network.py:82)'
+DELETE = 'delete (osc_cascade/kinds/network/common.py:34)'
 RAW = [
     # a delete: the SDK, and keystoneauth1 and requests beneath it
     f'_worker (concurrent/futures/thread.py:83);{RUN_STEP};{DELETE};'

@@ -21,7 +21,7 @@ from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError, describe
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import RetryPolicy
-from osc_cascade.kinds import network
+from osc_cascade.kinds.network import core
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud
@@ -185,12 +185,12 @@ def test_describe_list_error_variants():
 def test_a_bug_in_a_kind_is_an_error_not_a_partial_picture(cloud, clock):
     pid = scenarios.project(cloud, 'A')['id']
 
-    class Broken(network.Port):
+    class Broken(core.Port):
         def list(self, conn, project_id):
             raise KeyError('fixed_ips')
 
     kinds = kinds_mod.build()
-    kinds[network.Port.name] = Broken()
+    kinds[core.Port.name] = Broken()
     with pytest.raises(CascadeError, match=r'listing network.port'):
         Discovery(cloud.connection(), kinds, clock=clock).run([pid])
     assert clock.sleeps == []

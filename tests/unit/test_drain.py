@@ -26,6 +26,12 @@ from osc_cascade.engine.executor import DONE, Event
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import quota
+from osc_cascade.kinds.quota.block_storage import BlockStorageQuotaApi
+from osc_cascade.kinds.quota.load_balancer import (
+    LoadBalancerQuota,
+    LoadBalancerQuotaApi,
+)
+from osc_cascade.kinds.quota.network import NetworkQuotaApi
 from osc_cascade.workflows import drain
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
@@ -172,7 +178,7 @@ def test_a_crash_after_an_intent_leaves_a_record_a_later_run_continues(
     def crash(self, conn, project_id, values):
         raise SystemExit('killed')
 
-    monkeypatch.setattr(quota.NetworkQuotaApi, 'set', crash)
+    monkeypatch.setattr(NetworkQuotaApi, 'set', crash)
     with pytest.raises(SystemExit):
         drainer(cloud).drain(project)
     record, state = stored(cloud, project)
@@ -451,8 +457,8 @@ def test_an_octavia_row_the_release_reset_is_no_orphan(cloud):
     assert record['quotas'][REGION]['load-balancer']['before'] == {}
     assert d.release_quotas(pid, record) == []
     conn = cloud.connection()
-    assert quota.LoadBalancerQuotaApi().own(conn, pid) == {}
-    kind = kinds_mod.build()[quota.LoadBalancerQuota.name]
+    assert LoadBalancerQuotaApi().own(conn, pid) == {}
+    kind = kinds_mod.build()[LoadBalancerQuota.name]
     assert kind.list(conn, pid) == []
     assert kind.list(conn, None) == []
 
@@ -572,7 +578,7 @@ def test_a_lowering_is_never_a_raise_and_never_below_usage(cloud):
     pid = scenarios.project(cloud, 'A')['id']
     scenarios.volume(cloud, pid, 'a', size=4)
     d = drainer(cloud)
-    api = quota.BlockStorageQuotaApi()
+    api = BlockStorageQuotaApi()
     # a limit already below the usage is left alone (Cinder would refuse
     # to raise nothing); one above it comes down to it
     limits, missed = d.lower(pid, REGION, api, {'volumes': 0, 'gigabytes': 9})

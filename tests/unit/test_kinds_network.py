@@ -21,6 +21,7 @@ from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds import compute, network
 from osc_cascade.kinds.base import Facts
+from osc_cascade.kinds.network import common, core
 from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clock import FakeClock
@@ -28,29 +29,29 @@ from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 from tests.unit.fakes.kinds import kinds_of
 
 PORT, ROUTER, FIP = (
-    network.Port.name,
-    network.Router.name,
-    (network.FloatingIP.name),
+    core.Port.name,
+    core.Router.name,
+    (core.FloatingIP.name),
 )
 SUBNET, NET, SG = (
-    network.Subnet.name,
-    network.Network.name,
-    (network.SecurityGroup.name),
+    core.Subnet.name,
+    core.Network.name,
+    (core.SecurityGroup.name),
 )
 TRUNK, RBAC, SERVER = (
-    network.Trunk.name,
-    network.RBACPolicy.name,
+    core.Trunk.name,
+    core.RBACPolicy.name,
     (compute.Server.name),
 )
 LISTS = {
-    network.FloatingIP: 'floatingips',
-    network.Router: 'routers',
-    network.Port: 'ports',
-    network.Trunk: 'trunks',
-    network.Subnet: 'subnets',
-    network.Network: 'networks',
-    network.SecurityGroup: 'security-groups',
-    network.RBACPolicy: 'rbac-policies',
+    core.FloatingIP: 'floatingips',
+    core.Router: 'routers',
+    core.Port: 'ports',
+    core.Trunk: 'trunks',
+    core.Subnet: 'subnets',
+    core.Network: 'networks',
+    core.SecurityGroup: 'security-groups',
+    core.RBACPolicy: 'rbac-policies',
 }
 
 
@@ -114,7 +115,7 @@ def rbac(cloud, pid, object_type, object_id, target='*'):
 
 @pytest.mark.parametrize(
     'kind',
-    [k for k in LISTS if k is not network.SecurityGroup],
+    [k for k in LISTS if k is not core.SecurityGroup],
     ids=lambda k: k.name,
 )
 def test_list_calls_carry_the_project_filter(cloud, conn, pid, kind):
@@ -251,8 +252,8 @@ def test_router_actions_make_the_right_calls(cloud, conn, pid, external):
     _net, subnet = scenarios.network(cloud, pid)
     r, iface = scenarios.router(cloud, pid, subnet, external)
     r['routes'] = [{'destination': '10.9.0.0/24', 'nexthop': '10.0.0.9'}]
-    [ref] = network.Router().list(conn, pid)
-    kind = network.Router()
+    [ref] = core.Router().list(conn, pid)
+    kind = core.Router()
     kind.apply(conn, Step('clear_router_routes', ref))
     kind.apply(
         conn, Step('remove_router_interface', ref, {'port_id': iface['id']})
@@ -276,11 +277,11 @@ def test_gateway_needed_by_a_floating_ip_is_in_use(cloud, conn, pid, external):
     scenarios.floating_ip(
         cloud, pid, external, r, scenarios.port(cloud, pid, net, subnet)
     )
-    [ref] = network.Router().list(conn, pid)
+    [ref] = core.Router().list(conn, pid)
     with pytest.raises(sdk_exc.ConflictException) as err:
-        network.Router().apply(conn, Step('clear_router_gateway', ref))
+        core.Router().apply(conn, Step('clear_router_gateway', ref))
     # a 409 is retried: the floating IP is being deleted meanwhile
-    assert network.Router().is_in_use(err.value)
+    assert core.Router().is_in_use(err.value)
 
 
 def test_trunk_goes_after_its_server_and_before_its_ports(cloud, conn, pid):
@@ -299,7 +300,7 @@ def test_trunk_goes_after_its_server_and_before_its_ports(cloud, conn, pid):
         cloud, pid, net, subnet, 'sub', device_owner='trunk:subport'
     )
     t = trunk(cloud, pid, parent, [sub])
-    [ref] = network.Trunk().list(conn, pid)
+    [ref] = core.Trunk().list(conn, pid)
     assert ref.attrs == {'port_id': parent['id'], 'sub_port_ids': [sub['id']]}
     plan = plan_for(conn, pid)
     me = d(TRUNK, t['id'])
@@ -323,11 +324,9 @@ def test_a_trunk_port_delete_is_refused_until_the_trunk_is_gone(
     net, subnet = scenarios.network(cloud, pid)
     parent = scenarios.port(cloud, pid, net, subnet)
     trunk(cloud, pid, parent)
-    ref = next(
-        r for r in network.Port().list(conn, pid) if r.id == parent['id']
-    )
+    ref = next(r for r in core.Port().list(conn, pid) if r.id == parent['id'])
     with pytest.raises(sdk_exc.ConflictException, match='trunk'):
-        network.Port().delete(conn, ref)
+        core.Port().delete(conn, ref)
 
 
 def test_security_groups_rules_and_default_group(cloud, conn, pid):
@@ -335,7 +334,7 @@ def test_security_groups_rules_and_default_group(cloud, conn, pid):
     web = scenarios.security_group(cloud, pid, 'web', rules_to=[default])
     db = scenarios.security_group(cloud, pid, 'db', rules_to=[web])
     scenarios.add_rule(cloud, db, db)  # a rule naming its own group
-    refs = {r.name: r for r in network.SecurityGroup().list(conn, pid)}
+    refs = {r.name: r for r in core.SecurityGroup().list(conn, pid)}
     rule = web['security_group_rules'][0]
     assert refs['web'].attrs['remote_rules'] == [[rule['id'], default['id']]]
     # a rule naming its own group orders nothing
@@ -364,12 +363,12 @@ def test_security_group_rule_delete_ignores_a_rule_already_gone(
     b = scenarios.security_group(cloud, pid, 'b', rules_to=[a])
     rule = b['security_group_rules'][0]
     [ref] = [
-        r for r in network.SecurityGroup().list(conn, pid) if r.id == b['id']
+        r for r in core.SecurityGroup().list(conn, pid) if r.id == b['id']
     ]
     step = Step('delete_security_group_rule', ref, {'rule_id': rule['id']})
-    network.SecurityGroup().apply(conn, step)
+    core.SecurityGroup().apply(conn, step)
     assert not cloud.exists('security_group_rules', rule['id'])
-    network.SecurityGroup().apply(conn, step)  # 404: fine
+    core.SecurityGroup().apply(conn, step)  # 404: fine
     assert (
         cloud.deleted_order()
         == [f'/v2.0/security-group-rules/{rule["id"]}'] * 2
@@ -396,9 +395,7 @@ def test_rbac_policies_go_before_what_they_share(cloud, conn, pid):
     p1 = rbac(cloud, pid, 'network', net['id'])
     p2 = rbac(cloud, pid, 'security_group', group['id'], 'p-other')
     p3 = rbac(cloud, pid, 'qos_policy', 'q1')
-    [ref] = [
-        r for r in network.RBACPolicy().list(conn, pid) if r.id == p2['id']
-    ]
+    [ref] = [r for r in core.RBACPolicy().list(conn, pid) if r.id == p2['id']]
     assert ref.attrs == {
         'object_type': 'security_group',
         'object_id': group['id'],
@@ -413,19 +410,19 @@ def test_rbac_policies_go_before_what_they_share(cloud, conn, pid):
 def test_network_attributes(cloud, conn, pid):
     net, _ = scenarios.network(cloud, pid)
     net['shared'] = True
-    [ref] = network.Network().list(conn, pid)
+    [ref] = core.Network().list(conn, pid)
     assert ref.attrs == {'shared': True}
 
 
 @pytest.mark.parametrize(
     'kind,coll',
     [
-        (network.FloatingIP, 'floatingips'),
-        (network.Port, 'ports'),
-        (network.Subnet, 'subnets'),
-        (network.Network, 'networks'),
-        (network.SecurityGroup, 'security-groups'),
-        (network.Router, 'routers'),
+        (core.FloatingIP, 'floatingips'),
+        (core.Port, 'ports'),
+        (core.Subnet, 'subnets'),
+        (core.Network, 'networks'),
+        (core.SecurityGroup, 'security-groups'),
+        (core.Router, 'routers'),
     ],
 )
 def test_neutron_deletes_are_synchronous_and_404_is_raised(
@@ -451,10 +448,10 @@ def test_neutron_deletes_are_synchronous_and_404_is_raised(
 def test_subnet_in_use_is_a_409(cloud, conn, pid):
     net, subnet = scenarios.network(cloud, pid)
     scenarios.port(cloud, pid, net, subnet)
-    [ref] = network.Subnet().list(conn, pid)
+    [ref] = core.Subnet().list(conn, pid)
     with pytest.raises(sdk_exc.ConflictException) as err:
-        network.Subnet().delete(conn, ref)
-    assert network.Subnet().is_in_use(err.value)
+        core.Subnet().delete(conn, ref)
+    assert core.Subnet().is_in_use(err.value)
 
 
 def test_a_whole_routed_network_is_deleted_in_an_order_neutron_accepts(
@@ -487,7 +484,7 @@ def test_security_groups_are_listed_without_a_project_filter(cloud, conn, pid):
     # that project: a verification round would always find a new one
     mine = scenarios.security_group(cloud, pid, 'default')
     other = scenarios.security_group(cloud, 'someone-else', 'default')
-    refs = network.SecurityGroup().list(conn, pid)
+    refs = core.SecurityGroup().list(conn, pid)
     assert [r.id for r in refs] == [mine['id']]
     assert other['id'] not in [r.id for r in refs]
     lists = [
@@ -509,7 +506,7 @@ def test_neutron_extensions_are_asked_once_per_connection():
         kinds = [
             k
             for k in kinds_of(network)
-            if issubclass(k, network._ExtensionKind)
+            if issubclass(k, common._ExtensionKind)
         ]
         assert len(kinds) > 1
         facts = Facts()  # as kinds.build shares it
@@ -571,22 +568,22 @@ def test_rules_naming_a_group_cost_no_call_and_own_ones_keep_nothing(
     scenarios.security_group(cloud, pid, 'db', rules_to=[web])
     scenarios.security_group(cloud, 'p-b', 'b1', rules_to=[web])
     scenarios.security_group(cloud, 'p-c', 'c1', rules_to=[web])
-    refs = {r.name: r for r in network.SecurityGroup().list(conn, pid)}
+    refs = {r.name: r for r in core.SecurityGroup().list(conn, pid)}
     assert [p for _m, p in cloud.requests if p.startswith('/v2.0/')] == [
         '/v2.0/security-groups'
     ]
     assert [o for _r, o in refs['web'].attrs['named_by']] == ['p-b', 'p-c']
     assert 'named_by' not in refs['db'].attrs
-    step = network.SecurityGroup().primary_step(refs['web'])
+    step = core.SecurityGroup().primary_step(refs['web'])
     assert step.action == 'keep' and '(and 1 more)' in step.params['reason']
-    assert network.SecurityGroup().primary_step(refs['db']).is_delete
+    assert core.SecurityGroup().primary_step(refs['db']).is_delete
 
 
 def test_the_orphan_search_keeps_a_group_a_live_project_names(cloud, conn):
     gone = scenarios.security_group(cloud, 'p-gone', 'web')
     scenarios.security_group(cloud, 'p-live', 'db', rules_to=[gone])
-    refs = {r.id: r for r in network.SecurityGroup().list(conn, None)}
-    step = network.SecurityGroup().primary_step(refs[gone['id']])
+    refs = {r.id: r for r in core.SecurityGroup().list(conn, None)}
+    step = core.SecurityGroup().primary_step(refs[gone['id']])
     reason = step.params['reason']
     assert step.action == 'keep'
     assert 'of project p-live names it as remote group' in reason
@@ -614,8 +611,8 @@ def test_floating_ips_cost_one_port_list_and_a_get_per_foreign_port(
     b_net, b_subnet = scenarios.network(cloud, 'p-b')
     their_port = scenarios.port(cloud, 'p-b', b_net, b_subnet)
     scenarios.floating_ip(cloud, pid, external, port_=their_port)
-    refs = network.FloatingIP().list(conn, pid)
-    steps = [network.FloatingIP().primary_step(r) for r in refs]
+    refs = core.FloatingIP().list(conn, pid)
+    steps = [core.FloatingIP().primary_step(r) for r in refs]
     assert [s.action for s in steps].count('keep') == 1
     ports = [p for _m, p in cloud.requests if p.startswith('/v2.0/ports')]
     assert ports == [
@@ -626,7 +623,7 @@ def test_floating_ips_cost_one_port_list_and_a_get_per_foreign_port(
     cloud.requests.clear()
     for fip in cloud.all('floatingips'):
         fip['port_id'] = None
-    list(network.FloatingIP().list(conn, pid))
+    list(core.FloatingIP().list(conn, pid))
     assert [p for _m, p in cloud.requests if p.startswith('/v2.0/')] == [
         f'/v2.0/floatingips?project_id={pid}'
     ]

@@ -16,7 +16,15 @@ edges Neutron's ``...InUse`` answers call for."""
 
 import pytest
 
-from osc_cascade.kinds import network
+from osc_cascade.kinds.network import (
+    core,
+    local_ip,
+    port_forwarding,
+    qos,
+    segment_range,
+    subnet_pool,
+    vpnaas,
+)
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import step_id
@@ -25,39 +33,39 @@ from tests.unit.fakes.run import cascade_for
 from tests.unit.scenarios import all_services_project
 
 EXTENSION_KINDS = [
-    network.VPNSiteConnection,
-    network.VPNService,
-    network.VPNEndpointGroup,
-    network.VPNIKEPolicy,
-    network.VPNIPsecPolicy,
-    network.QoSPolicy,
-    network.SubnetPool,
-    network.AddressScope,
-    network.NetworkSegmentRange,
-    network.LocalIP,
+    vpnaas.VPNSiteConnection,
+    vpnaas.VPNService,
+    vpnaas.VPNEndpointGroup,
+    vpnaas.VPNIKEPolicy,
+    vpnaas.VPNIPsecPolicy,
+    qos.QoSPolicy,
+    subnet_pool.SubnetPool,
+    subnet_pool.AddressScope,
+    segment_range.NetworkSegmentRange,
+    local_ip.LocalIP,
 ]
 #: the fake's collection of each
 COLLECTION = {
-    network.VPNSiteConnection: 'vpn/ipsec-site-connections',
-    network.VPNService: 'vpn/vpnservices',
-    network.VPNEndpointGroup: 'vpn/endpoint-groups',
-    network.VPNIKEPolicy: 'vpn/ikepolicies',
-    network.VPNIPsecPolicy: 'vpn/ipsecpolicies',
-    network.QoSPolicy: 'qos/policies',
-    network.SubnetPool: 'subnetpools',
-    network.AddressScope: 'address-scopes',
-    network.NetworkSegmentRange: 'network_segment_ranges',
-    network.LocalIP: 'local_ips',
+    vpnaas.VPNSiteConnection: 'vpn/ipsec-site-connections',
+    vpnaas.VPNService: 'vpn/vpnservices',
+    vpnaas.VPNEndpointGroup: 'vpn/endpoint-groups',
+    vpnaas.VPNIKEPolicy: 'vpn/ikepolicies',
+    vpnaas.VPNIPsecPolicy: 'vpn/ipsecpolicies',
+    qos.QoSPolicy: 'qos/policies',
+    subnet_pool.SubnetPool: 'subnetpools',
+    subnet_pool.AddressScope: 'address-scopes',
+    segment_range.NetworkSegmentRange: 'network_segment_ranges',
+    local_ip.LocalIP: 'local_ips',
 }
 FIELDS = {
-    network.VPNSiteConnection: {
+    vpnaas.VPNSiteConnection: {
         'vpnservice_id': None,
         'ikepolicy_id': None,
         'ipsecpolicy_id': None,
     },
-    network.VPNService: {'router_id': None, 'subnet_id': None},
-    network.VPNEndpointGroup: {'type': 'cidr', 'endpoints': []},
-    network.LocalIP: {'local_port_id': None, 'network_id': None},
+    vpnaas.VPNService: {'router_id': None, 'subnet_id': None},
+    vpnaas.VPNEndpointGroup: {'type': 'cidr', 'endpoints': []},
+    local_ip.LocalIP: {'local_port_id': None, 'network_id': None},
 }
 
 
@@ -94,7 +102,7 @@ def test_without_the_extension_nothing_is_asked(cloud, monkeypatch):
     a = scenarios.project(cloud, 'A')['id']
     cloud.neutron('qos/policies', a)
     monkeypatch.setattr('tests.unit.fakes.network_extensions.EXTENSIONS', [])
-    assert network.QoSPolicy().list(cloud.connection(), a) == []
+    assert qos.QoSPolicy().list(cloud.connection(), a) == []
     assert not [p for _, p in cloud.requests if '/qos/' in p]
 
 
@@ -104,14 +112,14 @@ def test_vpn_objects_go_from_the_connections_inwards(cloud, everything):
     d = {
         k: step_id('delete', kind, e[k])
         for k, kind in (
-            ('site', network.VPNSiteConnection.name),
-            ('vpn', network.VPNService.name),
-            ('ike', network.VPNIKEPolicy.name),
-            ('ipsec', network.VPNIPsecPolicy.name),
-            ('local_group', network.VPNEndpointGroup.name),
-            ('peer_group', network.VPNEndpointGroup.name),
-            ('router', network.Router.name),
-            ('subnet', network.Subnet.name),
+            ('site', vpnaas.VPNSiteConnection.name),
+            ('vpn', vpnaas.VPNService.name),
+            ('ike', vpnaas.VPNIKEPolicy.name),
+            ('ipsec', vpnaas.VPNIPsecPolicy.name),
+            ('local_group', vpnaas.VPNEndpointGroup.name),
+            ('peer_group', vpnaas.VPNEndpointGroup.name),
+            ('router', core.Router.name),
+            ('subnet', core.Subnet.name),
         )
     }
     for then in ('vpn', 'ike', 'ipsec', 'local_group', 'peer_group'):
@@ -141,16 +149,22 @@ def test_qos_pools_scopes_forwardings_ranges_and_local_ips(cloud, everything):
         return step_id('delete', kind.name, e[key])
 
     assert {
-        (d(network.Port, 'qos_port'), d(network.QoSPolicy, 'qos')),
-        (d(network.Subnet, 'pool_subnet'), d(network.SubnetPool, 'pool')),
-        (d(network.SubnetPool, 'pool'), d(network.AddressScope, 'scope')),
-        (d(network.PortForwarding, 'pf'), d(network.FloatingIP, 'pf_fip')),
-        (d(network.PortForwarding, 'pf'), d(network.Port, 'pf_port')),
+        (d(core.Port, 'qos_port'), d(qos.QoSPolicy, 'qos')),
+        (d(core.Subnet, 'pool_subnet'), d(subnet_pool.SubnetPool, 'pool')),
         (
-            d(network.Network, 'network'),
-            d(network.NetworkSegmentRange, 'segment_range'),
+            d(subnet_pool.SubnetPool, 'pool'),
+            d(subnet_pool.AddressScope, 'scope'),
         ),
-        (d(network.LocalIP, 'local_ip'), d(network.Network, 'network')),
+        (
+            d(port_forwarding.PortForwarding, 'pf'),
+            d(core.FloatingIP, 'pf_fip'),
+        ),
+        (d(port_forwarding.PortForwarding, 'pf'), d(core.Port, 'pf_port')),
+        (
+            d(core.Network, 'network'),
+            d(segment_range.NetworkSegmentRange, 'segment_range'),
+        ),
+        (d(local_ip.LocalIP, 'local_ip'), d(core.Network, 'network')),
     } <= plan.edges
 
 
@@ -168,7 +182,9 @@ def test_neutron_accepts_every_delete_in_that_order(cloud, everything):
 
 
 def forwarding_refs(cloud, project_id):
-    refs = network.PortForwarding().list(cloud.connection(), project_id)
+    refs = port_forwarding.PortForwarding().list(
+        cloud.connection(), project_id
+    )
     return sorted((r.id, r.project_id, sorted(r.attrs.items())) for r in refs)
 
 

@@ -19,7 +19,14 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.kinds import network
+from osc_cascade.kinds.network import (
+    address_group,
+    bgpvpn,
+    core,
+    fwaas,
+    log,
+    metering,
+)
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import step_id
@@ -28,13 +35,13 @@ from tests.unit.fakes.run import cascade_for
 
 #: kind -> the fake's collection (URL path)
 COLLECTION = {
-    network.AddressGroup: 'address-groups',
-    network.FirewallGroup: 'fwaas/firewall_groups',
-    network.FirewallPolicy: 'fwaas/firewall_policies',
-    network.FirewallRule: 'fwaas/firewall_rules',
-    network.MeteringLabel: 'metering/metering-labels',
-    network.NetworkLog: 'log/logs',
-    network.BgpVpn: 'bgpvpn/bgpvpns',
+    address_group.AddressGroup: 'address-groups',
+    fwaas.FirewallGroup: 'fwaas/firewall_groups',
+    fwaas.FirewallPolicy: 'fwaas/firewall_policies',
+    fwaas.FirewallRule: 'fwaas/firewall_rules',
+    metering.MeteringLabel: 'metering/metering-labels',
+    log.NetworkLog: 'log/logs',
+    bgpvpn.BgpVpn: 'bgpvpn/bgpvpns',
 }
 
 
@@ -100,37 +107,37 @@ def test_the_order_neutron_needs_and_accepts(cloud, external):
     pc, targets, plan = cascade_for(cloud, e['project'])
     detach = step_id(
         'detach_firewall_group_ports',
-        network.FirewallGroup.name,
+        fwaas.FirewallGroup.name,
         e['fw_group'],
     )
     assert {
         (
-            d(network.SecurityGroup, e['web_sg']),
-            d(network.AddressGroup, e['address_group']),
+            d(core.SecurityGroup, e['web_sg']),
+            d(address_group.AddressGroup, e['address_group']),
         ),
-        (detach, d(network.FirewallGroup, e['fw_group'])),
-        (detach, d(network.Port, e['fw_port'])),
+        (detach, d(fwaas.FirewallGroup, e['fw_group'])),
+        (detach, d(core.Port, e['fw_port'])),
         (
-            d(network.FirewallGroup, e['fw_group']),
-            d(network.FirewallPolicy, e['fw_policy']),
+            d(fwaas.FirewallGroup, e['fw_group']),
+            d(fwaas.FirewallPolicy, e['fw_policy']),
         ),
         *(
             (
-                d(network.FirewallPolicy, e['fw_policy']),
-                d(network.FirewallRule, r),
+                d(fwaas.FirewallPolicy, e['fw_policy']),
+                d(fwaas.FirewallRule, r),
             )
             for r in e['fw_rules']
         ),
         (
-            d(network.NetworkLog, e['sg_log']),
-            d(network.SecurityGroup, e['web_sg']),
+            d(log.NetworkLog, e['sg_log']),
+            d(core.SecurityGroup, e['web_sg']),
         ),
-        (d(network.NetworkLog, e['port_log']), d(network.Port, e['log_port'])),
-        (d(network.BgpVpn, e['bgpvpn']), d(network.Network, e['network'])),
-        (d(network.BgpVpn, e['bgpvpn']), d(network.Router, e['router'])),
-        (d(network.BgpVpn, e['bgpvpn']), d(network.Port, e['vpn_port'])),
+        (d(log.NetworkLog, e['port_log']), d(core.Port, e['log_port'])),
+        (d(bgpvpn.BgpVpn, e['bgpvpn']), d(core.Network, e['network'])),
+        (d(bgpvpn.BgpVpn, e['bgpvpn']), d(core.Router, e['router'])),
+        (d(bgpvpn.BgpVpn, e['bgpvpn']), d(core.Port, e['vpn_port'])),
     } <= plan.edges
-    assert d(network.MeteringLabel, e['metering_label']) in plan.steps
+    assert d(metering.MeteringLabel, e['metering_label']) in plan.steps
     # and Neutron takes it: no ...InUse, nothing left for a second round
     pc.execute(plan, targets)
     assert len(pc.runs) == 1
@@ -181,12 +188,12 @@ def test_what_another_project_uses_is_kept(cloud, external):
             )
         ]
         for key, kind in (
-            ('address_group', network.AddressGroup),
-            ('fw_policy', network.FirewallPolicy),
-            ('rule', network.FirewallRule),
+            ('address_group', address_group.AddressGroup),
+            ('fw_policy', fwaas.FirewallPolicy),
+            ('rule', fwaas.FirewallRule),
         )
     }
     assert other_sg['id'] in kept['address_group'].params['reason']
     assert other_fwg['id'] in kept['fw_policy'].params['reason']
     assert other_policy['id'] in kept['rule'].params['reason']
-    assert d(network.FirewallRule, e['fw_rules'][0]) in plan.steps
+    assert d(fwaas.FirewallRule, e['fw_rules'][0]) in plan.steps

@@ -22,6 +22,13 @@ from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.executor import DONE
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import quota
+from osc_cascade.kinds.quota.block_storage import BlockStorageQuota
+from osc_cascade.kinds.quota.compute import ComputeQuota
+from osc_cascade.kinds.quota.container_infra import ContainerInfraQuota
+from osc_cascade.kinds.quota.key_manager import KeyManagerQuota
+from osc_cascade.kinds.quota.load_balancer import LoadBalancerQuota
+from osc_cascade.kinds.quota.network import NetworkQuota
+from osc_cascade.kinds.quota.shared_file_system import SharedFileSystemQuota
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import step_id
@@ -29,13 +36,13 @@ from tests.unit.fakes.run import cascade_for, run_kind
 
 #: quota kind -> the fake's service, and a value of its own
 QUOTAS = {
-    quota.ComputeQuota.name: ('nova', {'instances': 50}),
-    quota.BlockStorageQuota.name: ('cinder', {'volumes': 50}),
-    quota.NetworkQuota.name: ('neutron', {'network': 50}),
-    quota.LoadBalancerQuota.name: ('octavia', {'load_balancer': 5}),
-    quota.SharedFileSystemQuota.name: ('manila', {'shares': 5}),
-    quota.KeyManagerQuota.name: ('barbican', {'secrets': 5}),
-    quota.ContainerInfraQuota.name: ('magnum', {'Cluster': 3, 'NodeGroup': 4}),
+    ComputeQuota.name: ('nova', {'instances': 50}),
+    BlockStorageQuota.name: ('cinder', {'volumes': 50}),
+    NetworkQuota.name: ('neutron', {'network': 50}),
+    LoadBalancerQuota.name: ('octavia', {'load_balancer': 5}),
+    SharedFileSystemQuota.name: ('manila', {'shares': 5}),
+    KeyManagerQuota.name: ('barbican', {'secrets': 5}),
+    ContainerInfraQuota.name: ('magnum', {'Cluster': 3, 'NodeGroup': 4}),
 }
 
 
@@ -69,7 +76,7 @@ def test_listed_only_while_the_project_has_its_own_then_reset(cloud, name):
 def test_an_octavia_row_of_defaults_is_not_a_quota_of_its_own(cloud):
     a = scenarios.project(cloud, 'A')['id']
     cloud.set_quota('octavia', a)  # the row Octavia keeps for usage
-    kind = kinds_mod.build()[quota.LoadBalancerQuota.name]
+    kind = kinds_mod.build()[LoadBalancerQuota.name]
     assert kind.list(cloud.connection(), a) == []
 
 
@@ -119,19 +126,17 @@ def test_the_orphan_search_lists_what_a_service_can_list(cloud):
     cloud.set_quota('nova', a, instances=50)
     kinds = kinds_mod.build()
     conn = cloud.connection()
-    assert [r.id for r in kinds[quota.NetworkQuota.name].list(conn, None)] == [
-        a
-    ]
-    assert kinds[quota.ComputeQuota.name].list(conn, None) == []
+    assert [r.id for r in kinds[NetworkQuota.name].list(conn, None)] == [a]
+    assert kinds[ComputeQuota.name].list(conn, None) == []
     assert not [p for _, p in cloud.requests if 'os-quota-sets' in p]
 
 
 @pytest.mark.parametrize(
     'name',
     [
-        quota.LoadBalancerQuota.name,
-        quota.KeyManagerQuota.name,
-        quota.ContainerInfraQuota.name,
+        LoadBalancerQuota.name,
+        KeyManagerQuota.name,
+        ContainerInfraQuota.name,
     ],
 )
 def test_a_list_of_quotas_is_read_page_by_page(cloud, name):

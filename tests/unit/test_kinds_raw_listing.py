@@ -20,7 +20,8 @@ from openstack import exceptions as sdk_exc
 import pytest
 import requests
 
-from osc_cascade.kinds import block_storage, compute, network
+from osc_cascade.kinds import block_storage, compute
+from osc_cascade.kinds.network import core
 from osc_cascade.kinds.paging import pages
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import FakeCloud, ServicesCloud
@@ -189,11 +190,11 @@ def test_the_raw_lists_read_what_the_sdk_resources_read(cloud, external):
     pid = p['project']['id']
     conn = cloud.connection()
     sdk = {
-        network.FloatingIP: {
+        core.FloatingIP: {
             (f.id, f.floating_ip_address, f.project_id)
             for f in conn.network.ips(project_id=pid)
         },
-        network.Port: {
+        core.Port: {
             (x.id, x.name, x.project_id)
             for x in conn.network.ports(project_id=pid)
         },

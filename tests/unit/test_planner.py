@@ -20,7 +20,7 @@ import pytest
 from osc_cascade.engine import planfile, planner, resource
 from osc_cascade.engine.planner import Inventory, PlanError, build_plan
 from osc_cascade.engine.resource import ResourceRef, Step
-from osc_cascade.kinds import network
+from osc_cascade.kinds.network import core
 from osc_cascade.v1 import output
 from tests.unit.fakes.kinds import KIND, PROJECT, FakeKind, make_plan, ref
 
@@ -304,7 +304,7 @@ def test_two_cycles_sharing_nothing_are_both_cut():
 
 def sg(id_, name, rules, project_id=PROJECT):
     return ResourceRef(
-        network.SecurityGroup.name,
+        core.SecurityGroup.name,
         id_,
         name,
         project_id,
@@ -313,7 +313,7 @@ def sg(id_, name, rules, project_id=PROJECT):
 
 
 def test_security_groups_that_reference_each_other_are_cut_by_a_rule():
-    kinds = {network.SecurityGroup.name: network.SecurityGroup()}
+    kinds = {core.SecurityGroup.name: core.SecurityGroup()}
     a = sg('ga', 'web', [['rule-ab', 'gb']])
     b = sg('gb', 'db', [['rule-ba', 'ga']])
     plan = build_plan(Inventory([a, b]), kinds, PROJECTS)
@@ -324,13 +324,13 @@ def test_security_groups_that_reference_each_other_are_cut_by_a_rule():
     cut = cuts[0]
     other = 'gb' if cut.target.id == 'ga' else 'ga'
     # the rule goes before the group it names
-    assert (cut.id, f'delete:{network.SecurityGroup.name}:{other}') in (
+    assert (cut.id, f'delete:{core.SecurityGroup.name}:{other}') in (
         plan.edges
     )
 
 
 def test_every_rule_behind_a_cut_edge_is_deleted():
-    kinds = {network.SecurityGroup.name: network.SecurityGroup()}
+    kinds = {core.SecurityGroup.name: core.SecurityGroup()}
     a = sg('ga', 'web', [['r1', 'gb'], ['r2', 'gb']])
     b = sg('gb', 'db', [['r3', 'ga']])
     plan = build_plan(Inventory([a, b]), kinds, PROJECTS)
@@ -347,7 +347,7 @@ def test_every_rule_behind_a_cut_edge_is_deleted():
 
 
 def test_default_security_group_goes_last_even_when_others_name_it():
-    kinds = {network.SecurityGroup.name: network.SecurityGroup()}
+    kinds = {core.SecurityGroup.name: core.SecurityGroup()}
     default = sg('g0', 'default', [['r0', 'g1']])
     web = sg('g1', 'web', [['r1', 'g0']])
     plan = build_plan(Inventory([default, web]), kinds, PROJECTS)

@@ -32,7 +32,8 @@ from osc_cascade.engine.executor import Event, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy
-from osc_cascade.kinds import network, orchestration
+from osc_cascade.kinds import orchestration
+from osc_cascade.kinds.network import core as network
 from osc_cascade.workflows.clusters.records import (
     ROUTER_INTERFACE,
     StackResource,

@@ -203,5 +203,10 @@ def not_found() -> Exception:
 
 
 def kinds_of(module) -> list[type[ResourceKind]]:
-    """The kinds a kind module registers."""
-    return [c for c in CLASSES.values() if c.__module__ == module.__name__]
+    """The kinds a kind module registers (a package: its modules)."""
+    return [
+        c
+        for c in CLASSES.values()
+        if c.__module__ == module.__name__
+        or c.__module__.startswith(module.__name__ + '.')
+    ]

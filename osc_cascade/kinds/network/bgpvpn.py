@@ -1,0 +1,74 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""BGP VPNs: a VPN's associations go with it, before what they associate."""
+
+from __future__ import annotations
+
+from osc_cascade.engine.planner import Edge
+from osc_cascade.kinds.base import delete_of
+from osc_cascade.kinds.calls import fan_out
+from osc_cascade.kinds.network.common import _ExtensionKind
+from osc_cascade.kinds.network.core import Network, Port, Router
+from osc_cascade.kinds.registry import register
+
+
+@register
+class BgpVpn(_ExtensionKind):
+    """A BGP VPN; its network, router and port associations go with it
+    (they may only name the VPN's own project's), before what they
+    associate."""
+
+    name = 'network.bgpvpn'
+    extension = 'bgpvpn'
+    sdk_list = 'bgpvpns'
+    sdk_delete = 'delete_bgpvpn'
+
+    def refs(self, conn, items, project_id):
+        net = conn.network
+        vpns = list(items)
+
+        def associated(v):
+            return sorted(
+                [kind, getattr(a, field)]
+                for kind, field, found in (
+                    (
+                        Network.name,
+                        'network_id',
+                        net.bgpvpn_network_associations(v.id),
+                    ),
+                    (
+                        Router.name,
+                        'router_id',
+                        net.bgpvpn_router_associations(v.id),
+                    ),
+                    (
+                        Port.name,
+                        'port_id',
+                        net.bgpvpn_port_associations(v.id),
+                    ),
+                )
+                for a in found
+            )
+
+        return [
+            self.ref(v, associated=found)
+            for v, found in zip(
+                vpns,
+                fan_out(associated, vpns, service=self.service_type),
+                strict=True,
+            )
+        ]
+
+    def relations(self, ref, inventory):
+        for kind, id_ in ref.attrs.get('associated', []):
+            yield Edge(delete_of(self.name, ref.id), delete_of(kind, id_))

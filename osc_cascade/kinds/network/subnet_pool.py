@@ -1,0 +1,65 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Subnet pools after their subnets, address scopes after their pools.
+
+Subnets go before the subnet pool they came from, pools before their
+address scope.
+"""
+
+from __future__ import annotations
+
+from osc_cascade.engine.planner import Edge
+from osc_cascade.kinds.base import delete_of
+from osc_cascade.kinds.calls import fan_out
+from osc_cascade.kinds.network.common import _ExtensionKind
+from osc_cascade.kinds.network.core import Subnet
+from osc_cascade.kinds.registry import register
+
+
+@register
+class SubnetPool(_ExtensionKind):
+    name = 'network.subnet_pool'
+    extension = 'subnet_allocation'
+    sdk_list = 'subnet_pools'
+    sdk_delete = 'delete_subnet_pool'
+
+    def refs(self, conn, items, project_id):
+        pools = list(items)
+        # every project's subnets from it: another's blocks the delete
+        subnet_ids = fan_out(
+            lambda p: sorted(
+                s.id for s in conn.network.subnets(subnet_pool_id=p.id)
+            ),
+            pools,
+            service=self.service_type,
+        )
+        return [
+            self.ref(p, address_scope_id=p.address_scope_id, subnet_ids=ids)
+            for p, ids in zip(pools, subnet_ids, strict=True)
+        ]
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        for subnet_id in ref.attrs.get('subnet_ids', []):
+            yield Edge(delete_of(Subnet.name, subnet_id), me)
+        yield Edge(
+            me, delete_of(AddressScope.name, ref.attrs.get('address_scope_id'))
+        )
+
+
+@register
+class AddressScope(_ExtensionKind):
+    name = 'network.address_scope'
+    extension = 'address-scope'
+    sdk_list = 'address_scopes'
+    sdk_delete = 'delete_address_scope'

@@ -1,0 +1,37 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Nova's quota sets: the kind, and the drain's API."""
+
+from __future__ import annotations
+
+from osc_cascade.kinds.quota.base import _QuotaSetApi, _QuotaSets
+from osc_cascade.kinds.registry import register
+
+
+@register
+class ComputeQuota(_QuotaSets):
+    name = 'quota.compute'
+    service_type = 'compute'
+    deletes_of = 'compute'
+    path = '/os-quota-sets'
+
+    def api(self, conn):
+        return conn.compute
+
+
+class ComputeQuotaApi(_QuotaSetApi):
+    service_type = 'compute'
+    path = '/os-quota-sets'
+
+    def api(self, conn):
+        return conn.compute

@@ -1,0 +1,109 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Keystone's unified limits: the drain's API alone, no kind.
+
+Keystone deletes a project's limits with the project.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.api import keystone
+from osc_cascade.api.http import request
+from osc_cascade.kinds.quota.base import QuotaApi
+
+
+class UnifiedLimitsApi(QuotaApi):
+    """Keystone's unified limits, which Nova and Glance may enforce
+    instead of a quota set of their own: a project limit of 0 for every
+    registered limit, one per service, region and resource
+    (``<service_id>:<region_id>:<resource_name>``). A Keystone without
+    the API (404) or without registered limits has nothing to freeze;
+    Keystone deletes a project's limits with the project."""
+
+    service_type = 'identity'
+
+    def _list(self, conn, path, key, **params):
+        what = f"Keystone's {key.replace('_', ' ')}"
+        return keystone.complete(
+            what, keystone.paged(conn, path, key, **params)
+        )
+
+    def _limits(self, conn, project_id):
+        return {
+            _limit_key(limit): limit
+            for limit in self._list(
+                conn, '/limits', 'limits', project_id=project_id
+            )
+            if limit.get('project_id') == project_id
+        }
+
+    def own(self, conn, project_id):
+        return {
+            key: limit['resource_limit']
+            for key, limit in self._limits(conn, project_id).items()
+        }
+
+    def frozen(self, conn, project_id):
+        try:
+            registered = self._list(
+                conn, '/registered_limits', 'registered_limits'
+            )
+        except sdk_exc.NotFoundException:
+            return {}  # a Keystone without unified limits
+        return {_limit_key(limit): 0 for limit in registered}
+
+    def set(self, conn, project_id, values):
+        have = self._limits(conn, project_id)
+        new = []
+        for key, value in sorted(values.items()):
+            if key in have:
+                request(
+                    conn.identity,
+                    'PATCH',
+                    f"/limits/{have[key]['id']}",
+                    json={'limit': {'resource_limit': value}},
+                )
+                continue
+            service_id, region_id, resource_name = key.split(':', 2)
+            new.append(
+                {
+                    'service_id': service_id,
+                    'project_id': project_id,
+                    'resource_name': resource_name,
+                    'resource_limit': value,
+                    **({'region_id': region_id} if region_id else {}),
+                }
+            )
+        if new:
+            request(conn.identity, 'POST', '/limits', json={'limits': new})
+
+    def reset(self, conn, project_id):
+        for limit in self._limits(conn, project_id).values():
+            try:
+                request(conn.identity, 'DELETE', f"/limits/{limit['id']}")
+            except sdk_exc.NotFoundException:
+                pass  # gone meanwhile
+
+
+def _limit_key(limit: dict[str, Any]) -> str:
+    return ':'.join(
+        (
+            limit.get('service_id') or '',
+            limit.get('region_id') or '',
+            limit.get('resource_name') or '',
+        )
+    )
