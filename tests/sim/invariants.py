@@ -24,7 +24,8 @@
    tags, options, role assignments, every quota the services keep.
 5. A run from a plan file deletes (by a DELETE of its own) nothing its dry
    run did not show.
-6. Every run that did not finish says why in its last line.
+6. Every run that did not finish says why; a purge that ends 0 with
+   something left names each (its kept row, with the reason).
 """
 
 from __future__ import annotations
@@ -125,8 +126,12 @@ def check(scenario, world, before: Before, runs) -> list[str]:
         broken.append(f'2: project deleted with {sorted(left)} left')
     if cascade and last.code == 0 and not gone:
         broken.append('2: exit 0 but the project is not deleted')
-    if last.code == 0 and scenario.command != 'drain-restore' and left:
+    said = ''.join(run.stdout + run.stderr for run in runs)
+    unsaid = sorted(key for key in left if key[2] not in said)
+    if last.code == 0 and cascade and left:
         broken.append(f'2: exit 0 with {sorted(left)} left')
+    if last.code == 0 and scenario.command == 'orphan-purge' and unsaid:
+        broken.append(f'6: exit 0 with {unsaid} left, and not a word why')
     now = _others(world, targets)
     for key, was in {**before.others, **world.expected}.items():
         if key[2] in acted:

@@ -33,27 +33,28 @@ from tests.unit import scenarios
 FEATURES: dict[str, Callable[[World], None]] = {}
 #: name -> function(world) -> [Hook ...]: what another actor does, when
 ACTORS: dict[str, Callable[[World], list]] = {}
-#: name of a feature or actor -> the open defect it finds: the scenarios
-#: drawn leave these out until the defect is fixed (the simulation found
-#: them; ``python -m tests.sim replay`` shows each)
-OPEN: dict[str, str] = {}
+#: name of a feature or actor -> (the open defect it finds, the command
+#: that shows it): the scenarios drawn leave these out until the defect is
+#: fixed (the simulation found them; ``python -m tests.sim replay`` shows
+#: each)
+OPEN: dict[str, tuple[str, str]] = {}
 
 
-def feature(name, finds=''):
+def feature(name, finds='', seen_by='cascade'):
     def register(fn):
         FEATURES[name] = fn
         if finds:
-            OPEN[name] = finds
+            OPEN[name] = (finds, seen_by)
         return fn
 
     return register
 
 
-def actor(name, finds=''):
+def actor(name, finds='', seen_by='cascade'):
     def register(fn):
         ACTORS[name] = fn
         if finds:
-            OPEN[name] = finds
+            OPEN[name] = (finds, seen_by)
         return fn
 
     return register
@@ -164,7 +165,11 @@ def _others_rule(w):
     scenarios.add_rule(w.cloud, w.made['o-web'], w.made['t-web'])
 
 
-@feature('t-image-shared-with-o')
+@feature(
+    't-image-shared-with-o',
+    finds='orphan purge keeps a shared image and says nothing of it',
+    seen_by='orphan-purge',
+)
 def _shared_image(w):
     w.made['t-image'].update(visibility='shared', members=[w.o])
 
@@ -223,7 +228,12 @@ def _plug_later(w):
     return [_hook('o-plugs-into-t-network', 'GET', r'/v2\.0/ports\b', plug)]
 
 
-@actor('o-names-t-group-later')
+@actor(
+    'o-names-t-group-later',
+    finds='orphan purge deletes a group whose rule O added after '
+    'discovery: Neutron deletes the rule with it',
+    seen_by='orphan-purge',
+)
 def _rule_later(w):
     def rule(cloud):
         scenarios.add_rule(cloud, w.made['o-web'], w.made['t-web'])

@@ -53,7 +53,8 @@ def test_each_open_defect_is_seen(name):
     breaks an invariant: when its fix lands, this fails, and the name
     leaves ``model.OPEN`` to be drawn again."""
     kind = 'features' if name in model.FEATURES else 'actors'
-    scenario = Scenario('cascade', recursive=True, **{kind: (name,)})
+    _, command = model.OPEN[name]
+    scenario = Scenario(command, recursive=True, **{kind: (name,)})
     assert play(scenario), (
         f'{name} no longer breaks anything: {replay_line(scenario)}'
     )
