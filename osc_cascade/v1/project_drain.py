@@ -131,7 +131,7 @@ class DrainProject(ExitStatusHelp, command.Lister):
         )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade.workflows import drain
+        from osc_cascade.workflows import drain_record
 
         with engine_errors():
             workflow = _workflow(self.app, parsed_args, 'drain')
@@ -146,8 +146,8 @@ class DrainProject(ExitStatusHelp, command.Lister):
                 t.id,
                 t.name,
                 r.get('stage', ''),
-                r.get(drain.DRAINED_AT, ''),
-                _user(r.get(drain.DRAINED_BY)),
+                r.get(drain_record.DRAINED_AT, ''),
+                _user(r.get(drain_record.DRAINED_BY)),
             )
             for t, r in zip(targets, records, strict=True)
         ]

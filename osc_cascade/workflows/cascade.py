@@ -71,6 +71,8 @@ from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds import quota
 from osc_cascade.workflows import actor as actor_mod
 from osc_cascade.workflows import drain as drain_mod
+from osc_cascade.workflows import drain_record
+from osc_cascade.workflows.lowering import Lowering
 from osc_cascade.workflows.projects import (
     Projects,
     Protected,
@@ -351,9 +353,7 @@ class ProjectCascade:
         since = self.projects.cloud_time()
         self.drain(targets)
         # Cinder's freezes (at usage) follow the run's deletes down
-        lowering = drain_mod.Lowering(
-            self.drainer, self.records, self.on_event
-        )
+        lowering = Lowering(self.drainer, self.records, self.on_event)
         self.on_event = lowering.notice
         try:
             return self._delete(plan, targets, since)
@@ -388,7 +388,7 @@ class ProjectCascade:
             raise CascadeError(
                 _kept_message(checked.plan.kept(), drained=True)
             )
-        self._mark(targets, drain_mod.DELETING)
+        self._mark(targets, drain_record.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises
         self.runs = runs = []
@@ -473,7 +473,7 @@ class ProjectCascade:
     def drain_summary(self, record: dict[str, Any]) -> str:
         """What the drain did, as its progress line says it."""
         frozen = sum(
-            entry.get('state') == drain_mod.FROZEN
+            entry.get('state') == drain_record.FROZEN
             for entries in record.get('quotas', {}).values()
             for entry in entries.values()
         )
@@ -507,7 +507,7 @@ class ProjectCascade:
             if self.drainer.record_of(project.id) is None:
                 raise CascadeError(
                     f'Project {label} has no drain record '
-                    f'({drain_mod.RECORD}): nothing to restore.'
+                    f'({drain_record.RECORD}): nothing to restore.'
                 )
             refs[project.id] = project_ref(project)
             for child in self.projects.subtree(project) if recursive else ():
@@ -534,7 +534,11 @@ class ProjectCascade:
                 label = f'{target.name} ({target.id})'
                 record = self.drainer.record_of(target.id) or {}
                 stage = str(record.get('stage') or '')
-                if stage not in ('', drain_mod.DRAINING, drain_mod.DRAINED):
+                if stage not in (
+                    '',
+                    drain_record.DRAINING,
+                    drain_record.DRAINED,
+                ):
                     self.notes.append(
                         f'project {label} was at {stage!r}: what the '
                         'cascade deleted stays deleted'
@@ -549,20 +553,20 @@ class ProjectCascade:
 
     def drained(
         self, older_than: float
-    ) -> tuple[list[drain_mod.Drained], list[str]]:
+    ) -> tuple[list[drain_record.Drained], list[str]]:
         """The projects drained longer ago than ``older_than`` seconds
         (by Keystone's clock), oldest first, and notes."""
         now = self.projects.cloud_time()
         found, notes = self.projects._call(
             'listing the drained projects',
-            lambda: drain_mod.drained_projects(self.conn),
+            lambda: drain_record.drained_projects(self.conn),
         )
         cutoff = now - datetime.timedelta(seconds=older_than)
         return [
             d for d in found if d.drained_at and d.drained_at <= cutoff
         ], notes
 
-    def complete(self, drained: drain_mod.Drained) -> list[str]:
+    def complete(self, drained: drain_record.Drained) -> list[str]:
         """The sweep's cascade of one drained project: refused if
         protected (or otherwise not deletable), skipped (``Busy``) if
         another actor holds it or (``Restored``) if it was restored since
@@ -575,8 +579,8 @@ class ProjectCascade:
         try:
             record = self.drainer.record_of(drained.id)
             if record is None or record.get(
-                drain_mod.DRAINED_AT
-            ) != drained.record.get(drain_mod.DRAINED_AT):
+                drain_record.DRAINED_AT
+            ) != drained.record.get(drain_record.DRAINED_AT):
                 raise Restored(
                     f'Project {drained.label} was restored (or drained '
                     'again) since it was listed: skipped.'

@@ -21,7 +21,7 @@ import signal
 import pytest
 
 from osc_cascade.engine.errors import CascadeError, Interrupted
-from osc_cascade.workflows import drain
+from osc_cascade.workflows import drain, drain_record
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.run import cascade_for
@@ -51,7 +51,7 @@ def run(cloud, pid, **options):
 
 
 def stage(cloud, pid):
-    return cloud.get('projects', pid)[drain.STATE]
+    return cloud.get('projects', pid)[drain_record.STATE]
 
 
 def test_quotas_are_no_steps_of_the_plan(cloud, pid):
@@ -63,8 +63,8 @@ def test_the_cascade_freezes_and_the_finish_releases(cloud, pid):
     pc, targets, plan = cascade_for(cloud, pid)
     outcome = pc.execute(plan, targets)
     # the project is empty and drained, its quotas frozen until it goes
-    assert stage(cloud, pid) == drain.DELETING
-    record = json.loads(cloud.get('projects', pid)[drain.RECORD])
+    assert stage(cloud, pid) == drain_record.DELETING
+    record = json.loads(cloud.get('projects', pid)[drain_record.RECORD])
     assert record['quotas']['RegionOne']['compute']['before'] == {
         'instances': 50
     }
@@ -197,7 +197,7 @@ def test_cinders_freeze_is_zero_once_the_cascade_deleted_the_volumes(cloud):
 
     # the drain froze Cinder at usage (as the record on the project
     # says); the deletes brought it to 0
-    record = json.loads(cloud.get('projects', pid)[drain.RECORD])
+    record = json.loads(cloud.get('projects', pid)[drain_record.RECORD])
     at_drain = record['quotas']['RegionOne']['block-storage']['frozen']
     assert at_drain == {
         'volumes': 2,
