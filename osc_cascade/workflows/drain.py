@@ -55,9 +55,9 @@ from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.quota import QUOTA_APIS, QuotaApi
-from osc_cascade.workflows import assignments, quota_freeze
+from osc_cascade.workflows import assignments
 from osc_cascade.workflows.drain_record import INTENT, RECORD, DrainRecord
-from osc_cascade.workflows.quota_freeze import Freeze
+from osc_cascade.workflows.quota_freeze import Freeze, Freezes
 
 
 class Drain(DrainRecord):
@@ -77,6 +77,12 @@ class Drain(DrainRecord):
         super().__init__(conn, retry=retry, clock=clock, now=now)
         self.regions = regions
         self.apis = apis
+
+    @property
+    def freezes(self) -> Freezes:
+        """The freezes of each service's quotas, made through
+        ``_retried_api_call``."""
+        return Freezes(self._retried_api_call, self.regions, self.apis)
 
     # -- the drain ---------------------------------------------------------
 
@@ -98,12 +104,7 @@ class Drain(DrainRecord):
                 api.service_type, self.regions.catalog
             )
         ]
-        fan_out(
-            lambda f: quota_freeze.read(
-                self._retried_api_call, project_id, record, f
-            ),
-            freezes,
-        )
+        fan_out(lambda f: self.freezes.read(project_id, record, f), freezes)
         due = [f for f in freezes if f.due]
         for f in due:
             record['quotas'].setdefault(f.region, {})[f.service_type] = {
@@ -113,10 +114,7 @@ class Drain(DrainRecord):
             }
         if due:  # the intents, and the disable with them
             self._write(project_id, record, enabled=False)
-        fan_out(
-            lambda f: quota_freeze.make(self._retried_api_call, project_id, f),
-            due,
-        )
+        fan_out(lambda f: self.freezes.make(project_id, f), due)
         for f in due:
             entry = record['quotas'][f.region][f.service_type]
             entry['state'] = f.state
@@ -131,28 +129,10 @@ class Drain(DrainRecord):
             )
         return record, [note for f in freezes for note in f.notes]
 
-    def lower(
-        self,
-        project_id: str,
-        region: str,
-        api: QuotaApi,
-        frozen: dict[str, Any],
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A freeze at usage (``api.lowered_by``) lowered to the usage now,
-        never raised (``quota_freeze.lower``)."""
-        return quota_freeze.lower(
-            self._retried_api_call,
-            self.regions.connection(region),
-            project_id,
-            region,
-            api,
-            frozen,
-        )
-
     def unfrozen(self, service_types: Iterable[str]) -> list[str]:
         """The plan's note of what the freeze cannot cover
-        (``quota_freeze.unfrozen``)."""
-        return quota_freeze.unfrozen(self.apis, self.regions, service_types)
+        (``Freezes.unfrozen``)."""
+        return self.freezes.unfrozen(service_types)
 
     # -- the way back ------------------------------------------------------
 
@@ -167,13 +147,7 @@ class Drain(DrainRecord):
                 f'Project {project_id} has no drain record ({RECORD}): '
                 'nothing to restore.'
             )
-        notes = quota_freeze.restore(
-            self._retried_api_call,
-            self.regions,
-            self.apis,
-            project_id,
-            record,
-        )
+        notes = self.freezes.restore(project_id, record)
         # the role assignments the drain without admin took away
         notes.extend(
             assignments.restore(
@@ -187,11 +161,5 @@ class Drain(DrainRecord):
         self, project_id: str, record: dict[str, Any]
     ) -> list[str]:
         """Reset every quota the record froze, after the project is gone
-        (``quota_freeze.release``): a failure is a note."""
-        return quota_freeze.release(
-            self._retried_api_call,
-            self.regions,
-            self.apis,
-            project_id,
-            record,
-        )
+        (``Freezes.release``): a failure is a note."""
+        return self.freezes.release(project_id, record)

@@ -38,7 +38,7 @@ class Lowering:
     or backup deleted makes room that a token cached before the drain
     could take. Fed the executor's events (``notice``), it lowers the
     limits of a project and region to the usage after each such delete
-    (``Drain.lower``: read, never raised, read back), so that they are 0
+    (``Freezes.lower``: read, never raised, read back), so that they are 0
     once the project holds nothing there.
 
     The lowerings are coalesced, not one per delete: a lowering is three
@@ -124,7 +124,9 @@ class Lowering:
             return
         frozen = self._lowered.get(key, (entry['frozen'], {}))[0]
         try:
-            self._lowered[key] = self.drain.lower(key[0], key[1], api, frozen)
+            self._lowered[key] = self.drain.freezes.lower(
+                key[0], key[1], api, frozen
+            )
             self._failed.pop(key, None)
         except CascadeError as exc:
             self._failed[key] = str(exc)

@@ -23,8 +23,8 @@ limit below usage, so its freeze is at usage, and ``lower`` brings it down
 release (reset) of the frozen ones once the project is gone, and what a
 freeze cannot cover (``unfrozen``).
 
-Each function takes ``call(what, fn)``, which runs one API call (retried,
-one line on failure): the drain's ``_retried_api_call``.
+``Freezes`` makes each API call through ``call(what, fn)`` (retried, one
+line on failure): the drain's ``_retried_api_call``.
 """
 
 from __future__ import annotations
@@ -80,191 +80,185 @@ class Freeze:
         return where_in(self.service_type, self.region)
 
 
-def read(
-    call: Call, project_id: str, record: dict[str, Any], freeze: Freeze
-) -> None:
-    """What one service's freeze in one region is to be: the project's
-    own values before (an earlier run's record has them: the values
-    now are frozen ones) and the frozen ones. The record is not
-    changed: it is written once every service is read."""
-    entry = record['quotas'].get(freeze.region, {}).get(freeze.service_type)
-    try:
-        before = (
-            entry['before']
-            if entry
-            else call(
-                f'reading the quotas of {freeze.where}',
-                lambda: freeze.api.own(freeze.conn, project_id),
-            )
+@dataclasses.dataclass
+class Freezes:
+    """The freezes of a drain: its quota APIs in its regions, each API call
+    made through ``call(what, fn)`` (retried, one line on failure)."""
+
+    call: Call
+    regions: Regions
+    apis: Sequence[QuotaApi]
+
+    def read(
+        self, project_id: str, record: dict[str, Any], freeze: Freeze
+    ) -> None:
+        """What one service's freeze in one region is to be: the project's
+        own values before (an earlier run's record has them: the values
+        now are frozen ones) and the frozen ones. The record is not
+        changed: it is written once every service is read."""
+        entry = (
+            record['quotas'].get(freeze.region, {}).get(freeze.service_type)
         )
-        frozen = call(
-            f'reading the quotas of {freeze.where}',
-            lambda: freeze.api.frozen(freeze.conn, project_id),
-        )
-    except CascadeError as exc:
-        freeze.notes.append(f'quotas of {freeze.where} not frozen: {exc}')
-        return
-    # nothing to freeze: no registered unified limits
-    freeze.due = bool(frozen or entry)
-    freeze.before, freeze.frozen = before, frozen
-
-
-def make(call: Call, project_id: str, freeze: Freeze) -> None:
-    """Make one freeze whose intent is recorded, and read it back."""
-    try:
-        call(
-            f'freezing the quotas of {freeze.where}',
-            lambda: freeze.api.set(freeze.conn, project_id, freeze.frozen),
-        )
-        now = call(
-            f'reading back the quotas of {freeze.where}',
-            lambda: freeze.api.current(freeze.conn, project_id),
-        )
-    except CascadeError as exc:
-        freeze.state = FAILED
-        freeze.notes.append(f'quotas of {freeze.where} not frozen: {exc}')
-        return
-    freeze.state = FROZEN
-    freeze.missed = {
-        k: now.get(k)
-        for k, v in sorted(freeze.frozen.items())
-        if now.get(k) != v
-    }
-    if freeze.missed:
-        freeze.notes.append(
-            f'quotas of {freeze.where} did not take: '
-            + ', '.join(f'{k} is {v}' for k, v in freeze.missed.items())
-            + ' (the verification rounds catch what is created)'
-        )
-
-
-def lower(
-    call: Call,
-    conn: Any,
-    project_id: str,
-    region: str,
-    api: QuotaApi,
-    frozen: dict[str, Any],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A freeze at usage (``api.lowered_by``) lowered to the usage now,
-    never raised: the limits now in force, and those the read-back
-    found otherwise (``missed``)."""
-    where = where_in(api.service_type, region)
-    usage = call(
-        f'reading the usage of {where}',
-        lambda: api.frozen(conn, project_id),
-    )
-    lowered = {k: min(v, usage.get(k, v)) for k, v in frozen.items()}
-    down = {k: v for k, v in lowered.items() if v < frozen[k]}
-    if not down:
-        return frozen, {}
-    call(
-        f'lowering the quotas of {where}',
-        lambda: api.set(conn, project_id, down),
-    )
-    now = call(
-        f'reading back the quotas of {where}',
-        lambda: api.current(conn, project_id),
-    )
-    return lowered, {
-        k: now.get(k) for k, v in sorted(down.items()) if now.get(k) != v
-    }
-
-
-def unfrozen(
-    apis: Sequence[QuotaApi], regions: Regions, service_types: Iterable[str]
-) -> list[str]:
-    """The plan's note of what the freeze cannot cover: the services
-    of the cascade's kinds in the catalog whose quotas the drain does
-    not freeze (Keystone's are the disable's), and how the run covers
-    them instead."""
-    frozen = {api.service_type for api in apis} | {'identity'}
-    gaps = sorted(
-        s
-        for s in set(service_types) - frozen
-        if regions.of_service(s, regions.catalog)
-    )
-    if not gaps:
-        return []
-    return [
-        'the drain freezes no quota of '
-        + ', '.join(
-            f'{s} ({WHY_UNFROZEN[s]})' if s in WHY_UNFROZEN else s
-            for s in gaps
-        )
-        + ': what a token that a service validated before the drain '
-        'creates there is deleted by the verification rounds while the '
-        'cascade runs, and once the project is gone only by --settle'
-    ]
-
-
-def restore(
-    call: Call,
-    regions: Regions,
-    apis: Sequence[QuotaApi],
-    project_id: str,
-    record: dict[str, Any],
-) -> list[str]:
-    """The quotas back to the project's own values before the drain, as
-    the record says. A note for each value that did not come back."""
-    notes = []
-    for region, entries in sorted(record.get('quotas', {}).items()):
-        conn = regions.connection(region)
-        for api in apis:
-            entry = entries.get(api.service_type)
-            if entry is None:
-                continue
-            where = where_in(api.service_type, region)
-            before = entry['before']
-            call(
-                f'restoring the quotas of {where}',
-                lambda a=api, c=conn, b=before: a.restore(c, project_id, b),
-            )
-            now = call(
-                f'reading back the quotas of {where}',
-                lambda a=api, c=conn: a.own(c, project_id),
-            )
-            if now != before:
-                notes.append(
-                    f'quotas of {where} are {now} after the restore, '
-                    f'not {before}'
-                )
-    return notes
-
-
-def release(
-    call: Call,
-    regions: Regions,
-    apis: Sequence[QuotaApi],
-    project_id: str,
-    record: dict[str, Any],
-) -> list[str]:
-    """Reset (the quota APIs' DELETE) every quota the record froze, all
-    at once: after the project is gone, so the record is the copy read
-    before. A failure is a note: the rows are orphans ``orphan list``
-    finds."""
-    resets = [
-        Freeze(api, region, regions.connection(region))
-        for region, entries in sorted(record.get('quotas', {}).items())
-        for api in apis
-        if api.service_type in entries
-    ]
-
-    def reset(freeze: Freeze) -> str:
         try:
-            call(
-                f'resetting the quotas of {freeze.where} of deleted '
-                f'project {project_id}',
-                lambda: freeze.api.reset(freeze.conn, project_id),
+            before = (
+                entry['before']
+                if entry
+                else self.call(
+                    f'reading the quotas of {freeze.where}',
+                    lambda: freeze.api.own(freeze.conn, project_id),
+                )
+            )
+            frozen = self.call(
+                f'reading the quotas of {freeze.where}',
+                lambda: freeze.api.frozen(freeze.conn, project_id),
             )
         except CascadeError as exc:
-            return (
-                f'{exc} (its quota rows are orphans: '
-                '`openstack orphan list` finds them)'
-            )
-        return ''
+            freeze.notes.append(f'quotas of {freeze.where} not frozen: {exc}')
+            return
+        # nothing to freeze: no registered unified limits
+        freeze.due = bool(frozen or entry)
+        freeze.before, freeze.frozen = before, frozen
 
-    return [note for note in fan_out(reset, resets) if note]
+    def make(self, project_id: str, freeze: Freeze) -> None:
+        """Make one freeze whose intent is recorded, and read it back."""
+        try:
+            self.call(
+                f'freezing the quotas of {freeze.where}',
+                lambda: freeze.api.set(freeze.conn, project_id, freeze.frozen),
+            )
+            now = self.call(
+                f'reading back the quotas of {freeze.where}',
+                lambda: freeze.api.current(freeze.conn, project_id),
+            )
+        except CascadeError as exc:
+            freeze.state = FAILED
+            freeze.notes.append(f'quotas of {freeze.where} not frozen: {exc}')
+            return
+        freeze.state = FROZEN
+        freeze.missed = {
+            k: now.get(k)
+            for k, v in sorted(freeze.frozen.items())
+            if now.get(k) != v
+        }
+        if freeze.missed:
+            freeze.notes.append(
+                f'quotas of {freeze.where} did not take: '
+                + ', '.join(f'{k} is {v}' for k, v in freeze.missed.items())
+                + ' (the verification rounds catch what is created)'
+            )
+
+    def lower(
+        self,
+        project_id: str,
+        region: str,
+        api: QuotaApi,
+        frozen: dict[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A freeze at usage (``api.lowered_by``) lowered to the usage now,
+        never raised: the limits now in force, and those the read-back
+        found otherwise (``missed``)."""
+        conn = self.regions.connection(region)
+        where = where_in(api.service_type, region)
+        usage = self.call(
+            f'reading the usage of {where}',
+            lambda: api.frozen(conn, project_id),
+        )
+        lowered = {k: min(v, usage.get(k, v)) for k, v in frozen.items()}
+        down = {k: v for k, v in lowered.items() if v < frozen[k]}
+        if not down:
+            return frozen, {}
+        self.call(
+            f'lowering the quotas of {where}',
+            lambda: api.set(conn, project_id, down),
+        )
+        now = self.call(
+            f'reading back the quotas of {where}',
+            lambda: api.current(conn, project_id),
+        )
+        return lowered, {
+            k: now.get(k) for k, v in sorted(down.items()) if now.get(k) != v
+        }
+
+    def unfrozen(self, service_types: Iterable[str]) -> list[str]:
+        """The plan's note of what the freeze cannot cover: the services
+        of the cascade's kinds in the catalog whose quotas the drain does
+        not freeze (Keystone's are the disable's), and how the run covers
+        them instead."""
+        frozen = {api.service_type for api in self.apis} | {'identity'}
+        gaps = sorted(
+            s
+            for s in set(service_types) - frozen
+            if self.regions.of_service(s, self.regions.catalog)
+        )
+        if not gaps:
+            return []
+        return [
+            'the drain freezes no quota of '
+            + ', '.join(
+                f'{s} ({WHY_UNFROZEN[s]})' if s in WHY_UNFROZEN else s
+                for s in gaps
+            )
+            + ': what a token that a service validated before the drain '
+            'creates there is deleted by the verification rounds while the '
+            'cascade runs, and once the project is gone only by --settle'
+        ]
+
+    def restore(self, project_id: str, record: dict[str, Any]) -> list[str]:
+        """The quotas back to the project's own values before the drain, as
+        the record says. A note for each value that did not come back."""
+        notes = []
+        for region, entries in sorted(record.get('quotas', {}).items()):
+            conn = self.regions.connection(region)
+            for api in self.apis:
+                entry = entries.get(api.service_type)
+                if entry is None:
+                    continue
+                where = where_in(api.service_type, region)
+                before = entry['before']
+                self.call(
+                    f'restoring the quotas of {where}',
+                    lambda a=api, c=conn, b=before: a.restore(
+                        c, project_id, b
+                    ),
+                )
+                now = self.call(
+                    f'reading back the quotas of {where}',
+                    lambda a=api, c=conn: a.own(c, project_id),
+                )
+                if now != before:
+                    notes.append(
+                        f'quotas of {where} are {now} after the restore, '
+                        f'not {before}'
+                    )
+        return notes
+
+    def release(self, project_id: str, record: dict[str, Any]) -> list[str]:
+        """Reset (the quota APIs' DELETE) every quota the record froze, all
+        at once: after the project is gone, so the record is the copy read
+        before. A failure is a note: the rows are orphans ``orphan list``
+        finds."""
+        resets = [
+            Freeze(api, region, self.regions.connection(region))
+            for region, entries in sorted(record.get('quotas', {}).items())
+            for api in self.apis
+            if api.service_type in entries
+        ]
+
+        def reset(freeze: Freeze) -> str:
+            try:
+                self.call(
+                    f'resetting the quotas of {freeze.where} of deleted '
+                    f'project {project_id}',
+                    lambda: freeze.api.reset(freeze.conn, project_id),
+                )
+            except CascadeError as exc:
+                return (
+                    f'{exc} (its quota rows are orphans: '
+                    '`openstack orphan list` finds them)'
+                )
+            return ''
+
+        return [note for note in fan_out(reset, resets) if note]
 
 
 def where_in(service_type: str, region: str) -> str:

@@ -26,7 +26,7 @@ from osc_cascade.engine.executor import DONE, Event
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import quota
-from osc_cascade.workflows import drain, drain_record
+from osc_cascade.workflows import drain, drain_record, quota_freeze
 from osc_cascade.workflows.lowering import Lowering
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
@@ -481,14 +481,14 @@ def deleted(cloud, pid, volume):
 
 
 class Lowerings:
-    """``Drain.lower`` counted, and held at a gate when one is set."""
+    """``Freezes.lower`` counted, and held at a gate when one is set."""
 
     def __init__(self, monkeypatch):
         self.calls = 0
         self.done = threading.Semaphore(0)
         self.gate: threading.Event | None = None
         self.entered = threading.Event()
-        real = drain.Drain.lower
+        real = quota_freeze.Freezes.lower
 
         def lower(drainer_, *args):
             self.entered.set()
@@ -500,7 +500,7 @@ class Lowerings:
                 self.calls += 1
                 self.done.release()
 
-        monkeypatch.setattr(drain.Drain, 'lower', lower)
+        monkeypatch.setattr(quota_freeze.Freezes, 'lower', lower)
 
     def wait(self):
         assert self.done.acquire(timeout=5), 'no lowering ran'
@@ -583,7 +583,9 @@ def test_a_lowering_is_never_a_raise_and_never_below_usage(cloud):
     api = quota.BlockStorageQuotaApi()
     # a limit already below the usage is left alone (Cinder would refuse
     # to raise nothing); one above it comes down to it
-    limits, missed = d.lower(pid, REGION, api, {'volumes': 0, 'gigabytes': 9})
+    limits, missed = d.freezes.lower(
+        pid, REGION, api, {'volumes': 0, 'gigabytes': 9}
+    )
     assert limits == {'volumes': 0, 'gigabytes': 4}
     assert missed == {}
     assert cloud.quota_of('cinder', pid)['gigabytes'] == 4
