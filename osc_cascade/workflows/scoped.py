@@ -490,7 +490,7 @@ class ScopedCascade(cascade.ProjectCascade):
             'disabled last, right before it is deleted'
         )
 
-    def _exists(self, project_id: str) -> bool:
+    def exists(self, project_id: str) -> bool:
         # a domain manager reads a deleted project no more than another
         # domain's (403): its domain's list by name says whether it is gone
         assert self.project is not None
