@@ -191,7 +191,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
     def after(self, parsed_args: argparse.Namespace, return_code: int) -> int:
         """After OSC deleted the projects: the settle, then the release
-        of the quotas the drain froze (``ProjectCascade.finish``)."""
+        of the quotas the drain froze (``after_delete.finish``)."""
         finish = getattr(self, '_finish', None)
         if finish is None:
             return return_code
@@ -199,9 +199,11 @@ class ProjectDeleteCascade(hooks.CommandHook):
         if return_code:  # OSC did not delete them: nothing to finish
             workflow.release()
             return return_code
+        from osc_cascade.workflows import after_delete
+
         try:
             with engine_errors(), stoppable(workflow.interrupt):
-                notes = workflow.finish(outcome)
+                notes = after_delete.finish(workflow, outcome)
         except Interrupted as exc:
             exit_interrupted(exc)
         for note in notes:

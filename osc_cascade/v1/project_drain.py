@@ -131,14 +131,14 @@ class DrainProject(ExitStatusHelp, command.Lister):
         )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade.workflows import drain
+        from osc_cascade.workflows import drain_record, soft_delete
 
         with engine_errors():
             workflow = _workflow(self.app, parsed_args, 'drain')
             targets = workflow.resolve(
                 parsed_args.projects, parsed_args.domain
             )
-            records = workflow.soft_delete(targets)
+            records = soft_delete.drain(workflow, targets)
         for note in workflow.notes:
             LOG.warning('note: %s', note)
         return DRAIN_COLUMNS, [
@@ -146,8 +146,8 @@ class DrainProject(ExitStatusHelp, command.Lister):
                 t.id,
                 t.name,
                 r.get('stage', ''),
-                r.get(drain.DRAINED_AT, ''),
-                _user(r.get(drain.DRAINED_BY)),
+                r.get(drain_record.DRAINED_AT, ''),
+                _user(r.get(drain_record.DRAINED_BY)),
             )
             for t, r in zip(targets, records, strict=True)
         ]
@@ -167,16 +167,18 @@ class RestoreProject(ExitStatusHelp, command.Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from osc_cascade.workflows import soft_delete
+
         with engine_errors():
             workflow = _workflow(self.app, parsed_args, 'restore')
             projects = [
                 workflow.projects.resolve(p, parsed_args.domain)
                 for p in parsed_args.projects
             ]
-            targets = workflow.restore_targets(
-                projects, recursive=parsed_args.recursive
+            targets = soft_delete.restore_targets(
+                workflow, projects, recursive=parsed_args.recursive
             )
-            missed = workflow.restore(targets)
+            missed = soft_delete.restore(workflow, targets)
             rows = []
             for t in targets:
                 body = workflow.projects.shown(t.id)
@@ -266,11 +268,11 @@ class SweepProject(ExitStatusHelp, command.Lister):
         )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from osc_cascade.workflows import projects
+        from osc_cascade.workflows import projects, sweep
 
         with engine_errors():
             lister = _workflow(self.app, parsed_args, 'sweep')
-            due, notes = lister.drained(parsed_args.older_than)
+            due, notes = sweep.due(lister, parsed_args.older_than)
         for note in notes:
             LOG.warning('note: %s', note)
         rows, failed = [], 0
@@ -301,7 +303,7 @@ class SweepProject(ExitStatusHelp, command.Lister):
         failure (a skip is not)."""
         from osc_cascade.engine.errors import CascadeError
         from osc_cascade.v1.record import RunRecord
-        from osc_cascade.workflows import actor, cascade, projects
+        from osc_cascade.workflows import actor, projects, sweep
 
         record = RunRecord(parsed_args, 'project sweep')
         workflow = _workflow(
@@ -323,12 +325,12 @@ class SweepProject(ExitStatusHelp, command.Lister):
             )
         try:
             with stoppable(workflow.interrupt):
-                notes = workflow.complete(drained)
+                notes = sweep.complete(workflow, drained)
         except Interrupted as exc:
             rows.append(_row(drained, f'interrupted: {exc}'))
             self.produce_output(parsed_args, SWEEP_COLUMNS, rows)
             exit_interrupted(exc)
-        except (actor.Busy, cascade.Restored, projects.Protected) as exc:
+        except (actor.Busy, sweep.Restored, projects.Protected) as exc:
             return f'skipped: {one_line(exc)}', True
         except CascadeError as exc:
             return f'failed: {one_line(exc)}', False

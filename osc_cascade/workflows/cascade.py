@@ -26,9 +26,14 @@ this module holds the workflow:
 5. discover again and delete what appeared, until nothing is left (a
    bounded number of rounds); only then may the projects be deleted (OSC
    deletes them, after the workflow);
-6. ``finish``, after the projects are gone: with ``settle``, wait out the
-   services' token caches and delete what appeared with the projects' IDs
-   in every region; then reset the frozen quotas, the last thing done.
+6. after the projects are gone (``workflows.after_delete.finish``): with
+   ``settle``, wait out the services' token caches and delete what
+   appeared with the projects' IDs in every region; then reset the frozen
+   quotas, the last thing done.
+
+The drain alone and its reverse (``workflows.soft_delete``) and the sweep
+of drained projects (``workflows.sweep``) run on this class too: its
+checks, its locks, its drain and its cascade.
 
 The quotas are no steps of the plan (``kinds.quota.without_quotas``): a
 reset before the projects are gone would lift the freeze.
@@ -39,7 +44,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 import contextlib
 import dataclasses
-import datetime
 import functools
 import signal
 import threading
@@ -53,10 +57,8 @@ from osc_cascade.engine.errors import CascadeError, Interrupted, PlanError
 from osc_cascade.engine.executor import (
     DONE,
     DRAIN,
-    FAILED,
     INTERRUPTED,
     KEPT,
-    PROJECT,
     ROUND,
     Event,
     Executor,
@@ -66,11 +68,18 @@ from osc_cascade.engine.executor import (
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.reconcile import reconcile, unpreviewed
 from osc_cascade.engine.regions import Regions
-from osc_cascade.engine.resource import ResourceRef, Step, delete, keep
+from osc_cascade.engine.resource import ResourceRef, Step, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds import quota
 from osc_cascade.workflows import actor as actor_mod
 from osc_cascade.workflows import drain as drain_mod
+from osc_cascade.workflows import drain_record
+from osc_cascade.workflows.cascade_messages import (
+    elsewhere_message,
+    kept_message,
+    leftover_message,
+)
+from osc_cascade.workflows.lowering import Lowering
 from osc_cascade.workflows.projects import (
     Projects,
     Protected,
@@ -267,13 +276,17 @@ class ProjectCascade:
 
     def _plan_here(self, targets: Sequence[ResourceRef]) -> Plan:
         refs, notes = self.discovery.run(t.id for t in targets)
-        with _planning():
-            plan = build_plan(
-                Inventory([*refs, *targets]), self.kinds, _projects(targets)
-            )
+        plan = self.build([*refs, *targets], targets)
         plan.notes.extend(notes)
         plan.made_for = self._here()
         return plan
+
+    def build(
+        self, refs: Sequence[ResourceRef], projects: Sequence[ResourceRef]
+    ) -> Plan:
+        """The plan of deleting ``refs``, what ``projects`` own."""
+        with _planning():
+            return build_plan(Inventory(refs), self.kinds, _projects(projects))
 
     def outside(self, plan: Plan) -> list[Step]:
         """The plan's steps on what other regions than ``--region``'s
@@ -347,13 +360,11 @@ class ProjectCascade:
         self, plan: Plan, targets: Sequence[ResourceRef]
     ) -> CascadeOutcome:
         if plan.kept():
-            raise CascadeError(_kept_message(plan.kept(), drained=False))
+            raise CascadeError(kept_message(plan.kept(), drained=False))
         since = self.projects.cloud_time()
         self.drain(targets)
         # Cinder's freezes (at usage) follow the run's deletes down
-        lowering = drain_mod.Lowering(
-            self.drainer, self.records, self.on_event
-        )
+        lowering = Lowering(self.drainer, self.records, self.on_event)
         self.on_event = lowering.notice
         try:
             return self._delete(plan, targets, since)
@@ -385,35 +396,33 @@ class ProjectCascade:
         self._report_dropped(checked.dropped)
         self._refuse_unpreviewed(checked.unpreviewed)
         if checked.plan.kept():
-            raise CascadeError(
-                _kept_message(checked.plan.kept(), drained=True)
-            )
-        self._mark(targets, drain_mod.DELETING)
+            raise CascadeError(kept_message(checked.plan.kept(), drained=True))
+        self._mark(targets, drain_record.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises
         self.runs = runs = []
-        runs.append(self._run(without_projects(checked.plan)))
-        self._check_interrupted()
+        runs.append(self.run_round(without_projects(checked.plan)))
+        self.check_interrupted()
         ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
             leftover = still_to_do(self._plan_here(targets))
-            self._emit(Event(ROUND, None, planned=len(leftover.steps)))
+            self.emit(Event(ROUND, None, planned=len(leftover.steps)))
             self._refuse_unpreviewed(
                 unpreviewed(leftover.steps.values(), ran, since)
             )
             if not leftover.steps:
                 break
-            runs.append(self._run(leftover))
-            self._check_interrupted()
+            runs.append(self.run_round(leftover))
+            self.check_interrupted()
             ran |= set(runs[-1].results)
         else:
             leftover = still_to_do(self._plan_here(targets))
-            self._emit(Event(ROUND, None, planned=len(leftover.steps)))
+            self.emit(Event(ROUND, None, planned=len(leftover.steps)))
             if leftover.steps:
-                raise CascadeError(_leftover_message(leftover, runs))
+                raise CascadeError(leftover_message(leftover, runs))
         remaining = self.elsewhere(targets)
         if remaining:
-            raise CascadeError(_elsewhere_message(remaining))
+            raise CascadeError(elsewhere_message(remaining))
         parents = {t.id for t in targets}
         children = [t for t in targets if t.attrs.get('parent_id') in parents]
         self.projects.delete(children)
@@ -434,7 +443,7 @@ class ProjectCascade:
                 why = f'owner is now {owner}'
             else:
                 why = 'it is no longer listed in its project'
-            self._emit(Event(KEPT, step, f'{why}: kept, not in the run'))
+            self.emit(Event(KEPT, step, f'{why}: kept, not in the run'))
 
     def _refuse_unpreviewed(self, steps: Sequence[Step]) -> None:
         if steps:
@@ -447,7 +456,7 @@ class ProjectCascade:
                 + '. Run the cascade again to see them in its plan.'
             )
 
-    def _emit(self, event: Event) -> None:
+    def emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
 
@@ -461,7 +470,7 @@ class ProjectCascade:
             self.records[target.id] = record
             self.notes.extend(notes)
             step = Step(DRAIN, target)
-            self._emit(
+            self.emit(
                 Event(
                     DRAIN,
                     step,
@@ -473,221 +482,22 @@ class ProjectCascade:
     def drain_summary(self, record: dict[str, Any]) -> str:
         """What the drain did, as its progress line says it."""
         frozen = sum(
-            entry.get('state') == drain_mod.FROZEN
+            entry.get('state') == drain_record.FROZEN
             for entries in record.get('quotas', {}).values()
             for entry in entries.values()
         )
         return f'disabled, {frozen} quota set(s) frozen'
 
-    # -- soft delete, restore, sweep ---------------------------------------
-
-    def soft_delete(
-        self, targets: Sequence[ResourceRef]
-    ) -> list[dict[str, Any]]:
-        """Stage 1 only (``project drain``): the drain of each project,
-        leaves first, under the projects' locks; the projects stay
-        drained. The records."""
-        self.hold(targets)
-        try:
-            self.drain(targets)
-        finally:
-            self.release()
-        return [self.records[t.id] for t in targets]
-
-    def restore_targets(
-        self, projects: Sequence[Any], *, recursive: bool = False
-    ) -> list[ResourceRef]:
-        """The projects to restore: each must have a drain record; with
-        ``recursive``, the drained projects of their subtrees too."""
-        refs: dict[str, ResourceRef] = {}
-        for project in projects:
-            label = f'{project.name} ({project.id})'
-            if is_protected(project):
-                raise Protected(protected_message(label, project.id))
-            if self.drainer.record_of(project.id) is None:
-                raise CascadeError(
-                    f'Project {label} has no drain record '
-                    f'({drain_mod.RECORD}): nothing to restore.'
-                )
-            refs[project.id] = project_ref(project)
-            for child in self.projects.subtree(project) if recursive else ():
-                if self.drainer.record_of(child.id) is None:
-                    continue
-                if is_protected(child):
-                    raise Protected(
-                        protected_message(
-                            f'{child.name} ({child.id})', child.id
-                        )
-                    )
-                refs[child.id] = project_ref(child)
-        return list(refs.values())
-
-    def restore(self, targets: Sequence[ResourceRef]) -> list[str]:
-        """Reverse each project's drain record, parents first (Keystone
-        refuses to enable a project under a disabled parent), under the
-        projects' locks. What did not come back, one line each (what
-        there is to say besides is in ``notes``)."""
-        self.hold(targets)
-        notes = []
-        try:
-            for target in reversed(leaves_first(targets)):
-                label = f'{target.name} ({target.id})'
-                record = self.drainer.record_of(target.id) or {}
-                stage = str(record.get('stage') or '')
-                if stage not in ('', drain_mod.DRAINING, drain_mod.DRAINED):
-                    self.notes.append(
-                        f'project {label} was at {stage!r}: what the '
-                        'cascade deleted stays deleted'
-                    )
-                notes.extend(
-                    f'project {label}: {n}'
-                    for n in self.drainer.restore(target.id)
-                )
-        finally:
-            self.release()
-        return notes
-
-    def drained(
-        self, older_than: float
-    ) -> tuple[list[drain_mod.Drained], list[str]]:
-        """The projects drained longer ago than ``older_than`` seconds
-        (by Keystone's clock), oldest first, and notes."""
-        now = self.projects.cloud_time()
-        found, notes = self.projects._call(
-            'listing the drained projects',
-            lambda: drain_mod.drained_projects(self.conn),
-        )
-        cutoff = now - datetime.timedelta(seconds=older_than)
-        return [
-            d for d in found if d.drained_at and d.drained_at <= cutoff
-        ], notes
-
-    def complete(self, drained: drain_mod.Drained) -> list[str]:
-        """The sweep's cascade of one drained project: refused if
-        protected (or otherwise not deletable), skipped (``Busy``) if
-        another actor holds it or (``Restored``) if it was restored since
-        it was listed; else planned, drained again (the record continues),
-        emptied, deleted, settled and its quotas released, as ``project
-        delete --cascade`` does. Notes."""
-        project = self.projects.resolve(drained.id)
-        targets = self.targets([project])
-        self.hold(targets)
-        try:
-            record = self.drainer.record_of(drained.id)
-            if record is None or record.get(
-                drain_mod.DRAINED_AT
-            ) != drained.record.get(drain_mod.DRAINED_AT):
-                raise Restored(
-                    f'Project {drained.label} was restored (or drained '
-                    'again) since it was listed: skipped.'
-                )
-            plan = self.plan(targets)
-            self.notes.extend(plan.notes)
-            outcome = self.execute(plan, targets)
-            self.projects.delete(outcome.empty_projects)
-        except BaseException:
-            self.release()
-            raise
-        self.finish(outcome)
-        return list(self.notes)
-
-    # -- after the projects are deleted ------------------------------------
-
-    def finish(self, outcome: CascadeOutcome) -> list[str]:
-        """After OSC deleted the emptied projects: with ``settle``, wait,
-        then delete what appeared with their IDs (``settle``); then reset
-        the quotas the drain froze. What there is to say, one line each.
-        The projects' locks are released at the end."""
-        try:
-            return self._finish(outcome)
-        finally:
-            self.release()
-
-    def _finish(self, outcome: CascadeOutcome) -> list[str]:
-        notes = []
-        gone = []
-        for project in outcome.empty_projects + outcome.deleted_children:
-            step = delete(project)
-            if self._exists(project.id):
-                notes.append(
-                    f'project {project.name} ({project.id}) still exists: '
-                    'its quotas stay frozen'
-                )
-                self._emit(
-                    Event(
-                        PROJECT,
-                        step,
-                        'still exists: its quotas stay frozen',
-                        StepResult(step, FAILED),
-                    )
-                )
-            else:
-                gone.append(project)
-                self._emit(Event(PROJECT, step, '', StepResult(step, DONE)))
-        if gone and self.options.settle > 0:
-            notes.extend(self.settle(gone))
-        for project in gone:
-            notes.extend(
-                self.drainer.release_quotas(
-                    project.id, self.records.get(project.id) or {}
-                )
-            )
-        self.notes.extend(notes)
-        return notes
-
-    def _exists(self, project_id: str) -> bool:
+    def exists(self, project_id: str) -> bool:
+        """Whether the project is still there (``after_delete.finish``
+        asks, after OSC deleted it)."""
         return (
-            self.projects._call(
+            self.projects.retried(
                 f'reading project {project_id}',
                 lambda: keystone.project_body(self.conn, project_id),
             )
             is not None
         )
-
-    def settle(self, gone: Sequence[ResourceRef]) -> list[str]:
-        """Wait ``settle`` seconds (a token a service validated before the
-        drain stays valid there for its token cache time), then discover
-        by the deleted projects' IDs in every region of the catalog and
-        delete what appeared, in rounds, until nothing is left."""
-        started = self.clock.now()
-        self.clock.pause(self.options.settle, self._stop)
-        self._check_interrupted()
-        ids = [p.id for p in gone]
-        deleted = 0
-        for done in range(self.options.verify_rounds + 1):
-            refs, _notes = self.discovery.run(ids, among=self.regions.catalog)
-            with _planning():
-                found = build_plan(
-                    Inventory(refs), self.kinds, _projects(gone)
-                )
-            if found.kept():
-                raise CascadeError(
-                    'After the settle, the deleted projects own resources '
-                    'that the cascade keeps: '
-                    + '; '.join(s.describe() for s in found.kept())
-                    + '. Their quotas stay frozen; `openstack orphan list` '
-                    'finds them.'
-                )
-            todo = still_to_do(found)
-            if not todo.steps:
-                break
-            if done == self.options.verify_rounds:
-                raise CascadeError(
-                    'After the settle, the deleted projects still own '
-                    + _leftover_message(todo, self.runs).split(': ', 1)[1]
-                    + '. Their quotas stay frozen; `openstack orphan list` '
-                    'finds them.'
-                )
-            self.runs.append(self._run(todo))
-            self._check_interrupted()
-            deleted += sum(
-                r.outcome == DONE for r in self.runs[-1].results.values()
-            )
-        self.phases['settle'] = self.clock.now() - started
-        return [
-            f'settle: {deleted} resource(s) appeared after the delete and '
-            'were deleted'
-        ]
 
     def interrupt(self, signum: int) -> None:
         """Stop (from a signal handler): the round under way starts nothing
@@ -698,7 +508,12 @@ class ProjectCascade:
         if self._executor is not None:
             self._executor.stop()
 
-    def _check_interrupted(self) -> None:
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds``, less if interrupted; raise if it was."""
+        self.clock.pause(seconds, self._stop)
+        self.check_interrupted()
+
+    def check_interrupted(self) -> None:
         if self._interrupted is None:
             return
         done = sum(
@@ -719,8 +534,8 @@ class ProjectCascade:
             self._interrupted,
         )
 
-    def _run(self, plan: Plan) -> RunResult:
-        self._check_interrupted()
+    def run_round(self, plan: Plan) -> RunResult:
+        self.check_interrupted()
         executor = self._executor = Executor(
             self.conn,
             self.kinds,
@@ -753,10 +568,6 @@ class ProjectCascade:
         )
 
 
-class Restored(CascadeError):
-    """A drained project the sweep listed has been restored since."""
-
-
 def without_projects(plan: Plan) -> Plan:
     """The plan minus the project deletions, which wait for verification."""
     return plan.subplan(lambda s: s.target.kind != kinds_mod.PROJECT_KIND)
@@ -782,52 +593,3 @@ def _planning() -> Iterator[None]:
 
 def _projects(targets: Sequence[ResourceRef]) -> list[dict[str, str]]:
     return [{'id': t.id, 'name': t.name} for t in targets]
-
-
-def _kept_message(kept: Sequence[Step], *, drained: bool) -> str:
-    done = (
-        'The projects stay drained (disabled)'
-        if drained
-        else 'Nothing was changed'
-    )
-    return (
-        f'{done}: they own resources that the cascade keeps, and a project '
-        'is never deleted while it still owns something: '
-        + '; '.join(s.describe() for s in kept)
-        + (
-            '. Pass --delete-shared to delete what others may use too.'
-            if any(s.params.get('shared') for s in kept)
-            else '.'
-        )
-    )
-
-
-def _elsewhere_message(remaining: Sequence[ResourceRef]) -> str:
-    by_region: dict[str, list[str]] = {}
-    for ref in remaining:
-        by_region.setdefault(ref.region, []).append(ref.label())
-    return (
-        'The projects were not deleted and stay drained (disabled): '
-        + '; '.join(
-            f'{region} still holds {len(labels)} resource(s): '
-            + ', '.join(sorted(labels))
-            for region, labels in sorted(by_region.items())
-        )
-        + '. Cascade those regions too (--region, or no --region for all).'
-    )
-
-
-def _leftover_message(leftover: Plan, runs: Sequence[RunResult]) -> str:
-    errors = {}
-    for run in runs:
-        for result in run.results.values():
-            if result.error:
-                errors[result.step.target.key] = result.error
-    items = []
-    for step in leftover.steps.values():
-        why = errors.get(step.target.key)
-        items.append(step.target.label() + (f' ({why})' if why else ''))
-    return (
-        'The projects were not deleted: they still own '
-        f'{len(items)} resource(s): ' + '; '.join(sorted(items))
-    )

@@ -48,9 +48,6 @@ class Projects:
             what, call, retry=self.retry, clock=self.clock, needs=NEEDS
         )
 
-    #: the name workflows.cascade still calls it by (until its split)
-    _call = retried
-
     def resolve(self, name_or_id: str, domain: str | None = None) -> Any:
         """A project by ID or by name (in ``domain`` if given); an
         ambiguous name lists the candidates."""

@@ -53,7 +53,7 @@ from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import quota
-from osc_cascade.workflows import assignments, cascade
+from osc_cascade.workflows import assignments, cascade, drain_record
 from osc_cascade.workflows import drain as drain_mod
 from osc_cascade.workflows.projects import (
     Protected,
@@ -148,7 +148,7 @@ class ScopedDrain(drain_mod.Drain):
         record['scoped'] = True
         mine = self.conn.current_user_id
         removed = record.setdefault(assignments.ASSIGNMENTS, [])
-        present = self._call(
+        present = self._retried_api_call(
             f'listing the role assignments on project {project_id}',
             lambda: assignments.on_project(self.conn, project_id),
         )
@@ -160,7 +160,7 @@ class ScopedDrain(drain_mod.Drain):
                 removed.append(assignment)
                 self._write(project_id, record)  # the intent first
             try:
-                self._call(
+                self._retried_api_call(
                     'removing the role assignment '
                     f'{assignments.label(assignment)} on project {project_id}',
                     lambda a=assignment: keystone.revoke(
@@ -176,7 +176,7 @@ class ScopedDrain(drain_mod.Drain):
                 'role assignments the caller may not remove stay on the '
                 'project: ' + '; '.join(kept)
             )
-        others = self._call(
+        others = self._retried_api_call(
             f'listing the users with a role on project {project_id}',
             lambda: assignments.effective_users(self.conn, project_id),
         ) - {mine}
@@ -489,7 +489,7 @@ class ScopedCascade(cascade.ProjectCascade):
             'disabled last, right before it is deleted'
         )
 
-    def _exists(self, project_id: str) -> bool:
+    def exists(self, project_id: str) -> bool:
         # a domain manager reads a deleted project no more than another
         # domain's (403): its domain's list by name says whether it is gone
         assert self.project is not None
@@ -525,7 +525,7 @@ class ScopedCascade(cascade.ProjectCascade):
         token for it can be had from now on (the scoped one is done)."""
         for project in projects:
             record = self.records.get(project.id) or {}
-            self.drainer.mark(project.id, drain_mod.DELETING, record)
+            self.drainer.mark(project.id, drain_record.DELETING, record)
         self.projects.disable(projects)
 
 

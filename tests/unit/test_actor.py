@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import pytest
 
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.workflows import actor, drain
+from osc_cascade.workflows import actor, after_delete, drain_record
 from tests.unit import scenarios
 from tests.unit.fakes.run import cascade_for
 
@@ -198,7 +198,7 @@ def test_the_cascade_is_refused_while_another_actor_holds_the_project(
     # nothing changed: not drained, not disabled
     project = services.get('projects', pid)
     assert project['enabled'] is True
-    assert not project.get(drain.RECORD)
+    assert not project.get(drain_record.RECORD)
     other.release()
 
 
@@ -210,7 +210,7 @@ def test_the_cascade_holds_the_lock_until_finish(services, url, backend):
     with pytest.raises(actor.Busy):
         actor.Actor(url).hold(pid)
     pc.conn.identity.delete_project(pid)
-    pc.finish(outcome)
+    after_delete.finish(pc, outcome)
     actor.Actor(url).hold(pid)  # released
 
 

@@ -20,7 +20,7 @@ from osc_cascade.engine.executor import DONE
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import RetryPolicy
-from osc_cascade.workflows import cascade
+from osc_cascade.workflows import cascade, cascade_messages
 from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from osc_cascade.workflows.projects import Projects, leaves_first
 from tests.unit import scenarios
@@ -429,9 +429,9 @@ def test_the_refusal_suggests_delete_shared_only_where_it_would_help():
     public = resource.keep(
         ResourceRef('workflow.workflow', 'w'), 'public', shared=True
     )
-    assert '--delete-shared' not in cascade._kept_message(
+    assert '--delete-shared' not in cascade_messages.kept_message(
         [lent], drained=False
     )
-    assert 'Pass --delete-shared' in cascade._kept_message(
+    assert 'Pass --delete-shared' in cascade_messages.kept_message(
         [lent, public], drained=True
     )

@@ -32,7 +32,8 @@ from osc_cascade.kinds.quota.load_balancer import (
     LoadBalancerQuotaApi,
 )
 from osc_cascade.kinds.quota.network import NetworkQuotaApi
-from osc_cascade.workflows import drain
+from osc_cascade.workflows import drain, drain_record, quota_freeze
+from osc_cascade.workflows.lowering import Lowering
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
@@ -82,7 +83,9 @@ def drainer(cloud, regions=None):
 
 def stored(cloud, pid):
     project = cloud.get('projects', pid)
-    return json.loads(project[drain.RECORD]), project[drain.STATE]
+    return json.loads(project[drain_record.RECORD]), project[
+        drain_record.STATE
+    ]
 
 
 def test_the_drain_disables_freezes_and_records(cloud, project):
@@ -90,12 +93,12 @@ def test_the_drain_disables_freezes_and_records(cloud, project):
 
     assert notes == []
     assert cloud.get('projects', project)['enabled'] is False
-    assert stored(cloud, project) == (record, drain.DRAINED)
+    assert stored(cloud, project) == (record, drain_record.DRAINED)
     assert record['enabled'] is True
     assert record['started_at'] == '2026-01-01T00:00:00+00:00'
     assert record['started_by']['user_id']
     quotas = record['quotas'][REGION]
-    assert {e['state'] for e in quotas.values()} == {drain.FROZEN}
+    assert {e['state'] for e in quotas.values()} == {drain_record.FROZEN}
     # what each service had of its own before
     assert quotas['compute']['before'] == OWN['nova']
     assert quotas['network']['before'] == OWN['neutron']
@@ -169,7 +172,9 @@ def test_a_freeze_is_made_only_once_its_intent_is_stored(
     assert set(seen) == {a.service_type for a in quota.QUOTA_APIS} - {
         'identity'
     }
-    assert set(seen.values()) == {(drain.INTENT, True, drain.DRAINING, False)}
+    assert set(seen.values()) == {
+        (drain_record.INTENT, True, drain_record.DRAINING, False)
+    }
 
 
 def test_a_crash_after_an_intent_leaves_a_record_a_later_run_continues(
@@ -182,11 +187,11 @@ def test_a_crash_after_an_intent_leaves_a_record_a_later_run_continues(
     with pytest.raises(SystemExit):
         drainer(cloud).drain(project)
     record, state = stored(cloud, project)
-    assert state == drain.DRAINING
+    assert state == drain_record.DRAINING
     assert record['quotas'][REGION]['network'] == {
         'before': OWN['neutron'],
         'frozen': dict.fromkeys(quota_keys(cloud, project), 0),
-        'state': drain.INTENT,
+        'state': drain_record.INTENT,
     }
     assert cloud.get('projects', project)['enabled'] is False
 
@@ -212,8 +217,8 @@ def test_the_restore_reverses_exactly_what_the_record_says(cloud, project):
     assert d.restore(project) == []
 
     assert cloud.get('projects', project)['enabled'] is True
-    assert cloud.get('projects', project)[drain.RECORD] is None
-    assert cloud.get('projects', project)[drain.STATE] is None
+    assert cloud.get('projects', project)[drain_record.RECORD] is None
+    assert cloud.get('projects', project)[drain_record.STATE] is None
     assert d.record_of(project) is None
     for service, values in OWN.items():
         assert cloud.quota_of(service, project) == values, service
@@ -258,7 +263,10 @@ def test_a_refused_freeze_is_a_note_and_the_drain_goes_on(cloud, project):
     assert note.startswith(
         'quotas of load-balancer in RegionOne not frozen: freezing'
     )
-    assert record['quotas'][REGION]['load-balancer']['state'] == drain.FAILED
+    assert (
+        record['quotas'][REGION]['load-balancer']['state']
+        == drain_record.FAILED
+    )
     assert cloud.quota_of('magnum', project) == {'Cluster': 0}
 
 
@@ -289,7 +297,7 @@ def test_a_neutron_refusal_other_than_force_is_a_note(cloud, project):
     cloud.faults.append(('PUT', r'/v2\.0/quotas/', 400))
     record, [note] = drainer(cloud).drain(project)
     assert note.startswith('quotas of network in RegionOne not frozen')
-    assert record['quotas'][REGION]['network']['state'] == drain.FAILED
+    assert record['quotas'][REGION]['network']['state'] == drain_record.FAILED
 
 
 def test_an_old_neutron_without_force_is_frozen_all_the_same(cloud, project):
@@ -387,7 +395,7 @@ def test_unified_limits_are_frozen_and_restored(cloud, project):
     assert notes == []
     entry = record['quotas'][REGION]['identity']
     assert entry['before'] == {f'nova:{REGION}:servers': 20}
-    assert entry['state'] == drain.FROZEN
+    assert entry['state'] == drain_record.FROZEN
     # the project's own limit lowered, one for the other registered made
     assert project_limits(cloud, project) == {
         f'nova:{REGION}:servers': 0,
@@ -415,17 +423,17 @@ def test_a_keystone_without_unified_limits_has_nothing_to_freeze(
 
 
 def test_a_record_that_is_not_json_is_refused(cloud, project):
-    cloud.get('projects', project)[drain.RECORD] = '{broken'
+    cloud.get('projects', project)[drain_record.RECORD] = '{broken'
     with pytest.raises(CascadeError, match='is not JSON'):
         drainer(cloud).record_of(project)
-    cloud.get('projects', project)[drain.RECORD] = '[1]'
+    cloud.get('projects', project)[drain_record.RECORD] = '[1]'
     assert drainer(cloud).record_of(project) is None
 
 
 def test_the_stage_is_marked_on_the_project(cloud, project):
     d = drainer(cloud)
-    d.mark(project, drain.DELETING)  # no record: nothing to mark
-    assert drain.STATE not in cloud.get('projects', project)
+    d.mark(project, drain_record.DELETING)  # no record: nothing to mark
+    assert drain_record.STATE not in cloud.get('projects', project)
     d.drain(project)
     d.mark(project, 'failed at deleting: boom')
     record, state = stored(cloud, project)
@@ -479,14 +487,14 @@ def deleted(cloud, pid, volume):
 
 
 class Lowerings:
-    """``Drain.lower`` counted, and held at a gate when one is set."""
+    """``Freezes.lower`` counted, and held at a gate when one is set."""
 
     def __init__(self, monkeypatch):
         self.calls = 0
         self.done = threading.Semaphore(0)
         self.gate: threading.Event | None = None
         self.entered = threading.Event()
-        real = drain.Drain.lower
+        real = quota_freeze.Freezes.lower
 
         def lower(drainer_, *args):
             self.entered.set()
@@ -498,7 +506,7 @@ class Lowerings:
                 self.calls += 1
                 self.done.release()
 
-        monkeypatch.setattr(drain.Drain, 'lower', lower)
+        monkeypatch.setattr(quota_freeze.Freezes, 'lower', lower)
 
     def wait(self):
         assert self.done.acquire(timeout=5), 'no lowering ran'
@@ -512,7 +520,7 @@ def test_cinders_freeze_follows_each_delete_down_to_zero(cloud, monkeypatch):
     assert cloud.quota_of('cinder', pid)['volumes'] == 2
     lowerings = Lowerings(monkeypatch)
     forwarded = []
-    lowering = drain.Lowering(d, {pid: record}, forwarded.append)
+    lowering = Lowering(d, {pid: record}, forwarded.append)
 
     lowering.notice(deleted(cloud, pid, one))
     lowerings.wait()
@@ -537,7 +545,7 @@ def test_deletes_done_during_a_lowering_share_the_next_one(cloud, monkeypatch):
     record, _ = d.drain(pid)
     lowerings = Lowerings(monkeypatch)
     lowerings.gate = threading.Event()
-    lowering = drain.Lowering(d, {pid: record})
+    lowering = Lowering(d, {pid: record})
 
     lowering.notice(deleted(cloud, pid, volumes[0]))
     assert lowerings.entered.wait(5)
@@ -561,7 +569,7 @@ def test_what_cinder_still_counts_stays_frozen_and_is_a_note(
     scenarios.volume(cloud, pid, 'stays', size=3)
     d = drainer(cloud)
     record, _ = d.drain(pid)
-    lowering = drain.Lowering(d, {pid: record})
+    lowering = Lowering(d, {pid: record})
     lowering.notice(deleted(cloud, pid, gone))
     [note] = lowering.close()
     assert cloud.quota_of('cinder', pid)['volumes'] == 1
@@ -581,7 +589,9 @@ def test_a_lowering_is_never_a_raise_and_never_below_usage(cloud):
     api = BlockStorageQuotaApi()
     # a limit already below the usage is left alone (Cinder would refuse
     # to raise nothing); one above it comes down to it
-    limits, missed = d.lower(pid, REGION, api, {'volumes': 0, 'gigabytes': 9})
+    limits, missed = d.freezes.lower(
+        pid, REGION, api, {'volumes': 0, 'gigabytes': 9}
+    )
     assert limits == {'volumes': 0, 'gigabytes': 4}
     assert missed == {}
     assert cloud.quota_of('cinder', pid)['gigabytes'] == 4
@@ -593,7 +603,7 @@ def test_other_events_lower_nothing(cloud, monkeypatch):
     d = drainer(cloud)
     record, _ = d.drain(pid)
     lowerings = Lowerings(monkeypatch)
-    lowering = drain.Lowering(d, {pid: record})
+    lowering = Lowering(d, {pid: record})
     network = ResourceRef(
         kind='network.network', id='n', project_id=pid, region=REGION
     )

@@ -12,7 +12,7 @@
 
 """The drain in the cascade: quotas frozen by the drain and not in the
 plan, the stage on the project, and after the project is gone the settle
-and the release of the quotas (``ProjectCascade.finish``), also through
+and the release of the quotas (``after_delete.finish``), also through
 ``project delete --cascade --settle``."""
 
 import json
@@ -21,7 +21,7 @@ import signal
 import pytest
 
 from osc_cascade.engine.errors import CascadeError, Interrupted
-from osc_cascade.workflows import drain
+from osc_cascade.workflows import after_delete, drain, drain_record
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.run import cascade_for
@@ -51,7 +51,7 @@ def run(cloud, pid, **options):
 
 
 def stage(cloud, pid):
-    return cloud.get('projects', pid)[drain.STATE]
+    return cloud.get('projects', pid)[drain_record.STATE]
 
 
 def test_quotas_are_no_steps_of_the_plan(cloud, pid):
@@ -63,15 +63,15 @@ def test_the_cascade_freezes_and_the_finish_releases(cloud, pid):
     pc, targets, plan = cascade_for(cloud, pid)
     outcome = pc.execute(plan, targets)
     # the project is empty and drained, its quotas frozen until it goes
-    assert stage(cloud, pid) == drain.DELETING
-    record = json.loads(cloud.get('projects', pid)[drain.RECORD])
+    assert stage(cloud, pid) == drain_record.DELETING
+    record = json.loads(cloud.get('projects', pid)[drain_record.RECORD])
     assert record['quotas']['RegionOne']['compute']['before'] == {
         'instances': 50
     }
     assert cloud.quota_of('nova', pid)['instances'] == 0
     pc.conn.identity.delete_project(pid)
 
-    assert pc.finish(outcome) == []
+    assert after_delete.finish(pc, outcome) == []
 
     assert not cloud.has_quota('nova', pid)
     assert not cloud.has_quota('neutron', pid)
@@ -83,7 +83,7 @@ def test_the_cascade_freezes_and_the_finish_releases(cloud, pid):
 def test_a_project_that_still_exists_keeps_its_quotas_frozen(cloud, pid):
     pc, targets, plan = cascade_for(cloud, pid)
     outcome = pc.execute(plan, targets)
-    [note] = pc.finish(outcome)
+    [note] = after_delete.finish(pc, outcome)
     assert note == f'project A ({pid}) still exists: its quotas stay frozen'
     assert cloud.quota_of('nova', pid)['instances'] == 0
 
@@ -116,7 +116,7 @@ def test_the_settle_waits_then_deletes_what_appeared(cloud, pid):
     # created with a token Neutron still had in its cache
     late, _subnet = scenarios.network(cloud, pid, name='late')
 
-    [note] = pc.finish(outcome)
+    [note] = after_delete.finish(pc, outcome)
 
     assert 300 in pc.clock.sleeps
     assert not cloud.exists('networks', late['id'])
@@ -130,14 +130,14 @@ def test_the_settle_waits_then_deletes_what_appeared(cloud, pid):
 def test_without_settle_nothing_is_looked_for(cloud, pid):
     pc, outcome = run(cloud, pid)
     late, _subnet = scenarios.network(cloud, pid, name='late')
-    assert pc.finish(outcome) == []
+    assert after_delete.finish(pc, outcome) == []
     assert cloud.exists('networks', late['id'])
     assert 300 not in pc.clock.sleeps
 
 
 def test_a_settle_with_nothing_new_only_releases(cloud, pid):
     pc, outcome = run(cloud, pid, settle=60)
-    assert pc.finish(outcome) == [
+    assert after_delete.finish(pc, outcome) == [
         'settle: 0 resource(s) appeared after the delete and were deleted'
     ]
     assert not cloud.has_quota('nova', pid)
@@ -148,7 +148,7 @@ def test_what_the_settle_cannot_delete_keeps_the_quotas(cloud, pid):
     scenarios.network(cloud, pid, name='late')
     cloud.forbidden.add(r'/v2\.0/networks/')
     with pytest.raises(CascadeError, match='still own'):
-        pc.finish(outcome)
+        after_delete.finish(pc, outcome)
     assert cloud.quota_of('nova', pid)['instances'] == 0
 
 
@@ -156,7 +156,7 @@ def test_what_the_settle_keeps_keeps_the_quotas(cloud, pid):
     pc, outcome = run(cloud, pid, settle=60)
     scenarios.image(cloud, pid, 'public-one', visibility='public')
     with pytest.raises(CascadeError, match='that the cascade keeps'):
-        pc.finish(outcome)
+        after_delete.finish(pc, outcome)
     assert cloud.quota_of('nova', pid)['instances'] == 0
 
 
@@ -164,7 +164,7 @@ def test_a_signal_during_the_settle_stops_it(cloud, pid):
     pc, outcome = run(cloud, pid, settle=300)
     pc.interrupt(signal.SIGINT)
     with pytest.raises(Interrupted):
-        pc.finish(outcome)
+        after_delete.finish(pc, outcome)
     assert 300 not in pc.clock.sleeps
     assert cloud.quota_of('nova', pid)['instances'] == 0
 
@@ -197,7 +197,7 @@ def test_cinders_freeze_is_zero_once_the_cascade_deleted_the_volumes(cloud):
 
     # the drain froze Cinder at usage (as the record on the project
     # says); the deletes brought it to 0
-    record = json.loads(cloud.get('projects', pid)[drain.RECORD])
+    record = json.loads(cloud.get('projects', pid)[drain_record.RECORD])
     at_drain = record['quotas']['RegionOne']['block-storage']['frozen']
     assert at_drain == {
         'volumes': 2,

@@ -22,7 +22,7 @@ import pytest
 from osc_cascade.api import keystone
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.regions import Regions
-from osc_cascade.workflows import drain
+from osc_cascade.workflows import drain, drain_record
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
@@ -49,12 +49,12 @@ def drainer(cloud, now):
 def test_drained_at_is_the_first_completed_drain(cloud):
     pid = scenarios.project(cloud, 'A')['id']
     record, _ = drainer(cloud, '2026-01-01T00:00:00+00:00').drain(pid)
-    assert record[drain.DRAINED_AT] == '2026-01-01T00:00:00+00:00'
-    assert record[drain.DRAINED_BY]['user_id']
+    assert record[drain_record.DRAINED_AT] == '2026-01-01T00:00:00+00:00'
+    assert record[drain_record.DRAINED_BY]['user_id']
     # a later run (the sweep's cascade) continues the record: the age
     # still counts from the first drain
     again, _ = drainer(cloud, '2026-02-01T00:00:00+00:00').drain(pid)
-    assert again[drain.DRAINED_AT] == '2026-01-01T00:00:00+00:00'
+    assert again[drain_record.DRAINED_AT] == '2026-01-01T00:00:00+00:00'
     assert again['started_at'] == '2026-01-01T00:00:00+00:00'
 
 
@@ -64,13 +64,13 @@ def test_the_drained_projects_oldest_first(cloud):
     scenarios.project(cloud, 'C')  # never drained
     drainer(cloud, '2026-03-01T00:00:00Z').drain(a)
     drainer(cloud, '2026-01-01T00:00:00Z').drain(b)
-    found, notes = drain.drained_projects(cloud.connection())
+    found, notes = drain_record.drained_projects(cloud.connection())
     assert notes == []
     assert [d.id for d in found] == [b, a]
     assert found[0].drained_at == datetime.datetime(
         2026, 1, 1, tzinfo=datetime.UTC
     )
-    assert found[0].stage == drain.DRAINED
+    assert found[0].stage == drain_record.DRAINED
     assert found[0].drained_by
 
 
@@ -78,13 +78,13 @@ def test_a_record_without_drained_at_counts_from_its_start(cloud):
     pid = scenarios.project(cloud, 'A')['id']
     cloud.get('projects', pid).update(
         {
-            drain.RECORD: json.dumps(
+            drain_record.RECORD: json.dumps(
                 {'started_at': '2020-01-01T00:00:00Z', 'stage': 'draining'}
             ),
             'enabled': False,
         }
     )
-    [found], _ = drain.drained_projects(cloud.connection())
+    [found], _ = drain_record.drained_projects(cloud.connection())
     assert found.drained_at.year == 2020
 
 
@@ -92,10 +92,10 @@ def test_a_record_on_a_project_the_drain_never_disabled_is_not_listed(cloud):
     # a run killed between its first write and the disable: the project
     # was never drained (it can still create)
     pid = scenarios.project(cloud, 'A')['id']
-    cloud.get('projects', pid)[drain.RECORD] = json.dumps(
+    cloud.get('projects', pid)[drain_record.RECORD] = json.dumps(
         {'started_at': '2020-01-01T00:00:00Z', 'stage': 'draining'}
     )
-    assert drain.drained_projects(cloud.connection()) == ([], [])
+    assert drain_record.drained_projects(cloud.connection()) == ([], [])
 
 
 def test_only_the_disabled_projects_are_listed_under_a_list_limit(cloud):
@@ -110,7 +110,7 @@ def test_only_the_disabled_projects_are_listed_under_a_list_limit(cloud):
     cloud.list_limits['projects'] = 3
     cloud.list_limits['domains'] = 2
     drainer(cloud, '2026-01-01T00:00:00Z').drain(drained)
-    found, notes = drain.drained_projects(cloud.connection())
+    found, notes = drain_record.drained_projects(cloud.connection())
     assert notes == []
     assert [d.id for d in found] == [drained]
 
@@ -118,9 +118,9 @@ def test_only_the_disabled_projects_are_listed_under_a_list_limit(cloud):
 def test_a_record_that_is_not_json_is_a_note(cloud):
     pid = scenarios.project(cloud, 'A')['id']
     cloud.get('projects', pid).update(
-        {drain.RECORD: '{not json', 'enabled': False}
+        {drain_record.RECORD: '{not json', 'enabled': False}
     )
-    found, notes = drain.drained_projects(cloud.connection())
+    found, notes = drain_record.drained_projects(cloud.connection())
     assert found == []
     assert 'is not a JSON object: left alone' in notes[0]
 
@@ -132,11 +132,11 @@ def test_a_truncated_list_is_listed_again_per_domain(cloud):
     cloud.list_limits['projects'] = 1
     # per domain, still cut: refused rather than a partial sweep
     with pytest.raises(CascadeError, match="list_limit"):
-        drain.drained_projects(cloud.connection())
+        drain_record.drained_projects(cloud.connection())
     cloud.list_limits['projects'] = 3
     scenarios.project(cloud, 'B', domain_id='other')
     cloud.add('domains', id='other', name='Other')
-    found, _ = drain.drained_projects(cloud.connection())
+    found, _ = drain_record.drained_projects(cloud.connection())
     assert [d.id for d in found] == [pid]
 
 
@@ -151,11 +151,11 @@ def test_a_keystone_that_pages_gives_every_drained_project(cloud):
     cloud.list_limits['projects'] = 2
     cloud.list_limits['domains'] = 1
     cloud.pages.add('projects')
-    found, _ = drain.drained_projects(cloud.connection())
+    found, _ = drain_record.drained_projects(cloud.connection())
     assert sorted(d.id for d in found) == sorted(drained)
     # a page asked for is capped (max_db_limit): the marker goes on
     cloud.max_db_limit = 2
-    found, _ = drain.drained_projects(cloud.connection())
+    found, _ = drain_record.drained_projects(cloud.connection())
     assert sorted(d.id for d in found) == sorted(drained)
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
+from osc_cascade.workflows import after_delete
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ENDPOINTS_WITH_HEAT, ServicesCloud
@@ -69,13 +70,13 @@ def test_the_projects_barbican_quota_is_reset(cloud):
     cloud.set_quota('barbican', b, secrets=5)
     pc, targets, plan = cascade_for(cloud, a)
     # quotas are no steps: frozen by the drain, reset once the project is
-    # gone (ProjectCascade.finish)
+    # gone (after_delete.finish)
     assert step_id('delete', 'quota.key_manager', a) not in plan.steps
 
     outcome = pc.execute(plan, targets)
     assert cloud.quota_of('barbican', a)['secrets'] == 0
     pc.conn.identity.delete_project(a)
-    assert pc.finish(outcome) == []
+    assert after_delete.finish(pc, outcome) == []
 
     assert not cloud.has_quota('barbican', a)
     assert cloud.quota_of('barbican', b) == {'secrets': 5}

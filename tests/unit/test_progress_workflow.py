@@ -18,6 +18,7 @@ import io
 import json
 
 from osc_cascade.v1.progress import Progress
+from osc_cascade.workflows import after_delete
 from osc_cascade.workflows.cascade import without_projects
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
@@ -35,7 +36,7 @@ def cascade_with_progress(cloud, pid, fmt):
     progress.add_total(len(without_projects(plan).steps))
     outcome = pc.execute(plan, targets)
     pc.conn.identity.delete_project(pid)
-    pc.finish(outcome)
+    after_delete.finish(pc, outcome)
     return out.getvalue().splitlines()
 
 
@@ -139,7 +140,7 @@ def test_a_project_that_is_still_there_is_a_failed_project_event():
         pc, targets, plan = cascade_for(cloud, pid)
         pc.on_event = progress
         outcome = pc.execute(plan, targets)
-        pc.finish(outcome)  # OSC did not delete it
+        after_delete.finish(pc, outcome)  # OSC did not delete it
     assert out.getvalue().splitlines()[-1] == (
         f'project: delete identity.project A ({pid}): still exists: its '
         'quotas stay frozen'

@@ -19,7 +19,7 @@ import json
 
 import pytest
 
-from osc_cascade.workflows import actor, drain
+from osc_cascade.workflows import actor, drain_record
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
 
@@ -48,14 +48,14 @@ def filled(cloud, name, **extra):
 
 
 def record(cloud, pid):
-    text = cloud.get('projects', pid).get(drain.RECORD)
+    text = cloud.get('projects', pid).get(drain_record.RECORD)
     return json.loads(text) if text else None
 
 
 def drained_long_ago(cloud, pid):
     r = record(cloud, pid)
-    r[drain.DRAINED_AT] = LONG_AGO
-    cloud.get('projects', pid)[drain.RECORD] = json.dumps(r)
+    r[drain_record.DRAINED_AT] = LONG_AGO
+    cloud.get('projects', pid)[drain_record.RECORD] = json.dumps(r)
 
 
 def test_help_lists_the_commands(osc):
@@ -78,7 +78,7 @@ def test_drain_leaves_the_project_drained_and_shows_it(cloud, osc):
     assert result.code == 0, result.stderr
     [row] = json.loads(result.stdout)
     assert row['ID'] == pid
-    assert row['State'] == drain.DRAINED
+    assert row['State'] == drain_record.DRAINED
     assert row['Drained At']
     assert row['Drained By']
     project = cloud.get('projects', pid)
@@ -86,12 +86,14 @@ def test_drain_leaves_the_project_drained_and_shows_it(cloud, osc):
     assert cloud.quota_of('nova', pid)['instances'] == 0
     assert cloud.owned_by(pid)  # nothing deleted
     r = record(cloud, pid)
-    assert r[drain.DRAINED_AT] == row['Drained At']
-    assert r[drain.DRAINED_BY]['user_id'] == row['Drained By']
+    assert r[drain_record.DRAINED_AT] == row['Drained At']
+    assert r[drain_record.DRAINED_BY]['user_id'] == row['Drained By']
     # another admin sees the stage and the record in `project show`
     shown = json.loads(osc('project', 'show', pid, '-f', 'json').stdout)
-    assert shown[drain.STATE] == drain.DRAINED
-    assert json.loads(shown[drain.RECORD])['stage'] == drain.DRAINED
+    assert shown[drain_record.STATE] == drain_record.DRAINED
+    assert (
+        json.loads(shown[drain_record.RECORD])['stage'] == drain_record.DRAINED
+    )
 
 
 def test_restore_reverses_the_drain(cloud, osc):
@@ -103,8 +105,8 @@ def test_restore_reverses_the_drain(cloud, osc):
     assert row['Enabled'] is True
     project = cloud.get('projects', pid)
     assert project['enabled'] is True
-    assert not project.get(drain.RECORD)
-    assert not project.get(drain.STATE)
+    assert not project.get(drain_record.RECORD)
+    assert not project.get(drain_record.STATE)
     assert cloud.quota_of('nova', pid)['instances'] == 50
     assert cloud.quota_of('neutron', pid)['network'] == 50
 
@@ -233,7 +235,7 @@ def test_sweep_is_dry_without_yes(cloud, osc):
     assert [r['ID'] for r in rows] == [old]
     assert rows[0]['Drained At'] == '2000-01-01T00:00:00Z'
     assert rows[0]['Drained By']
-    assert rows[0]['State'] == drain.DRAINED
+    assert rows[0]['State'] == drain_record.DRAINED
     assert rows[0]['Result'].startswith('due')
     assert cloud.changes == before
     assert cloud.exists('projects', fresh)

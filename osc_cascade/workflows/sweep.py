@@ -1,0 +1,74 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""``project sweep``: which drained projects are due (drained longer ago
+than an age, by Keystone's clock), and the cascade of one of them, as
+``project delete --cascade`` runs it, skipped if it was restored since.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.workflows import after_delete, drain_record
+from osc_cascade.workflows.cascade import ProjectCascade
+
+
+class Restored(CascadeError):
+    """A drained project the sweep listed has been restored since."""
+
+
+def due(
+    workflow: ProjectCascade, older_than: float
+) -> tuple[list[drain_record.Drained], list[str]]:
+    """The projects drained longer ago than ``older_than`` seconds
+    (by Keystone's clock), oldest first, and notes."""
+    now = workflow.projects.cloud_time()
+    found, notes = workflow.projects.retried(
+        'listing the drained projects',
+        lambda: drain_record.drained_projects(workflow.conn),
+    )
+    cutoff = now - datetime.timedelta(seconds=older_than)
+    return [d for d in found if d.drained_at and d.drained_at <= cutoff], notes
+
+
+def complete(
+    workflow: ProjectCascade, drained: drain_record.Drained
+) -> list[str]:
+    """The sweep's cascade of one drained project: refused if
+    protected (or otherwise not deletable), skipped (``Busy``) if
+    another actor holds it or (``Restored``) if it was restored since
+    it was listed; else planned, drained again (the record continues),
+    emptied, deleted, settled and its quotas released, as ``project
+    delete --cascade`` does. Notes."""
+    project = workflow.projects.resolve(drained.id)
+    targets = workflow.targets([project])
+    workflow.hold(targets)
+    try:
+        record = workflow.drainer.record_of(drained.id)
+        if record is None or record.get(
+            drain_record.DRAINED_AT
+        ) != drained.record.get(drain_record.DRAINED_AT):
+            raise Restored(
+                f'Project {drained.label} was restored (or drained '
+                'again) since it was listed: skipped.'
+            )
+        plan = workflow.plan(targets)
+        workflow.notes.extend(plan.notes)
+        outcome = workflow.execute(plan, targets)
+        workflow.projects.delete(outcome.empty_projects)
+    except BaseException:
+        workflow.release()
+        raise
+    after_delete.finish(workflow, outcome)
+    return list(workflow.notes)
