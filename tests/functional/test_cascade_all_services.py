@@ -15,6 +15,7 @@ Octavia and Swift hold too, next to a twin that must stay untouched."""
 
 from __future__ import annotations
 
+import openstack
 import pytest
 
 from osc_cascade.kinds.object_store import account
@@ -89,7 +90,7 @@ def test_the_cascade_takes_every_service_and_nothing_of_the_twin(
     assert run.code == 0, run.stdout + run.stderr
     assert topology.owned(admin, a_id) == set()
     assert services_of(admin, a_id) == set()
-    with pytest.raises(Exception):
+    with pytest.raises(openstack.exceptions.NotFoundException):
         admin.identity.get_project(a_id)
     assert topology.owned(admin, b_id) | services_of(admin, b_id) == twin
     assert (

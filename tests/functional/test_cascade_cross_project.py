@@ -179,6 +179,8 @@ def test_a_stack_that_made_a_flavor_is_kept_and_the_flavor_stays(
             'project', 'delete', '--cascade', '--dry-run', a.id,
             '-c', 'Action', '-c', 'Name',
         )  # fmt: skip
+        # a plan that keeps something that keeps the project: exit 1
+        assert table.code == 1, table.stdout + table.stderr
         assert 'infra (1 OS::Neutron::Net, 1 OS::Nova::Flavor)' in (
             table.stdout
         ), table.stdout

@@ -29,6 +29,7 @@ import openstack
 import pytest
 
 from tests.functional import topology
+from tests.functional.conftest import needs
 from tests.functional.topology import unique
 
 pytestmark = pytest.mark.functional
@@ -58,8 +59,10 @@ def cascade(cli, project_id):
 
 
 def test_an_address_group_goes_with_the_rule_naming_it(admin, projects, cli):
-    if not admin.network.find_extension('address-group'):
-        pytest.skip('neutron has no address-group extension')
+    needs(
+        admin.network.find_extension('address-group'),
+        'neutron has no address-group extension',
+    )
     a, b = projects
     net_a = topology.scoped(admin, a).network
     group = net_a.create_address_group(name='ag', addresses=['10.9.0.0/24'])

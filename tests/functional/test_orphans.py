@@ -142,19 +142,26 @@ def test_a_truncated_project_listing_does_not_orphan_the_admin_project(
         ),
     }
     assert len(admin_owned) >= 3, admin_owned
-    # the listing sorts by ID: on a cloud where the admin project's is
-    # one of the list_limit lowest, it is shown, and only the live
-    # projects the listing leaves out are at stake
-    print(
-        f'admin project {admin_id} shown by the listing: {admin_id in shown}'
-    )
-
-    listed = cli('orphan', 'list', '-f', 'json')
-    assert listed.code == 0, listed.stderr
-    rows = listed.json()
+    # the listing sorts by ID, so the admin project may be one of the
+    # list_limit lowest and shown: a live project the listing certainly
+    # leaves out, with a network, is what is at stake either way
+    hidden = topology.make_project(admin, unique('unlisted'))
+    hidden_conn = topology.scoped(admin, hidden)
+    hidden_net = hidden_conn.network.create_network(name='unlisted')
+    try:
+        assert hidden.id not in project_listing_is_truncated(admin), (
+            'the truncated listing shows the new project: it proves nothing'
+        )
+        listed = cli('orphan', 'list', '-f', 'json')
+        assert listed.code == 0, listed.stderr
+        rows = listed.json()
+    finally:
+        hidden_conn.network.delete_network(hidden_net)
+        admin.identity.delete_project(hidden)
     reported = {r['ID'] for r in rows}
     assert not admin_owned & reported
-    assert admin_id not in {r['Project ID'] for r in rows}
+    assert hidden_net.id not in reported
+    assert not {admin_id, hidden.id} & {r['Project ID'] for r in rows}
     # the listing (the fast path) did not show every owner that exists,
     # and each owner reported is gone by Keystone's own word
     owners = {

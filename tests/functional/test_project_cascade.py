@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 
+import openstack
 import pytest
 
 from tests.functional import topology
@@ -93,7 +94,7 @@ def test_dry_run_lists_exactly_what_the_run_deletes(admin, twins, cli):
     run = cli('project', 'delete', '--cascade', '--yes', a_id)
     assert run.code == 0, run.stdout + run.stderr
     assert topology.owned(admin, a_id) == set()
-    with pytest.raises(Exception):
+    with pytest.raises(openstack.exceptions.NotFoundException):
         admin.identity.get_project(a_id)
     # the twin, the network it shares and the public image are untouched
     assert topology.owned(admin, b_id) == owned_b
@@ -150,7 +151,7 @@ def test_killed_run_finishes_when_run_again(admin, cli, signum):
     again = cli('project', 'delete', '--cascade', '--yes', pid)
     assert again.code == 0, again.stdout + again.stderr
     assert topology.owned(admin, pid) == set()
-    with pytest.raises(Exception):
+    with pytest.raises(openstack.exceptions.NotFoundException):
         admin.identity.get_project(pid)
 
 
