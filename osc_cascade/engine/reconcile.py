@@ -29,7 +29,7 @@ import dataclasses
 import datetime
 
 from osc_cascade.engine.planner import Plan
-from osc_cascade.engine.resource import ResourceRef, Step
+from osc_cascade.engine.resource import KEEP, ResourceRef, Step
 
 
 @dataclasses.dataclass
@@ -49,10 +49,22 @@ def reconcile(
     """``fresh`` is the plan of what the projects own now; ``since`` when
     the drain began, by the cloud's clock."""
     shown_ids = set(shown.steps)
+    # a resource whose delete was shown and that must now be kept (lent to
+    # another project's server since) was previewed: its keep refuses the
+    # run as what it is, not as something the preview missed
+    shown_targets = {s.target.key for s in shown.steps.values()}
+    kept_now = {
+        s.id: s.target.key
+        for s in fresh.steps.values()
+        if s.action == KEEP and s.target.key in shown_targets
+    }
+    shown_ids |= set(kept_now)
     dropped = [
         s
         for s in shown.steps.values()
-        if not s.is_break_action and s.id not in fresh.steps
+        if not s.is_break_action
+        and s.id not in fresh.steps
+        and s.target.key not in kept_now.values()
     ]
     return Reconciled(
         fresh.subplan(

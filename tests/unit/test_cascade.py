@@ -248,6 +248,33 @@ def test_a_resource_the_preview_missed_stops_the_run_and_keeps_the_project(
     assert cloud.exists('volumes', missed['id'])
 
 
+def test_what_must_be_kept_after_the_drain_stops_the_run_drained(cloud, conn):
+    """The plan after the drain is made again: a volume attached to
+    another project's server since the preview must now be kept, so
+    nothing is deleted and the project stays drained."""
+    pid = scenarios.project(cloud, 'A')['id']
+    other = scenarios.project(cloud, 'B')['id']
+    lent = scenarios.volume(cloud, pid, 'lent')
+    mine = scenarios.volume(cloud, pid, 'mine')
+    pc, targets = prepare(conn, 'A')
+    plan = pc.plan(targets)
+    assert not plan.kept()
+    # an admin attaches A's volume to B's server after the preview
+    scenarios.attach(cloud, lent, scenarios.server(cloud, other, 'b-vm'))
+
+    with pytest.raises(CascadeError) as err:
+        pc.execute(plan, targets)
+
+    assert str(err.value) == cascade_messages.kept_message(
+        pc.plan(targets).kept(), drained=True
+    )
+    assert f'lent ({lent["id"]})' in str(err.value)
+    assert not [m for m, _ in cloud.changes if m == 'DELETE']
+    assert cloud.exists('volumes', mine['id'])
+    assert cloud.exists('projects', pid)
+    assert cloud.get('projects', pid)['enabled'] is False
+
+
 def test_execute_refuses_kept_resources_before_any_change(cloud, conn):
     p = scenarios.project(cloud, 'A')
     scenarios.image(cloud, p['id'], 'golden', visibility='public')

@@ -48,6 +48,18 @@ def test_a_resource_still_owned_runs_and_one_gone_or_given_away_is_dropped():
     assert checked.unpreviewed == []
 
 
+def test_a_shown_delete_that_must_now_be_kept_is_a_keep_not_a_miss():
+    """Lent to another project since the preview: the keep is in the plan
+    (which the run refuses as kept), neither dropped nor unpreviewed."""
+    a = resource.delete(ref('a'))
+    now_kept = resource.keep(ref('a'), 'attached to a server of p2')
+    checked = reconcile(plan(a), plan(now_kept), DRAIN)
+    assert set(checked.plan.steps) == {now_kept.id}
+    assert checked.plan.kept() == [now_kept]
+    assert checked.dropped == []
+    assert checked.unpreviewed == []
+
+
 def test_a_resource_the_preview_missed_is_never_run():
     a = resource.delete(ref('a'))
     old = resource.delete(ref('old', '2026-05-01T11:59:59Z'))
