@@ -22,8 +22,11 @@ step's delete is retried with exponential backoff while the cloud answers
 "in use" (409), 429, 5xx or a connection error; then the step polls,
 backing off, until the resource is gone or reaches an error state. A 404
 on delete counts as done, so a run that died half-way can be run again and
-finishes the job. A failed step fails nothing else but the steps that must
-come after it, which are skipped.
+finishes the job. A kind may decline a delete when it comes to it
+(``errors.Kept``: its resource is no longer the project's to delete, see
+``ResourceKind.recheck``): the step is kept, not retried. A failed or kept
+step fails nothing else but the steps that must come after it, which are
+skipped.
 The API slots are per service, each sized by what the service answers, and
 a service with a ``rate_limit`` (clouds.yaml's, or ``--rate-limit``) gets
 its calls, polls included, spaced out to at most that many per second (see
@@ -43,7 +46,7 @@ import queue
 import threading
 from typing import Any
 
-from osc_cascade.engine.errors import one_line
+from osc_cascade.engine.errors import Kept, one_line
 from osc_cascade.engine.limiter import INITIAL_LIMIT, Limiter
 from osc_cascade.engine.listing import UNLISTED, SharedListing
 from osc_cascade.engine.planner import Plan
@@ -463,6 +466,16 @@ class Executor:
                     lambda: kind.apply(self._conn(step.target), step),
                     step.action,
                 )
+        except Kept as exc:  # the kind declined the delete (kinds.base)
+            return StepResult(
+                step,
+                KEPT,
+                self.clock.now() - started,
+                attempts,
+                str(exc),
+                started,
+                queue.seconds,
+            )
         except StepFailed as exc:
             # _call raised before returning its count: the count is on exc
             return StepResult(
@@ -533,7 +546,7 @@ class Executor:
                         )
                     call()
                 return attempt
-            except StepFailed:
+            except (StepFailed, Kept):
                 raise
             except Exception as exc:
                 if is_gone(exc):
