@@ -16,11 +16,22 @@ accepted it, however long the cascade has been retrying its delete."""
 
 import pytest
 
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import DONE, FAILED, KEPT, SKIPPED, Executor
+from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.kinds import block_storage
 from tests.unit import scenarios
-from tests.unit.fakes.run import cascade_for
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
+from tests.unit.fakes.run import cascade_for, run_kind, zero_delays
+
+VOL, SNAP = block_storage.Volume.name, block_storage.Snapshot.name
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29 (1): B's volume is deleted")
+def d(kind, id_):
+    return f'delete:{kind}:{id_}'
+
+
 def test_volume_accepted_by_another_project_while_retried_is_not_deleted(
     cloud,
 ):
@@ -46,3 +57,161 @@ def test_volume_accepted_by_another_project_while_retried_is_not_deleted(
         pass
     if accepted == [True]:  # B took it: it is B's, and it stays
         assert cloud.get('volumes', vol['id']) is not None
+
+
+def test_the_offer_is_in_the_plan_and_withdrawn_before_the_volume(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    vol = scenarios.volume(cloud, a)
+    snap = scenarios.snapshot(cloud, a, vol)
+    offer = cloud.offer_volume(vol)
+    pc, targets, plan = cascade_for(cloud, a)
+    [transfer] = [s for s in plan.steps if offer['id'] in s]
+    assert transfer.startswith(d(block_storage.VolumeTransfer.name, ''))
+    [volume] = [s for s in plan.steps if vol['id'] in s]
+    [snapshot] = [s for s in plan.steps if snap['id'] in s]
+    assert (transfer, volume) in plan.edges
+    assert (transfer, snapshot) in plan.edges
+    pc.execute(plan, targets)
+    deleted = cloud.deleted_order()
+    assert deleted.index(f'/v3/volume-transfers/{offer["id"]}') < min(
+        cloud.index_of_delete('/volumes', vol['id']),
+        cloud.index_of_delete('/snapshots', snap['id']),
+    )
+    assert not cloud.accept_volume_transfer(offer['id'], b)  # withdrawn
+    # Cinder never refused the volume's delete: no retry
+    assert cloud.deleted_order().count(f'/v3/volumes/{vol["id"]}') == 1
+
+
+def test_another_projects_transfers_are_not_listed():
+    with ignoring_filters(FakeCloud)() as cloud:
+        a = scenarios.project(cloud, 'A')['id']
+        b = scenarios.project(cloud, 'B')['id']
+        cloud.offer_volume(scenarios.volume(cloud, b))
+        conn = cloud.connection()
+        assert list(block_storage.VolumeTransfer().list(conn, a)) == []
+
+
+def moved_between_attempts(cloud, vol, to):
+    """An executor's on_event: the first retry of the volume's delete
+    finds it moved to project ``to`` (a transfer accepted meanwhile)."""
+
+    def on_event(event):
+        if event.kind == 'retry' and event.step.target.id == vol['id']:
+            vol['os-vol-tenant-attr:tenant_id'] = to
+
+    return on_event
+
+
+def test_a_volume_given_away_between_attempts_is_kept(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    vol = scenarios.volume(cloud, a)
+    kinds = {VOL: block_storage.Volume()}
+    [ref] = kinds[VOL].list(cloud.connection(), a)
+    plan = build_plan(Inventory([ref]), kinds, [{'id': a, 'name': 'A'}])
+    # Cinder refuses the first delete (in use: retried)
+    cloud.faults.append(('DELETE', f'/volumes/{vol["id"]}', 409))
+    result = Executor(
+        cloud.connection(),
+        kinds,
+        clock=FakeClock(),
+        retry=zero_delays(),
+        on_event=moved_between_attempts(cloud, vol, b),
+    ).run(plan)
+    [step] = result.results.values()
+    assert (step.outcome, step.error) == (KEPT, f'owner is now {b}')
+    assert cloud.get('volumes', vol['id']) is not None
+    # one DELETE (refused), one GET before each of the two attempts
+    path = f'/v3/volumes/{vol["id"]}'
+    assert [
+        (m, p.split('?')[0]) for m, p in cloud.requests if p.startswith(path)
+    ] == [
+        ('GET', path),
+        ('DELETE', path),
+        ('GET', path),
+    ]
+    assert kinds[VOL].facts.kept() == [(ref, f'owner is now {b}')]
+
+
+def test_a_cascade_keeps_the_project_of_a_volume_given_away(cloud):
+    """Through the whole cascade: the kept volume is in the run's results
+    and the project is not deleted, though it lists nothing any more."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    vol = scenarios.volume(cloud, a)
+    pc, targets, plan = cascade_for(cloud, a)
+    cloud.faults.append(('DELETE', f'/volumes/{vol["id"]}', 409))
+    pc.on_event = moved_between_attempts(cloud, vol, b)
+    with pytest.raises(CascadeError) as refused:
+        pc.execute(plan, targets)
+    assert str(refused.value) == (
+        'The projects were not deleted and stay drained (disabled): the '
+        'run kept what was no longer theirs to delete: block_storage.volume '
+        f'vol ({vol["id"]}) in RegionOne: owner is now {b}'
+    )
+    [kept] = [
+        r for run in pc.runs for r in run.results.values() if r.outcome == KEPT
+    ]
+    assert (kept.step.target.id, kept.error) == (
+        vol['id'],
+        f'owner is now {b}',
+    )
+    assert cloud.get('volumes', vol['id']) is not None
+    assert cloud.exists('projects', a)
+
+
+def test_a_volume_offered_after_the_plan_is_kept_not_retried(cloud):
+    """The offer is not in the plan (made after it was listed): the
+    volume's delete finds it ``awaiting-transfer`` and keeps it at once,
+    instead of 90 s of retrying Cinder's 400."""
+    a = scenarios.project(cloud, 'A')['id']
+    vol = scenarios.volume(cloud, a)
+    kinds = {VOL: block_storage.Volume()}
+    [ref] = kinds[VOL].list(cloud.connection(), a)
+    plan = build_plan(Inventory([ref]), kinds, [{'id': a, 'name': 'A'}])
+    cloud.offer_volume(vol)
+    result = Executor(
+        cloud.connection(), kinds, clock=FakeClock(), retry=zero_delays()
+    ).run(plan)
+    [step] = result.results.values()
+    assert (step.outcome, step.error) == (
+        KEPT,
+        'it is awaiting-transfer: offered to another project, and the '
+        'offer could not be withdrawn',
+    )
+    assert f'/v3/volumes/{vol["id"]}' not in cloud.deleted_order()
+
+
+def test_an_offer_that_cannot_be_withdrawn_keeps_its_volume(cloud):
+    """The transfer's delete fails (here: forbidden): the volume's delete
+    is skipped after it, one line, and never tried."""
+    a = scenarios.project(cloud, 'A')['id']
+    vol = scenarios.volume(cloud, a)
+    offer = cloud.offer_volume(vol)
+    cloud.forbidden.add(f'/volume-transfers/{offer["id"]}')
+    pc, targets, plan = cascade_for(cloud, a)
+    with pytest.raises(CascadeError, match='not deleted'):
+        pc.execute(plan, targets)
+    results = {r.step.target.id: r for r in pc.runs[0].results.values()}
+    assert results[offer['id']].outcome == FAILED
+    assert results[vol['id']].outcome == SKIPPED
+    assert results[vol['id']].error == (
+        'after delete block_storage.volume_transfer offer '
+        f'({offer["id"]}) in RegionOne, '
+        'which was failed'
+    )
+    assert f'/v3/volumes/{vol["id"]}' not in cloud.deleted_order()
+    assert cloud.get('volumes', vol['id'])['status'] == 'awaiting-transfer'
+
+
+def test_a_volume_gone_before_its_delete_is_done_without_a_delete(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    vol = scenarios.volume(cloud, a)
+    kinds = {VOL: block_storage.Volume()}
+    [ref] = kinds[VOL].list(cloud.connection(), a)
+    cloud._remove('volumes', vol['id'])
+    result = run_kind(cloud, kinds[VOL], [ref])
+    [step] = result.results.values()
+    assert step.outcome == DONE
+    assert f'/v3/volumes/{vol["id"]}' not in cloud.deleted_order()
