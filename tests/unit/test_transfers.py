@@ -19,10 +19,10 @@ import pytest
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED, KEPT, SKIPPED, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
-from osc_cascade.kinds import block_storage
+from osc_cascade.kinds import block_storage, dns
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
-from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
+from tests.unit.fakes.clouds import FakeCloud, ServicesCloud, ignoring_filters
 from tests.unit.fakes.run import cascade_for, run_kind, zero_delays
 
 VOL, SNAP = block_storage.Volume.name, block_storage.Snapshot.name
@@ -215,3 +215,54 @@ def test_a_volume_gone_before_its_delete_is_done_without_a_delete(cloud):
     [step] = result.results.values()
     assert step.outcome == DONE
     assert f'/v3/volumes/{vol["id"]}' not in cloud.deleted_order()
+
+
+# -- Designate ---------------------------------------------------------------
+
+
+@pytest.fixture
+def services():
+    with ServicesCloud() as c:
+        yield c
+
+
+def test_a_zones_offer_is_withdrawn_before_the_zone(services):
+    cloud = services
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    c = scenarios.project(cloud, 'C')['id']
+    zone = cloud.zone(a, 'a.example.')
+    offer = cloud.offer_zone(zone, b)
+    # C's offer to A is C's, not A's to withdraw
+    to_a = cloud.offer_zone(cloud.zone(c, 'c.example.'), a)
+    pc, targets, plan = cascade_for(cloud, a)
+    [withdraw] = [s for s in plan.steps if offer['id'] in s]
+    [delete_zone] = [s for s in plan.steps if zone['id'] in s]
+    assert (withdraw, delete_zone) in plan.edges
+    assert not [s for s in plan.steps if to_a['id'] in s]
+    pc.execute(plan, targets)
+    assert not cloud.accept_zone_transfer(offer['id'], b)
+    assert cloud.get('zone_transfer_requests', to_a['id']) is not None
+    calls = [(m, p) for m, p, _sudo in cloud.dns_calls if m == 'DELETE']
+    assert calls.index(
+        ('DELETE', f'/v2/zones/tasks/transfer_requests/{offer["id"]}')
+    ) < calls.index(('DELETE', f'/v2/zones/{zone["id"]}'))
+
+
+def test_a_zone_given_away_before_its_delete_is_kept(services):
+    """On A's behalf, B's zone answers 404 and passed for gone: read
+    across projects, it is named with its new owner and kept."""
+    cloud = services
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    zone = cloud.zone(a, 'a.example.')
+    kinds = {dns.Zone.name: dns.Zone()}
+    [ref] = kinds[dns.Zone.name].list(cloud.connection(), a)
+    offer = cloud.offer_zone(zone, b)
+    assert cloud.accept_zone_transfer(offer['id'], b)
+    [step] = run_kind(cloud, kinds[dns.Zone.name], [ref]).results.values()
+    assert (step.outcome, step.error) == (KEPT, f'owner is now {b}')
+    assert cloud.get('zones', zone['id'])['status'] == 'ACTIVE'
+    assert ('DELETE', f'/v2/zones/{zone["id"]}') not in {
+        (m, p) for m, p, _sudo in cloud.dns_calls
+    }
