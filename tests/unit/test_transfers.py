@@ -19,7 +19,7 @@ import pytest
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED, KEPT, SKIPPED, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
-from osc_cascade.kinds import block_storage, dns
+from osc_cascade.kinds import block_storage, dns, shared_file_system
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ServicesCloud, ignoring_filters
@@ -266,3 +266,57 @@ def test_a_zone_given_away_before_its_delete_is_kept(services):
     assert ('DELETE', f'/v2/zones/{zone["id"]}') not in {
         (m, p) for m, p, _sudo in cloud.dns_calls
     }
+
+
+# -- Manila ------------------------------------------------------------------
+
+
+def test_a_shares_offer_is_withdrawn_before_the_share(services):
+    cloud = services
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    share = cloud.share(a)
+    offer = cloud.offer_share(share)
+    pc, targets, plan = cascade_for(cloud, a)
+    [withdraw] = [s for s in plan.steps if offer['id'] in s]
+    [delete_share] = [s for s in plan.steps if share['id'] in s]
+    assert (withdraw, delete_share) in plan.edges
+    pc.execute(plan, targets)
+    assert not cloud.accept_share_transfer(offer['id'], b)
+    assert cloud.index_of_delete(
+        '/share-transfers', offer['id']
+    ) < cloud.index_of_delete('/shares', share['id'])
+
+
+def test_a_share_accepted_by_another_project_while_retried_is_kept(
+    services,
+):
+    """The offer is not in the plan (made after the listing): Manila
+    refuses the delete (400 "Invalid share") and the share is kept at
+    once; accepted later, it is B's, whole."""
+    cloud = services
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    share = cloud.share(a)
+    kind = shared_file_system.Share()
+    [ref] = kind.list(cloud.connection(), a)
+    offer = cloud.offer_share(share)
+    [step] = run_kind(cloud, kind, [ref]).results.values()
+    assert (step.outcome, step.error) == (
+        KEPT,
+        'it is awaiting_transfer: offered to another project, and the '
+        'offer could not be withdrawn',
+    )
+    assert cloud.accept_share_transfer(offer['id'], b)
+    [step] = run_kind(cloud, kind, [ref]).results.values()
+    assert (step.outcome, step.error) == (KEPT, f'owner is now {b}')
+    assert cloud.get('shares', share['id'])['project_id'] == b
+
+
+def test_share_transfers_before_2_77_are_none(services, monkeypatch):
+    cloud = services
+    a = scenarios.project(cloud, 'A')['id']
+    cloud.offer_share(cloud.share(a))
+    monkeypatch.setattr(shared_file_system, 'TRANSFER_MICROVERSION', '2.76')
+    kind = shared_file_system.ShareTransfer()
+    assert kind.list(cloud.connection(), a) == []
