@@ -20,6 +20,7 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, FAILED, KEPT, SKIPPED, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import block_storage, dns, shared_file_system
+from osc_cascade.kinds import image as image_kinds
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ServicesCloud, ignoring_filters
@@ -320,3 +321,26 @@ def test_share_transfers_before_2_77_are_none(services, monkeypatch):
     monkeypatch.setattr(shared_file_system, 'TRANSFER_MICROVERSION', '2.76')
     kind = shared_file_system.ShareTransfer()
     assert kind.list(cloud.connection(), a) == []
+
+
+# -- Glance ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    'change,why',
+    [
+        ({'owner': 'p-b'}, 'owner is now p-b'),
+        ({'visibility': 'public'}, 'it is now public: others may use it'),
+    ],
+)
+def test_an_image_given_away_or_published_since_the_plan_is_kept(
+    cloud, change, why
+):
+    a = scenarios.project(cloud, 'A')['id']
+    image = scenarios.image(cloud, a)
+    kind = image_kinds.Image()
+    [ref] = kind.list(cloud.connection(), a)
+    image.update(change)
+    [step] = run_kind(cloud, kind, [ref]).results.values()
+    assert (step.outcome, step.error) == (KEPT, why)
+    assert cloud.get('images', image['id']) is not None
