@@ -24,6 +24,7 @@ from osc_cascade.kinds import image as image_kinds
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ServicesCloud, ignoring_filters
+from tests.unit.fakes.common import Conflict
 from tests.unit.fakes.run import cascade_for, run_kind, zero_delays
 
 VOL, SNAP = block_storage.Volume.name, block_storage.Snapshot.name
@@ -344,3 +345,48 @@ def test_an_image_given_away_or_published_since_the_plan_is_kept(
     [step] = run_kind(cloud, kind, [ref]).results.values()
     assert (step.outcome, step.error) == (KEPT, why)
     assert cloud.get('images', image['id']) is not None
+
+
+# -- the command ---------------------------------------------------------------
+
+
+def test_the_command_withdraws_the_offer_then_deletes_all(cloud, osc):
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    vol = scenarios.volume(cloud, a)
+    offer = cloud.offer_volume(vol)
+    result = osc('project', 'delete', '--cascade', '--yes', 'A')
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('volumes', vol['id'])
+    assert not cloud.exists('projects', a)
+    assert not cloud.accept_volume_transfer(offer['id'], b)
+
+
+def test_the_command_keeps_a_volume_given_away_and_the_project(
+    cloud, osc, monkeypatch
+):
+    """B accepts right after Cinder refused A's delete: the retry finds the
+    volume B's, keeps it, and the project stays (exit 1, the reason)."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    vol = scenarios.volume(cloud, a)
+    check = cloud._check_delete_volume
+
+    def refused_then_accepted(volume):
+        if volume['os-vol-tenant-attr:tenant_id'] == a:
+            volume['os-vol-tenant-attr:tenant_id'] = b
+            raise Conflict(
+                400, {'badRequest': {'code': 400, 'message': 'Invalid volume'}}
+            )
+        check(volume)
+
+    monkeypatch.setattr(cloud, '_check_delete_volume', refused_then_accepted)
+    result = osc('project', 'delete', '--cascade', '--yes', 'A')
+    assert result.code == 1
+    assert (
+        'the run kept what was no longer theirs to delete: '
+        f'block_storage.volume vol ({vol["id"]}) in RegionOne: owner is now '
+        f'{b}'
+    ) in result.stderr
+    assert cloud.get('volumes', vol['id'])['os-vol-tenant-attr:tenant_id'] == b
+    assert cloud.exists('projects', a)
