@@ -16,7 +16,10 @@ Discovery runs as admin across projects with the project filter on every
 list call, in parallel, and the kinds check each owner again client-side.
 A service missing from the catalog is skipped with a note; one that is in
 the catalog but answers errors is an error: a cascade must never plan on a
-partial picture and then delete the project. The services of the catalog
+partial picture and then delete the project; nor may it call a project
+empty that a delete of the run kept something of (``ResourceKind.recheck``:
+a volume given to another project meanwhile), though it lists nothing of
+it now. The services of the catalog
 that no kind covers are named in one note: what a project has there stays
 behind.
 """
@@ -31,6 +34,7 @@ from typing import Any
 
 import os_service_types
 
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.regions import GLOBAL, Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
@@ -138,6 +142,8 @@ class Discovery:
     ) -> tuple[list[ResourceRef], list[str]]:
         """What the projects own (a None project stands for all) in the
         regions of ``among`` (by default those worked in)."""
+        project_ids = list(project_ids)
+        self.refuse_kept(project_ids)
         kinds, notes = self.available_kinds()
         jobs = [
             (kind, region, pid)
@@ -180,6 +186,27 @@ class Discovery:
             for fut in futures:
                 refs.extend(fut.result())
         return refs, notes
+
+    def refuse_kept(self, project_ids: Sequence[str | None]) -> None:
+        """Raise if a delete of this run kept a resource of the projects
+        (``Facts.kept``): what they own is not to be listed as done."""
+        kept = {
+            ref.key: (ref, why)
+            for kind in self.kinds.values()
+            for ref, why in kind.facts.kept()
+            if ref.project_id in project_ids
+        }
+        if kept:
+            raise CascadeError(
+                'The projects were not deleted and stay drained (disabled): '
+                'the run kept what was no longer theirs to delete: '
+                + '; '.join(
+                    f'{ref.label()}: {why}'
+                    for ref, why in sorted(
+                        kept.values(), key=lambda kept: kept[0].key
+                    )
+                )
+            )
 
     def _proxy(self, service_type: str, region: str) -> None:
         # a failure here is the lists' to report, with what was listed

@@ -38,6 +38,14 @@ class Interrupted(CascadeError):
         self.signum = signum
 
 
+class Kept(Exception):
+    """A delete that the kind declined when it came to it: what it would
+    delete is no longer what the plan said (another project owns it now,
+    or it is on offer to one). The resource is kept, the message says why
+    in one line, and its project is not deleted
+    (``ResourceKind.recheck``)."""
+
+
 class PlanError(CascadeError):
     """The resources found cannot be put in a safe deletion order."""
 

@@ -13,8 +13,10 @@
 retried with exponential backoff while the cloud answers "in use" (409),
 429, 5xx or a connection error; a delete's parts before it; and the wait,
 polling and backing off, until an asynchronous delete is done or reaches
-an error state. A 404 on delete counts as done. Which step runs when is
-the executor's (``executor``).
+an error state. A 404 on delete counts as done. A kind may decline a
+delete when it comes to it (``errors.Kept``: its resource is no longer the
+project's to delete, see ``ResourceKind.recheck``): the step is kept, not
+retried. Which step runs when is the executor's (``executor``).
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ import queue
 import threading
 from typing import Any
 
-from osc_cascade.engine.errors import one_line
+from osc_cascade.engine.errors import Kept, one_line
 from osc_cascade.engine.events import (
     DONE,
     FAILED,
     INTERRUPTED,
+    KEPT,
     Event,
     StepResult,
 )
@@ -170,6 +173,16 @@ class StepRunner:
                     lambda: kind.apply(self._conn(step.target), step),
                     step.action,
                 )
+        except Kept as exc:  # the kind declined the delete (kinds.base)
+            return StepResult(
+                step,
+                KEPT,
+                self.clock.now() - started,
+                attempts,
+                str(exc),
+                started,
+                queue.seconds,
+            )
         except StepFailed as exc:
             # raised before the count was returned: the count is on exc
             return StepResult(
@@ -240,7 +253,7 @@ class StepRunner:
                         )
                     call()
                 return attempt
-            except StepFailed:
+            except (StepFailed, Kept):
                 raise
             except Exception as exc:
                 if is_gone(exc):

@@ -20,17 +20,26 @@ its break actions (``apply``).
 ``list``/``delete``/``status``/``apply`` talk to the cloud through an
 openstacksdk ``Connection``; ``primary_step``/``relations`` are pure and
 feed the planner.
+
+A kind whose resources can change owner or use between the plan and the
+delete, or between two attempts of it (a volume, zone or share given to
+another project by a transfer that is accepted meanwhile), says
+``reread``: each call of its ``delete`` then reads the resource again
+first (``recheck``, one GET) and deletes only what is still the
+project's; the rest is kept (``errors.Kept``), and keeps the project.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+import functools
 import threading
 from typing import Any, ClassVar, TypeVar
 
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.engine import resource
+from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge, Inventory
 from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.paging import pages
@@ -53,6 +62,19 @@ class Facts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: dict[tuple[str, int], Any] = {}
+        self._kept: dict[str, tuple[ResourceRef, str]] = {}
+
+    def keep(self, ref: ResourceRef, why: str) -> None:
+        """Remember a resource that a delete kept (``recheck``)."""
+        with self._lock:
+            self._kept[ref.key] = (ref, why)
+
+    def kept(self) -> list[tuple[ResourceRef, str]]:
+        """What the deletes of the run kept, and why: their projects are
+        not to be deleted (``Discovery.run`` refuses to say they are
+        empty)."""
+        with self._lock:
+            return list(self._kept.values())
 
     def get(self, what: str, conn: Any, learn: Callable[[], T]) -> T:
         key = (what, id(conn))
@@ -87,10 +109,24 @@ class ResourceKind:
     #: the SDK call that shows one resource (``block_storage.get_volume``),
     #: to say who owns a resource that left the project
     sdk_get: ClassVar[str] = ''
+    #: the attribute of what ``sdk_get`` returns that names its project
+    owner_attr: ClassVar[str] = 'project_id'
+    #: each delete reads the resource again first (``recheck``): its owner
+    #: or its use can change between attempts
+    reread: ClassVar[bool] = False
+    #: statuses of a resource on offer to another project (a pending
+    #: transfer): it is kept, not retried, if the offer is still there
+    offered_statuses: ClassVar[frozenset[str]] = frozenset()
     #: what a 403 on listing means the caller lacks
     forbidden_hint: ClassVar[str] = (
         'the cascade needs the admin role in the {service_type} service'
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get('delete')
+        if own is not None:
+            cls.delete = _rechecked(own)  # type: ignore[method-assign]
 
     def __init__(self, *, facts: Facts | None = None, **options: Any):
         #: the command's options that change what a kind does
@@ -229,14 +265,64 @@ class ResourceKind:
     def owner(self, conn: Any, ref: ResourceRef) -> str | None:
         """The project that owns the resource now: None if it is gone,
         '' if the kind cannot tell."""
-        if not self.sdk_get:
+        try:
+            found = self.read(conn, ref)
+        except NotImplementedError:
             return ''
+        return None if found is GONE else self.owner_in(found)
+
+    def read(self, conn: Any, ref: ResourceRef) -> Any:
+        """The resource as the service shows it now (one GET, as admin:
+        whoever owns it), or GONE; by default through ``sdk_get``."""
+        if not self.sdk_get:
+            raise NotImplementedError(f'{self.name} cannot be read')
         proxy, call = self.sdk_get.split('.')
         try:
-            found = getattr(getattr(conn, proxy), call)(ref.id)
+            return getattr(getattr(conn, proxy), call)(ref.id)
         except sdk_exc.NotFoundException:
-            return None
-        return getattr(found, 'project_id', '') or ''
+            return GONE
+
+    def owner_in(self, found: Any) -> str:
+        """The project named by what ``read`` returned ('' if none)."""
+        return getattr(found, self.owner_attr, '') or ''
+
+    def use_changed(self, found: Any, ref: ResourceRef) -> str:
+        """Why what ``read`` returned may no longer be deleted though the
+        project still owns it (an image made public since the plan), or
+        ''."""
+        return ''
+
+    def recheck(self, conn: Any, ref: ResourceRef) -> None:
+        """Before each delete of a ``reread`` kind: read the resource
+        again and raise what the executor makes of it, a 404 (it is gone:
+        done) or ``Kept`` (not the project's any more, or on offer to
+        another project: kept, not retried)."""
+        found = self.read(conn, ref)
+        if found is GONE:
+            raise sdk_exc.NotFoundException(f'{ref.label()} is gone')
+        why = self.why_not_now(found, ref)
+        if why:
+            self.facts.keep(ref, why)
+            raise Kept(why)
+
+    def why_not_now(self, found: Any, ref: ResourceRef) -> str:
+        """Why the resource (what ``read`` returned) may not be deleted
+        now, or '': it left the project, its use changed, or it is on
+        offer to another project."""
+        owner = self.owner_in(found) or (ref.project_id if self.scoped else '')
+        if ref.project_id and owner != ref.project_id:
+            return (
+                f'owner is now {owner}'
+                if owner
+                else 'its owner cannot be read any more'
+            )
+        status = getattr(found, 'status', '') or ''
+        if status in self.offered_statuses:
+            return (
+                f'it is {status}: offered to another project, and the '
+                'offer could not be withdrawn'
+            )
+        return self.use_changed(found, ref)
 
     def across_regions(self, ref: ResourceRef) -> Iterable[Edge]:
         """Edges to resources of other regions (their steps name their
@@ -266,6 +352,19 @@ class ResourceKind:
             attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
             created_at=getattr(obj, 'created_at', None) or '',
         )
+
+
+def _rechecked(delete: Callable[..., None]) -> Callable[..., None]:
+    """A kind's own ``delete``, made to ``recheck`` first if the kind
+    ``reread``s (the executor calls ``delete`` at each attempt)."""
+
+    @functools.wraps(delete)
+    def rechecked(self: ResourceKind, conn: Any, ref: ResourceRef) -> None:
+        if self.reread:
+            self.recheck(conn, ref)
+        delete(self, conn, ref)
+
+    return rechecked
 
 
 def sdk_microversion(proxy: Any, sdk_resource: Any) -> str | None:

@@ -17,6 +17,13 @@ A volume attached to another project's server is kept, which keeps the
 project (its delete would force-detach the disk from that guest behind
 Nova's back); only an attachment to a server that no longer exists at all
 is stale, and is force-detached before the delete.
+
+A volume the project offered to another project (a pending transfer: the
+volume is ``awaiting-transfer`` and Cinder refuses its delete) has the
+offer withdrawn first (``VolumeTransfer``). Volumes and snapshots are read
+again before each delete (``reread``): a transfer accepted meanwhile makes
+them another project's (cinder.db transfer_accept moves the volume and
+its snapshots), and they are kept then, not deleted by ID.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from openstack.block_storage.v3 import backup as sdk_backup
 from openstack.block_storage.v3 import snapshot as sdk_snapshot
 from openstack.block_storage.v3 import volume as sdk_volume
 
+from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
@@ -87,6 +95,8 @@ class _CinderKind(ResourceKind):
 class Volume(_CinderKind):
     name = 'block_storage.volume'
     sdk_get = 'block_storage.get_volume'
+    reread = True
+    offered_statuses = frozenset({'awaiting-transfer'})
     heat_types = ('OS::Cinder::Volume',)
     project_key = 'os-vol-tenant-attr:tenant_id'
     sdk_resource = sdk_volume.Volume
@@ -234,6 +244,7 @@ def server_owners(conn, project_id, server_ids, *, scoped=False):
 class Snapshot(_CinderKind):
     name = 'block_storage.snapshot'
     sdk_get = 'block_storage.get_snapshot'
+    reread = True
     project_key = 'os-extended-snapshot-attributes:project_id'
     sdk_resource = sdk_snapshot.Snapshot
     detail_path, detail_key = '/snapshots/detail', 'snapshots'
@@ -318,6 +329,79 @@ class Backup(_CinderKind):
 
     def status(self, conn, ref):
         return conn.block_storage.get_backup(ref.id).status
+
+
+#: the microversion that shows a transfer's project (source_project_id)
+TRANSFER_MICROVERSION = '3.57'
+
+
+@register
+class VolumeTransfer(ResourceKind):
+    """A volume the project offered to another project (``volume transfer
+    request create``), not yet accepted: the offer is withdrawn (its
+    delete, which sets the volume back to ``available``) before the volume
+    and its snapshots go. Cinder lists an admin every project's transfers
+    with ``all_tenants``, ``project_id`` filtering by the volume's project
+    (cinder.db ``_process_transfer_filters``); an accepted one is no
+    longer listed. Its project is shown from 3.57 on; one whose project is
+    not shown is left alone, and its volume, still ``awaiting-transfer``,
+    is kept."""
+
+    name = 'block_storage.volume_transfer'
+    service_type = 'block-storage'
+    synchronous_delete = True
+
+    def list(self, conn, project_id):
+        query = (
+            {}
+            if self.scoped
+            else {'all_tenants': True, 'project_id': project_id}
+        )
+        return owned(
+            (
+                item_ref(
+                    self.name,
+                    t,
+                    owner=t.get('source_project_id')
+                    or (project_id if self.scoped else ''),
+                    volume_id=t.get('volume_id'),
+                )
+                for t in pages(
+                    conn.block_storage,
+                    '/volume-transfers/detail',
+                    'transfers',
+                    query,
+                    microversion=TRANSFER_MICROVERSION,
+                )
+            ),
+            project_id,
+        )
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        volume_id = ref.attrs.get('volume_id', '')
+        yield Edge(me, delete_of(Volume.name, volume_id))
+        # the offer carries the volume's snapshots too
+        for snap in inventory.where(Snapshot.name, volume_id=volume_id):
+            yield Edge(me, delete_of(Snapshot.name, snap.id))
+
+    def delete(self, conn, ref):
+        request(
+            conn.block_storage,
+            'DELETE',
+            f'/volume-transfers/{ref.id}',
+            microversion=TRANSFER_MICROVERSION,
+        )
+
+    def status(self, conn, ref):
+        # its delete is synchronous: asked only of a plan file's step
+        request(
+            conn.block_storage,
+            'GET',
+            f'/volume-transfers/{ref.id}',
+            microversion=TRANSFER_MICROVERSION,
+        )
+        return 'offered'  # a 404 is the executor's "gone"
 
 
 @register

@@ -22,20 +22,33 @@ takes along: it is kept, which keeps the project, unless the command's
 only then, the delete says ``X-Designate-Delete-Shares``). A floating IP's
 PTR record is unset before the floating IP goes, or it outlives it in the
 reverse zone.
+
+A zone the project offered to another project (a transfer request still
+``ACTIVE``) has the offer withdrawn before it goes. Accepting one gives
+the zone to the other project (central ``create_zone_transfer_accept``
+sets its ``tenant_id``), so a zone is read again, as admin across
+projects, before each delete (``reread``): one given away meanwhile is
+kept, and named with its new owner, not counted as gone.
 """
 
 from __future__ import annotations
+
+import types
+
+from openstack import exceptions as sdk_exc
 
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.network.core import FloatingIP
 from osc_cascade.kinds.registry import register
 
 SUDO = 'X-Auth-Sudo-Project-ID'
+#: an admin's call about every project's resources
+ALL_PROJECTS = {'X-Auth-All-Projects': 'True'}
 
 
 def on_behalf_of(project_id: str) -> dict[str, str]:
@@ -47,6 +60,7 @@ class Zone(ResourceKind):
     name = 'dns.zone'
     service_type = 'dns'
     error_statuses = frozenset({'ERROR'})
+    reread = True
 
     def list(self, conn, project_id):
         query = (
@@ -113,6 +127,80 @@ class Zone(ResourceKind):
             conn.dns,
             'GET',
             f'/zones/{ref.id}',
+            headers=on_behalf_of(ref.project_id),
+        ).json()['status']
+
+    def read(self, conn, ref):
+        # across projects: on the project's behalf, a zone given away
+        # would answer 404 and pass for gone (through a token scoped to
+        # the project, which may not look across, it does: not deleted)
+        try:
+            zone = request(
+                conn.dns,
+                'GET',
+                f'/zones/{ref.id}',
+                headers={} if self.scoped else ALL_PROJECTS,
+            ).json()
+        except sdk_exc.NotFoundException:
+            return GONE
+        return types.SimpleNamespace(
+            project_id=zone.get('project_id') or '',
+            status=zone.get('status') or '',
+        )
+
+
+@register
+class ZoneTransferRequest(ResourceKind):
+    """A zone the project offered to another project (``zone transfer
+    request create``), still ``ACTIVE``: withdrawn (deleted) before the
+    zone goes. Designate lists, on a project's behalf, the requests it
+    made and those made to it (storage ``_find_zone_transfer_requests``):
+    only those it made are its own. A ``COMPLETE`` one is history (the
+    zone has moved): left alone."""
+
+    name = 'dns.zone_transfer_request'
+    service_type = 'dns'
+    synchronous_delete = True
+    path = '/zones/tasks/transfer_requests'
+
+    def list(self, conn, project_id):
+        headers = on_behalf_of(project_id) if project_id else ALL_PROJECTS
+        found = request(conn.dns, 'GET', self.path, headers=headers).json()
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=t['id'],
+                    name=t.get('zone_name') or '',
+                    project_id=t.get('project_id') or '',
+                    attrs={'zone_id': t.get('zone_id')},
+                    created_at=t.get('created_at') or '',
+                )
+                for t in found.get('transfer_requests') or []
+                if t.get('status') == 'ACTIVE'
+            ),
+            project_id,
+        )
+
+    def relations(self, ref, inventory):
+        yield Edge(
+            delete_of(self.name, ref.id),
+            delete_of(Zone.name, ref.attrs.get('zone_id', '')),
+        )
+
+    def delete(self, conn, ref):
+        request(
+            conn.dns,
+            'DELETE',
+            f'{self.path}/{ref.id}',
+            headers=on_behalf_of(ref.project_id),
+        )
+
+    def status(self, conn, ref):
+        return request(
+            conn.dns,
+            'GET',
+            f'{self.path}/{ref.id}',
             headers=on_behalf_of(ref.project_id),
         ).json()['status']
 

@@ -11,7 +11,13 @@
 #    under the License.
 
 """Glance: images owned by the project, and its memberships of other
-projects' images."""
+projects' images.
+
+An image is read again before its delete (``reread``): an admin may have
+given it to another project (Glance lets only admins replace ``owner``),
+and its owner may have made it public, community or shared since the
+plan (visibility is the owner's to change): then it is kept.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +36,8 @@ from osc_cascade.kinds.registry import register
 class Image(ResourceKind):
     name = 'image.image'
     sdk_get = 'image.get_image'
+    owner_attr = 'owner'
+    reread = True
     service_type = 'image'
     synchronous_delete = True
 
@@ -100,6 +108,16 @@ class Image(ResourceKind):
         if ref.attrs.get('protected'):
             return 'protected image'
         return None
+
+    def use_changed(self, found, ref):
+        visibility = getattr(found, 'visibility', None)
+        if (
+            self.options.get('delete_shared')
+            or visibility == ref.attrs.get('visibility')
+            or visibility not in ('public', 'community', 'shared')
+        ):
+            return ''
+        return f'it is now {visibility}: others may use it'
 
     def primary_step(self, ref):
         reason = self.reason_to_keep(ref)

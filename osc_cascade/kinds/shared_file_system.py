@@ -20,10 +20,18 @@ that shares or share groups still use: those go first. A share made from a
 snapshot goes before that snapshot, as volumes do in Cinder. Lists go
 through Manila's own admin filters (``all_tenants`` with ``project_id``),
 which the SDK does not offer for every kind.
+
+A share the project offered to another project (a share transfer, from
+2.77 on: the share is ``awaiting_transfer``, which Manila refuses to
+delete) has the offer withdrawn first (``ShareTransfer``). Shares and
+their snapshots are read again before each delete (``reread``): an
+accepted transfer gives them to the other project (db ``transfer_accept``
+moves the share, and its snapshots when asked), and they are kept then.
 """
 
 from __future__ import annotations
 
+import types
 from typing import Any, ClassVar
 import weakref
 
@@ -34,12 +42,14 @@ from osc_cascade.api.http import request
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.access import AccessKind
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.registry import register
 
 #: replicas and share groups left the experimental API in 2.56 and 2.55
 MICROVERSION = '2.56'
+#: share transfers came with 2.77
+TRANSFER_MICROVERSION = '2.77'
 
 
 _ADAPTERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -99,6 +109,27 @@ class _ManilaKind(ResourceKind):
         # found, so not gone, whatever the microversion shows of it
         return found.status or 'unknown'
 
+    #: the URL collection and the answer's key of one (``read``)
+    collection: ClassVar[tuple[str, str]] = ('', '')
+
+    def read(self, conn, ref):
+        # raw, at a microversion that shows the project (a snapshot's
+        # from 2.17 on)
+        path, key = self.collection
+        try:
+            found = request(
+                manila(conn),
+                'GET',
+                f'/{path}/{ref.id}',
+                microversion=MICROVERSION,
+            ).json()[key]
+        except sdk_exc.NotFoundException:
+            return GONE
+        return types.SimpleNamespace(
+            project_id=found.get('project_id') or '',
+            status=found.get('status') or '',
+        )
+
     def is_in_use(self, exc):
         # "Invalid share: Share still has 1 dependent snapshots", "... has
         # replicas", "status must be available or error": 400s that pass
@@ -113,6 +144,9 @@ class _ManilaKind(ResourceKind):
 class Share(_ManilaKind):
     name = 'shared_file_system.share'
     noun = 'share'
+    reread = True
+    collection = ('shares', 'share')
+    offered_statuses = frozenset({'awaiting_transfer'})
 
     def list(self, conn, project_id):
         return owned(
@@ -150,6 +184,8 @@ class Share(_ManilaKind):
 class ShareSnapshot(_ManilaKind):
     name = 'shared_file_system.snapshot'
     noun = 'share_snapshot'
+    reread = True
+    collection = ('snapshots', 'snapshot')
 
     def list(self, conn, project_id):
         return owned(
@@ -249,6 +285,77 @@ class ShareGroup(_ManilaKind):
                 ShareNetwork.name, ref.attrs.get('share_network_id', '')
             ),
         )
+
+
+@register
+class ShareTransfer(ResourceKind):
+    """A share the project offered to another project (``share transfer
+    create``), not yet accepted: withdrawn (its delete, which sets the
+    share back to ``available``) before the share and its snapshots go.
+    An admin lists every project's with ``all_tenants``; the
+    ``source_project_id`` filter is a column of the transfer, and checked
+    again here. A Manila older than 2.77 has none (404: nothing)."""
+
+    name = 'shared_file_system.share_transfer'
+    service_type = 'shared-file-system'
+    synchronous_delete = True
+
+    def list(self, conn, project_id):
+        query: dict[str, Any] = {'all_tenants': 1}
+        if project_id:
+            query['source_project_id'] = project_id
+        try:
+            found = request(
+                manila(conn),
+                'GET',
+                '/share-transfers/detail',
+                params=query,
+                microversion=TRANSFER_MICROVERSION,
+            ).json()['transfers']
+        except sdk_exc.HttpException as exc:
+            if exc.status_code not in (404, 406):
+                raise
+            return []  # no share transfers before 2.77
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=t['id'],
+                    name=t.get('name') or '',
+                    project_id=t.get('source_project_id') or '',
+                    attrs={'share_id': t.get('resource_id')},
+                    created_at=t.get('created_at') or '',
+                )
+                for t in found
+                if t.get('resource_type', 'share') == 'share'
+                and not t.get('accepted')
+            ),
+            project_id,
+        )
+
+    def relations(self, ref, inventory):
+        me = delete_of(self.name, ref.id)
+        share_id = ref.attrs.get('share_id', '')
+        yield Edge(me, delete_of(Share.name, share_id))
+        for snap in inventory.where(ShareSnapshot.name, share_id=share_id):
+            yield Edge(me, delete_of(ShareSnapshot.name, snap.id))
+
+    def delete(self, conn, ref):
+        request(
+            manila(conn),
+            'DELETE',
+            f'/share-transfers/{ref.id}',
+            microversion=TRANSFER_MICROVERSION,
+        )
+
+    def status(self, conn, ref):
+        request(
+            manila(conn),
+            'GET',
+            f'/share-transfers/{ref.id}',
+            microversion=TRANSFER_MICROVERSION,
+        )
+        return 'offered'  # a 404 is the executor's "gone"
 
 
 @register

@@ -424,6 +424,15 @@ def all_services_project(cloud, name, external):
 
     # Designate: a zone, and the PTR of a floating IP
     ids['zone'] = cloud.zone(pid, f'{name.lower()}.example.')['id']
+    # pending transfers: a volume, a zone and a share offered to no one yet
+    offered = volume(cloud, pid, 'offered')
+    ids['volume_transfer'] = cloud.offer_volume(offered)['id']
+    ids['zone_transfer'] = cloud.offer_zone(
+        cloud.zone(pid, f'offered.{name.lower()}.example.')
+    )['id']
+    ids['share_transfer'] = cloud.offer_share(cloud.share(pid, 'offered'))[
+        'id'
+    ]
     ptr_fip = floating_ip(cloud, pid, external)
     cloud.ptr(ptr_fip, f'www.{name.lower()}.example.')
     ids['ptr_fip'] = ptr_fip['id']

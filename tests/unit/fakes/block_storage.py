@@ -11,7 +11,15 @@
 #    under the License.
 
 """Cinder: volumes, snapshots and backups, whose deletes are asynchronous;
-a volume with snapshots or attachments is refused with Cinder's 400."""
+a volume with snapshots or attachments is refused with Cinder's 400, as
+is one offered to another project (``awaiting-transfer``).
+
+Volume transfers as cinder.transfer.api and cinder.db.api have them: an
+admin lists every project's with ``all_tenants`` (``project_id`` then
+filters by the volume's project), the owner is shown from 3.57 on, a
+delete (the offer withdrawn) sets the volume back to ``available``, and
+an accepted transfer is gone from the list while its volume has changed
+project (``accept_volume_transfer``, what project B's POST does)."""
 
 from __future__ import annotations
 
@@ -29,6 +37,8 @@ class BlockStorage:
                 version='3.70',
                 min_version='3.0',
             )
+        if path.startswith(('/volume-transfers', '/os-volume-transfer')):
+            return self._volume_transfers(method, path, query)
         for coll, owner_key in (
             ('volumes', 'os-vol-tenant-attr:tenant_id'),
             ('snapshots', 'os-extended-snapshot-attributes:project_id'),
@@ -84,6 +94,82 @@ class BlockStorage:
                     }
                 },
             )
+
+    def _volume_transfers(self, method, path, query):
+        m = re.fullmatch(
+            r'/(volume-transfers|os-volume-transfer)(/detail)?'
+            r'|/(?:volume-transfers|os-volume-transfer)/([^/]+)',
+            path,
+        )
+        if m is None:
+            return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
+        if method == 'GET' and m.group(1):
+            items = self.all('volume_transfers')
+            if query.get('all_tenants') in ('1', 'True', 'true'):
+                project = query.get('project_id')
+                items = [
+                    t
+                    for t in items
+                    if not project
+                    or (self.get('volumes', t['volume_id']) or {}).get(
+                        'os-vol-tenant-attr:tenant_id'
+                    )
+                    == project
+                ]
+            history = (self._microversion('volume') or (3, 0)) >= (3, 57)
+            return 200, {
+                'transfers': [
+                    {
+                        k: v
+                        for k, v in t.items()
+                        if history
+                        or k
+                        not in (
+                            'source_project_id',
+                            'destination_project_id',
+                            'accepted',
+                        )
+                    }
+                    for t in items
+                ]
+            }
+        transfer = self.get('volume_transfers', m.group(3) or '')
+        if transfer is None:
+            return 404, {'itemNotFound': {'code': 404, 'message': 'none'}}
+        if method == 'GET':
+            return 200, {'transfer': transfer}
+        if method == 'DELETE':
+            volume = self.get('volumes', transfer['volume_id'])
+            if volume and volume['status'] == 'awaiting-transfer':
+                volume['status'] = 'available'
+            self._remove('volume_transfers', transfer['id'])
+            return 202, None
+        return 400, {'badRequest': {'code': 400, 'message': 'bad request'}}
+
+    def offer_volume(self, volume, name='offer'):
+        """Project A's ``volume transfer request create``."""
+        volume['status'] = 'awaiting-transfer'
+        return self.add(
+            'volume_transfers',
+            name=name,
+            volume_id=volume['id'],
+            source_project_id=volume['os-vol-tenant-attr:tenant_id'],
+            destination_project_id=None,
+            accepted=False,
+        )
+
+    def accept_volume_transfer(self, transfer_id, project_id):
+        """Project B's ``volume transfer accept``: the volume is B's and
+        available; the transfer is gone from the lists. False if there is
+        no such transfer (it was withdrawn)."""
+        transfer = self.get('volume_transfers', transfer_id)
+        if transfer is None:
+            return False
+        volume = self.get('volumes', transfer['volume_id'])
+        volume['os-vol-tenant-attr:tenant_id'] = project_id
+        volume['status'] = 'available'
+        self._remove('volume_transfers', transfer_id)
+        return True
 
     def _check_delete_snapshot(self, snapshot):
         pass  # allowed with dependent volumes, as the file driver does

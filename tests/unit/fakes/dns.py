@@ -19,7 +19,14 @@ A zone may be shared with other projects (``zone_share``), which then hold
 record sets in it (``recordset``): as Designate does, the zone says
 ``shared``, its delete is refused (400 ``zone_shared``) unless it says
 ``X-Designate-Delete-Shares: true``, and then it takes the shares and every
-record set in it along."""
+record set in it along.
+
+A zone may be on offer to another project (``offer_zone``: a transfer
+request, ``ACTIVE``): as central and storage have it, a project is listed
+the requests it made and those made to it, the admin every one with
+``X-Auth-All-Projects``; accepting one (``accept_zone_transfer``) gives
+the zone to the other project and leaves the request ``COMPLETE``. An
+admin's GET of a zone across projects sees any project's zone."""
 
 from __future__ import annotations
 
@@ -70,6 +77,49 @@ class Dns:
             records=['192.0.2.1'],
         )
 
+    def offer_zone(self, zone, target_project_id=None):
+        return self.add(
+            'zone_transfer_requests',
+            zone_id=zone['id'],
+            zone_name=zone['name'],
+            project_id=zone['project_id'],
+            target_project_id=target_project_id,
+            status='ACTIVE',
+            key='SECRETKEY',
+            description=None,
+        )
+
+    def accept_zone_transfer(self, request_id, project_id):
+        """The other project's ``zone transfer accept request``; False if
+        the request is gone (withdrawn) or done."""
+        req = self.get('zone_transfer_requests', request_id)
+        if req is None or req['status'] != 'ACTIVE':
+            return False
+        self.get('zones', req['zone_id'])['project_id'] = project_id
+        req['status'] = 'COMPLETE'
+        return True
+
+    def _transfer_requests(self, method, path, scope, all_projects):
+        visible = [
+            t
+            for t in self.all('zone_transfer_requests')
+            if all_projects
+            or scope in (t['project_id'], t['target_project_id'])
+        ]
+        if path == '/v2/zones/tasks/transfer_requests' and method == 'GET':
+            return 200, {'transfer_requests': visible, 'links': {}}
+        wanted = path.rsplit('/', 1)[-1]
+        [found] = [t for t in visible if t['id'] == wanted] or [None]
+        if found is None:
+            return 404, {
+                'code': 404,
+                'type': 'zone_transfer_request_not_found',
+            }
+        if method == 'DELETE':
+            self._remove('zone_transfer_requests', found['id'])
+            return 204, None
+        return 200, found
+
     def ptr(self, fip, ptrdname):
         self.add(
             'ptrs',
@@ -105,6 +155,8 @@ class Dns:
         scope = sudo or ADMIN_PROJECT
         self.dns_calls.append((method, path, sudo))
         all_projects = self.header('X-Auth-All-Projects') == 'True'
+        if path.startswith('/v2/zones/tasks/transfer_requests'):
+            return self._transfer_requests(method, path, scope, all_projects)
         if path == '/v2/zones':
             return 200, {
                 'zones': [
@@ -131,7 +183,10 @@ class Dns:
         m = re.fullmatch(r'/v2/zones/([^/]+)', path)
         if m:
             zone = self._poll_zone(m.group(1))
-            if zone is None or zone['project_id'] != scope:
+            if zone is None or (
+                zone['project_id'] != scope
+                and not (all_projects and method == 'GET')
+            ):
                 return 404, {
                     'code': 404,
                     'type': 'zone_not_found',

@@ -13,7 +13,14 @@
 """Manila: shares, share snapshots, networks, groups and replicas, whose
 deletes are asynchronous, and quota sets (quota.py). A share with
 snapshots or replicas is refused with Manila's 400, a share network or
-group with shares with 409."""
+group with shares with 409, a share on offer (``awaiting_transfer``) with
+400 too.
+
+Share transfers (2.77) as manila.transfer.api and db have them: an admin
+lists every project's with ``all_tenants`` (filters are the transfer's
+columns: ``source_project_id``), a delete sets the share back to
+``available``, an accepted one is gone from the list while its share (and
+its snapshots) changed project (``accept_share_transfer``)."""
 
 from __future__ import annotations
 
@@ -70,6 +77,57 @@ class SharedFileSystem:
             **obj,
         )
 
+    def offer_share(self, share):
+        share['status'] = 'awaiting_transfer'
+        return self.add(
+            'share_transfers',
+            name='offer',
+            resource_type='share',
+            resource_id=share['id'],
+            source_project_id=share['project_id'],
+            destination_project_id=None,
+            accepted=False,
+        )
+
+    def accept_share_transfer(self, transfer_id, project_id):
+        """The other project's ``share transfer accept`` (snapshots too);
+        False if the transfer was withdrawn."""
+        transfer = self.get('share_transfers', transfer_id)
+        if transfer is None:
+            return False
+        share = self.get('shares', transfer['resource_id'])
+        share.update(project_id=project_id, status='available')
+        for snap in self.all('share_snapshots'):
+            if snap.get('share_id') == share['id']:
+                snap['project_id'] = project_id
+        self._remove('share_transfers', transfer_id)
+        return True
+
+    def _share_transfers(self, method, path, query):
+        if (self._microversion('shared-file-system') or (2, 0)) < (2, 77):
+            return 404, {'itemNotFound': {'code': 404, 'message': 'none'}}
+        if path == '/share-transfers/detail':
+            if query.get('all_tenants') != '1':
+                return 200, {'transfers': []}  # the caller's project only
+            return 200, {
+                'transfers': [
+                    t
+                    for t in self.all('share_transfers')
+                    if query.get('source_project_id')
+                    in (None, t['source_project_id'])
+                ]
+            }
+        transfer = self.get('share_transfers', path.rsplit('/', 1)[-1])
+        if transfer is None:
+            return 404, {'itemNotFound': {'code': 404, 'message': 'none'}}
+        if method == 'DELETE':
+            share = self.get('shares', transfer['resource_id'])
+            if share and share['status'] == 'awaiting_transfer':
+                share['status'] = 'available'
+            self._remove('share_transfers', transfer['id'])
+            return 200, None
+        return 200, {'transfer': transfer}
+
     def _shared_file_system(self, method, path, query, body):
         if path in ('', '/'):
             return 300, versions(
@@ -78,6 +136,8 @@ class SharedFileSystem:
                 version='2.84',
                 min_version='2.0',
             )
+        if path.startswith('/share-transfers'):
+            return self._share_transfers(method, path, query)
         m = re.fullmatch(r'/quota-sets/([^/]+)(/defaults)?', path)
         if m:
             return self._quota_set('manila', m, method, MANILA_DEFAULT_QUOTAS)
@@ -124,6 +184,12 @@ class SharedFileSystem:
             ]
 
         if coll == 'shares':
+            if obj['status'] == 'awaiting_transfer':
+                raise manila_error(
+                    400,
+                    'Invalid share: Share status must be one of '
+                    "('available', 'error', 'inactive').",
+                )
             if used_by('share_snapshots', 'share_id'):
                 raise manila_error(
                     400,
