@@ -434,7 +434,8 @@ class ProjectCascade:
         """A planned resource that is no longer the project's is not
         touched; say where it went."""
         for step in dropped:
-            owner = self.kinds[step.target.kind].owner(
+            kind = self.kinds[step.target.kind]
+            owner = kind.owner(
                 self.regions.connection(step.target.region), step.target
             )
             if owner is None:
@@ -443,6 +444,8 @@ class ProjectCascade:
                 why = f'owner is now {owner}'
             else:
                 why = 'it is no longer listed in its project'
+                # whose it is now is in doubt: its project is not deleted
+                kind.facts.keep(step.target, why)
             self.emit(Event(KEPT, step, f'{why}: kept, not in the run'))
 
     def _refuse_unpreviewed(self, steps: Sequence[Step]) -> None:
