@@ -76,6 +76,7 @@ def only(
         [],
         [r for r in findings.owned_by_gone if r.project_id in keep],
         {o: e for o, e in findings.unconfirmed.items() if o in keep},
+        {o: why for o, why in findings.unlisted.items() if o in keep},
     )
 
 
@@ -218,9 +219,17 @@ class Purger:
         find: Callable[[], orphans.Findings],
         search: orphans.OrphanSearch,
     ) -> dict[str, Outcome]:
-        """``_purge``, whatever goes wrong: a failure is an outcome."""
+        """``_purge``, whatever goes wrong: a failure is an outcome. An
+        owner whose Swift account could not be listed is never CLEAN nor
+        PURGED: what it left there is unknown (the rest is purged)."""
         try:
-            return self._purge(search, find(), owners)
+            findings = find()
+            outcomes = self._purge(search, findings, owners)
+            for owner, why in findings.unlisted.items():
+                done = outcomes.get(owner)
+                if done is not None and done.state in (CLEAN, PURGED):
+                    outcomes[owner] = Outcome(FAILED, why)
+            return outcomes
         except Exception as exc:  # reported, and tried again later
             if not isinstance(exc, CascadeError):
                 LOG.exception('purge of %s failed', ', '.join(owners))

@@ -124,7 +124,8 @@ class ListOrphan(ExitStatusHelp, command.Lister):
         with engine_errors():
             _workflow, findings = _search(self.app, parsed_args, self.progress)
         self.found = len(findings.orphans)
-        self.unconfirmed = len(findings.unconfirmed)
+        # a deleted project's Swift account not listed: incomplete too
+        self.unconfirmed = len(findings.unconfirmed) + len(findings.unlisted)
         return ORPHAN_COLUMNS, [o.row() for o in findings.orphans]
 
     def run(self, parsed_args: argparse.Namespace) -> int:
@@ -191,6 +192,9 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
 
         record = RunRecord(parsed_args, 'orphan purge')
         search, findings, plan = self._plan(parsed_args)
+        unlisted = [findings.unlisted[o] for o in sorted(findings.unlisted)]
+        if unlisted and not parsed_args.dry_run and not plan.steps:
+            raise exceptions.CommandError(unlisted[0])
         if parsed_args.dry_run or not plan.steps:
             # the cascade's plan table: -f json and yaml have the whole
             # graph (every step id in After) and the owner's ID
@@ -246,5 +250,16 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             raise exceptions.CommandError(
                 f'{len(result.by_outcome("failed"))} of {len(plan.steps)} '
                 f'orphaned resource(s) could not be deleted'
+            )
+        if unlisted:
+            # the rest is purged; what the project left in Swift is not
+            self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
+            raise exceptions.CommandError(
+                unlisted[0]
+                + (
+                    f' ({len(unlisted) - 1} more such)'
+                    if len(unlisted) > 1
+                    else ''
+                )
             )
         return SUMMARY_COLUMNS, result.summary()
