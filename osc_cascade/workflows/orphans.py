@@ -353,21 +353,37 @@ class OrphanSearch:
         if not kinds or not owners:
             return [], {}
 
+        where = Discovery(self.conn, kinds, regions=self.regions)
+        usable, _notes = where.available_kinds()  # the search noted them
+        jobs = [
+            (kind, region)
+            for kind in usable
+            for region in where.regions_of(kind)
+        ]
+
         def listed(owner: str) -> list[ResourceRef] | str:
-            try:
-                return Discovery(
-                    self.conn,
-                    kinds,
-                    regions=self.regions,
-                    parallel=1,
-                    clock=self.clock,
-                ).run([owner])[0]
-            except Exception as exc:  # said, and the owner is not clean
-                return (
-                    f'the Swift account of project {owner} could not be '
-                    'listed, so what the project left there is unknown '
-                    f'and it is not clean: {one_line(exc)}'
-                )
+            refs = []
+            for kind, region in jobs:
+                conn = self.regions.connection(region)
+                try:
+                    found = checked(
+                        f'listing the Swift account of project {owner} '
+                        f'in {region}',
+                        lambda kind=kind, conn=conn: list(
+                            kind.list(conn, owner)
+                        ),
+                        retry=self.retry,
+                        clock=self.clock,
+                        needs=kind.forbidden_hint.format(
+                            service_type=kind.service_type
+                        ),
+                        outcome='What the project left there is unknown: '
+                        'it is not clean',
+                    )
+                except Exception as exc:  # said; the owner is not clean
+                    return one_line(exc)
+                refs.extend(ref.in_region(region) for ref in found)
+            return refs
 
         refs: list[ResourceRef] = []
         unlisted: dict[str, str] = {}
