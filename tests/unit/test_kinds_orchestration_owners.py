@@ -23,10 +23,13 @@ import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import orchestration
+from osc_cascade.reaper import lock, sweep
+from osc_cascade.workflows import orphans
 from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
+from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
-from tests.unit.fakes.run import cascade_for
+from tests.unit.fakes.run import cascade_for, zero_delays
 
 STACK = orchestration.Stack.name
 
@@ -181,3 +184,29 @@ def test_the_orphan_purge_keeps_it_and_purges_the_rest(cloud, osc):
     assert cloud.exists('stacks', stack['id'])
     assert not cloud.exists('networks', own['id'])
     assert reason in result.stdout + result.stderr
+
+
+def test_the_reapers_purge_says_the_kept_stack_and_is_not_done(
+    cloud, tmp_path
+):
+    # the reaper counted a kept step as done: 'purged', and never again
+    gone = scenarios.project(cloud, 'gone')['id']
+    x, net, stack = foreign_network_stack(cloud, gone)
+    cloud.db['projects'].pop(gone)
+    locks = lock.Locks(f'file://{tmp_path / "locks"}', 'reaper-a')
+    locks.start()
+    purger = sweep.Purger(
+        cloud.connection(),
+        orphans.select_kinds(kinds_mod.build()),
+        locks,
+        clock=FakeClock(),
+        retry=zero_delays(),
+    )
+    outcome = purger.purge([gone])[gone]
+    assert outcome.state == sweep.FAILED
+    assert (
+        f'stack app made network {net["id"]} of project {x}: deleting the '
+        'stack would delete it'
+    ) in outcome.detail
+    assert cloud.exists('networks', net['id'])
+    assert cloud.exists('stacks', stack['id'])
