@@ -310,7 +310,18 @@ class Purger:
                 for r in result.results.values()
                 if r.step.target.project_id == owner
             ]
-            bad = [r for r in mine if r.outcome not in (DONE, KEPT)]
+            # a keep that blocks (what the project's delete must not take
+            # along: another project's network a stack made) leaves it
+            # not done, said why, and tried again later
+            bad = [
+                r
+                for r in mine
+                if r.outcome != DONE
+                and not (
+                    r.outcome == KEPT
+                    and r.step.params.get('blocking', True) is False
+                )
+            ]
             if not bad:
                 outcomes[owner] = Outcome(PURGED, f'{len(mine)} step(s) done')
             else:
