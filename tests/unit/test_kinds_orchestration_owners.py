@@ -210,3 +210,23 @@ def test_the_reapers_purge_says_the_kept_stack_and_is_not_done(
     ) in outcome.detail
     assert cloud.exists('networks', net['id'])
     assert cloud.exists('stacks', stack['id'])
+
+
+def test_the_orphan_purge_that_kept_the_stack_is_not_a_success(cloud, osc):
+    # it purged the rest and exited 0, as if everything asked was done
+    gone = scenarios.project(cloud, 'gone')['id']
+    x, net, stack = foreign_network_stack(cloud, gone)
+    cloud.db['projects'].pop(gone)
+    result = osc('orphan', 'purge', '--yes', '-f', 'json')
+    assert result.code == 1
+    [line] = [
+        e for e in result.stderr.splitlines() if e.startswith('1 orphaned')
+    ]
+    assert line == (
+        f'1 orphaned resource(s) kept: keep orchestration.stack app '
+        f'({stack["id"]}) in RegionOne: stack app made network {net["id"]} '
+        f'of project {x}: deleting the stack would delete it'
+    )
+    summary = {r['Kind']: r for r in json.loads(result.stdout)}
+    assert summary['orchestration.stack']['Kept'] == 1
+    assert cloud.exists('networks', net['id'])
