@@ -21,6 +21,7 @@ from osc_lib import exceptions
 from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted
+from osc_cascade.engine.executor import KEPT
 from osc_cascade.v1.common import (
     EXIT_ORPHANS_FOUND,
     EXIT_OWNERS_UNCONFIRMED,
@@ -251,15 +252,26 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
                 f'{len(result.by_outcome("failed"))} of {len(plan.steps)} '
                 f'orphaned resource(s) could not be deleted'
             )
-        if unlisted:
-            # the rest is purged; what the project left in Swift is not
+        # the rest is purged; what was kept (a stack whose delete would
+        # delete another project's network), or what a project left in a
+        # Swift account that could not be listed, is not: not a success
+        kept = [
+            r
+            for r in result.by_outcome(KEPT)
+            if r.step.params.get('blocking', True) is not False
+        ]
+        left = list(unlisted)
+        if kept:
+            # a keep's description has its reason
+            left.insert(
+                0,
+                f'{len(kept)} orphaned resource(s) kept: '
+                f'{kept[0].step.describe()}',
+            )
+        if left:
             self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
             raise exceptions.CommandError(
-                unlisted[0]
-                + (
-                    f' ({len(unlisted) - 1} more such)'
-                    if len(unlisted) > 1
-                    else ''
-                )
+                left[0]
+                + (f' ({len(left) - 1} more such)' if len(left) > 1 else '')
             )
         return SUMMARY_COLUMNS, result.summary()

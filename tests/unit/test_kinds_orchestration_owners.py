@@ -179,7 +179,7 @@ def test_the_orphan_purge_keeps_it_and_purges_the_rest(cloud, osc):
     assert reason in json.dumps(row)
 
     result = osc('orphan', 'purge', '--yes', '-f', 'json')
-    assert result.code == 0, result.stderr
+    assert result.code == 1, result.stderr
     assert cloud.exists('networks', net['id'])
     assert cloud.exists('stacks', stack['id'])
     assert not cloud.exists('networks', own['id'])
