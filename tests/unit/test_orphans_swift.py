@@ -42,6 +42,10 @@ def cloud():
 
 @pytest.fixture
 def gone(cloud):
+    return deleted_project(cloud)
+
+
+def deleted_project(cloud):
     """A project deleted with plain `project delete`: it left a container
     with objects, and nothing else; a live project and the admin have
     containers of the same name."""
@@ -55,7 +59,7 @@ def gone(cloud):
 
 
 def exists(cloud, project_id, name='logs'):
-    return cloud.exists('containers', f'AUTH_{project_id}/{name}')
+    return cloud.exists('containers', f'{cloud.prefix}{project_id}/{name}')
 
 
 def test_orphan_list_of_a_deleted_project_shows_its_container(
@@ -148,3 +152,15 @@ def purger(cloud, tmp_path):
         clock=FakeClock(),
         retry=zero_delays(),
     )
+
+
+def test_an_account_prefix_other_than_auth_is_the_catalogs(osc):
+    # a proxy whose reseller_prefix is KEY_: the account is found from the
+    # caller's own endpoint, not assumed to be AUTH_<id>
+    with ServicesCloud(prefix='KEY_') as cloud:
+        pid = deleted_project(cloud)
+        result = osc('orphan', 'purge', '--yes', '--project', pid)
+        assert result.code == 0, result.stderr
+        assert not exists(cloud, pid)
+        assert exists(cloud, ADMIN_PROJECT)
+        assert any('/v1/KEY_' + pid in p for _, p in cloud.requests)
