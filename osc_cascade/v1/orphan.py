@@ -214,6 +214,10 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             findings, notes = search.reconfirm(findings)
             self.progress.add_notes(notes)
             plan = orphans.purge_plan(findings, search.kinds)
+            # of the owners still gone
+            unlisted = [
+                findings.unlisted[o] for o in sorted(findings.unlisted)
+            ]
         progress = self.progress
         progress.add_total(len(plan.steps))
 
