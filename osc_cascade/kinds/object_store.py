@@ -132,6 +132,9 @@ class Container(ResourceKind):
     heat_types = ('OS::Swift::Container',)
     service_type = 'object-store'
     synchronous_delete = True
+    #: Swift cannot list its accounts: the orphan search lists the
+    #: account of each project it knows is gone (workflows.orphans)
+    lists_one_project = True
     forbidden_hint = (
         "an admin reaches another project's Swift account only with Swift's "
         "reseller admin role (ResellerAdmin unless the proxy's "

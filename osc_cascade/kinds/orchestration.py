@@ -26,12 +26,13 @@ from typing import Any
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.api import heat
+from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out, retried
-from osc_cascade.kinds.registry import register
+from osc_cascade.kinds.registry import CLASSES, register
 
 
 class Stack(ResourceKind):
@@ -66,7 +67,8 @@ class Stack(ResourceKind):
 # such a stack is kept as well. Both checks read the stack's resources,
 # nested stacks' included, in one GET a root stack, in a cascade and in the
 # orphan search alike (at N=300 root stacks: 300 GETs; the namesake check
-# adds one GET a caller-scoped resource).
+# adds one GET a caller-scoped resource, the owner check below one GET a
+# made resource whose owner is read).
 
 
 #: Heat types whose delete acts, by name, in the scope of the caller
@@ -155,6 +157,112 @@ def namesakes(conn: Any, made: list[dict[str, Any]]) -> list[str]:
     return found
 
 
+# -- what another project owns ----------------------------------------------
+#
+# A stack's delete deletes what it made whoever owns it now: an admin's
+# stack may have made a network with ``tenant_id`` set to another project
+# (or ``value_specs``, on most Neutron types), and a volume may have been
+# transferred since. Heat deletes with the stack's trust, an admin's for an
+# admin's stack, so it deletes that project's network. So the owner of
+# each made resource is read (one GET each) where a kind or the table
+# below can read it; a stack that made another project's resource is kept,
+# and so is one whose resource's owner cannot be read (a 403, an empty
+# owner, a 404 to a token scoped to the project, which sees no other
+# project's resources). A resource Heat no longer finds either is gone.
+
+#: Heat types whose template may name another project and whose owner no
+#: kind reads: (SDK proxy, path of one, its key in the answer, a word)
+OWNER_AT = {
+    'OS::Neutron::QoSPolicy': ('network', '/qos/policies/', 'policy'),
+    'OS::Neutron::AddressScope': (
+        'network',
+        '/address-scopes/',
+        'address_scope',
+    ),
+    'OS::Neutron::SubnetPool': ('network', '/subnetpools/', 'subnetpool'),
+    'OS::Neutron::VPNService': ('network', '/vpn/vpnservices/', 'vpnservice'),
+    'OS::Neutron::IPsecSiteConnection': (
+        'network',
+        '/vpn/ipsec-site-connections/',
+        'ipsec_site_connection',
+    ),
+    'OS::Neutron::IKEPolicy': ('network', '/vpn/ikepolicies/', 'ikepolicy'),
+    'OS::Neutron::IPsecPolicy': (
+        'network',
+        '/vpn/ipsecpolicies/',
+        'ipsecpolicy',
+    ),
+    'OS::Octavia::LoadBalancer': (
+        'load_balancer',
+        '/lbaas/loadbalancers/',
+        'loadbalancer',
+    ),
+    'OS::Octavia::Listener': (
+        'load_balancer',
+        '/lbaas/listeners/',
+        'listener',
+    ),
+}
+
+
+def _owner_reader(heat_type: str) -> tuple[str, Any] | None:
+    """(a word for the resource, a call of its owner: None if gone), or
+    None where neither a kind nor ``OWNER_AT`` reads it."""
+    for name, cls in CLASSES.items():
+        if heat_type in cls.heat_types and cls.sdk_get:
+            kind = cls()
+            word = name.split('.', 1)[1].replace('_', ' ')
+            return word, lambda conn, id_: kind.owner(
+                conn, ResourceRef(kind=name, id=id_)
+            )
+    if heat_type in OWNER_AT:
+        service, path, key = OWNER_AT[heat_type]
+
+        def read(conn: Any, id_: str) -> str | None:
+            try:
+                found = request(getattr(conn, service), 'GET', path + id_)
+            except sdk_exc.NotFoundException:
+                return None
+            item = found.json().get(key) or {}
+            return item.get('project_id') or item.get('tenant_id') or ''
+
+        return key.replace('_', ' '), read
+    return None
+
+
+def not_its_projects(
+    conn: Any, made: list[dict[str, Any]], project_id: str, scoped: bool
+) -> tuple[list[str], list[str]]:
+    """What the stack made that another project owns ('network N of
+    project Y'), and what of it has an owner that cannot be read."""
+    others, in_doubt = [], []
+    seen = set()
+    for res in made:
+        id_ = res.get('physical_resource_id')
+        reader = _owner_reader(res['resource_type'])
+        if not id_ or not reader or (res['resource_type'], id_) in seen:
+            continue
+        seen.add((res['resource_type'], id_))
+        word, read = reader
+        try:
+            owner = retried(read, conn, id_)
+        except sdk_exc.SDKException as exc:
+            why = getattr(exc, 'status_code', None) or type(exc).__name__
+            in_doubt.append(f'{word} {id_} ({why})')
+            continue
+        if owner is None:
+            if scoped:
+                # a token scoped to the project is told 404 of any other
+                # project's resource too
+                in_doubt.append(f'{word} {id_} (not found)')
+            continue
+        if not owner:
+            in_doubt.append(f'{word} {id_} (no owner shown)')
+        elif owner != project_id:
+            others.append(f'{word} {id_} of project {owner}')
+    return others, in_doubt
+
+
 @register
 class ProjectStack(Stack):
     heat_types = ('OS::Heat::Stack',)
@@ -194,6 +302,9 @@ class ProjectStack(Stack):
             )
             attrs['not_the_projects'] = not_the_projects(made)
             attrs['endangers'] = namesakes(conn, made)
+            attrs['others'], attrs['owner_unread'] = not_its_projects(
+                conn, made, heat.project_of(s), self.scoped
+            )
             return attrs
 
         stacks = list(found.values())
@@ -231,6 +342,18 @@ class ProjectStack(Stack):
                 + ', '.join(ref.attrs['endangers'])
                 + ' (Heat deletes these in the scope of whoever deletes the '
                 'stack); rename yours, or cascade as another user'
+            )
+        others = ref.attrs.get('others')
+        if others:
+            reasons.append(
+                f'stack {ref.name} made {listed(others)}: deleting the '
+                f'stack would delete {"it" if len(others) == 1 else "them"}'
+            )
+        if ref.attrs.get('owner_unread'):
+            reasons.append(
+                f'stack {ref.name} made {listed(ref.attrs["owner_unread"])}'
+                ' whose owner could not be read: deleting the stack might '
+                "delete another project's"
             )
         if reasons:
             return resource.keep(ref, '; '.join(reasons))

@@ -76,6 +76,7 @@ def only(
         [],
         [r for r in findings.owned_by_gone if r.project_id in keep],
         {o: e for o, e in findings.unconfirmed.items() if o in keep},
+        {o: why for o, why in findings.unlisted.items() if o in keep},
     )
 
 
@@ -218,9 +219,17 @@ class Purger:
         find: Callable[[], orphans.Findings],
         search: orphans.OrphanSearch,
     ) -> dict[str, Outcome]:
-        """``_purge``, whatever goes wrong: a failure is an outcome."""
+        """``_purge``, whatever goes wrong: a failure is an outcome. An
+        owner whose Swift account could not be listed is never CLEAN nor
+        PURGED: what it left there is unknown (the rest is purged)."""
         try:
-            return self._purge(search, find(), owners)
+            findings = find()
+            outcomes = self._purge(search, findings, owners)
+            for owner, why in findings.unlisted.items():
+                done = outcomes.get(owner)
+                if done is not None and done.state in (CLEAN, PURGED):
+                    outcomes[owner] = Outcome(FAILED, why)
+            return outcomes
         except Exception as exc:  # reported, and tried again later
             if not isinstance(exc, CascadeError):
                 LOG.exception('purge of %s failed', ', '.join(owners))
@@ -301,7 +310,18 @@ class Purger:
                 for r in result.results.values()
                 if r.step.target.project_id == owner
             ]
-            bad = [r for r in mine if r.outcome not in (DONE, KEPT)]
+            # a keep that blocks (what the project's delete must not take
+            # along: another project's network a stack made) leaves it
+            # not done, said why, and tried again later
+            bad = [
+                r
+                for r in mine
+                if r.outcome != DONE
+                and not (
+                    r.outcome == KEPT
+                    and r.step.params.get('blocking', True) is False
+                )
+            ]
             if not bad:
                 outcomes[owner] = Outcome(PURGED, f'{len(mine)} step(s) done')
             else:

@@ -21,6 +21,7 @@ from osc_lib import exceptions
 from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted
+from osc_cascade.engine.executor import KEPT
 from osc_cascade.v1.common import (
     EXIT_ORPHANS_FOUND,
     EXIT_OWNERS_UNCONFIRMED,
@@ -124,7 +125,8 @@ class ListOrphan(ExitStatusHelp, command.Lister):
         with engine_errors():
             _workflow, findings = _search(self.app, parsed_args, self.progress)
         self.found = len(findings.orphans)
-        self.unconfirmed = len(findings.unconfirmed)
+        # a deleted project's Swift account not listed: incomplete too
+        self.unconfirmed = len(findings.unconfirmed) + len(findings.unlisted)
         return ORPHAN_COLUMNS, [o.row() for o in findings.orphans]
 
     def run(self, parsed_args: argparse.Namespace) -> int:
@@ -191,6 +193,9 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
 
         record = RunRecord(parsed_args, 'orphan purge')
         search, findings, plan = self._plan(parsed_args)
+        unlisted = [findings.unlisted[o] for o in sorted(findings.unlisted)]
+        if unlisted and not parsed_args.dry_run and not plan.steps:
+            raise exceptions.CommandError(unlisted[0])
         if parsed_args.dry_run or not plan.steps:
             # the cascade's plan table: -f json and yaml have the whole
             # graph (every step id in After) and the owner's ID
@@ -209,6 +214,10 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             findings, notes = search.reconfirm(findings)
             self.progress.add_notes(notes)
             plan = orphans.purge_plan(findings, search.kinds)
+            # of the owners still gone
+            unlisted = [
+                findings.unlisted[o] for o in sorted(findings.unlisted)
+            ]
         progress = self.progress
         progress.add_total(len(plan.steps))
 
@@ -246,5 +255,27 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             raise exceptions.CommandError(
                 f'{len(result.by_outcome("failed"))} of {len(plan.steps)} '
                 f'orphaned resource(s) could not be deleted'
+            )
+        # the rest is purged; what was kept (a stack whose delete would
+        # delete another project's network), or what a project left in a
+        # Swift account that could not be listed, is not: not a success
+        kept = [
+            r
+            for r in result.by_outcome(KEPT)
+            if r.step.params.get('blocking', True) is not False
+        ]
+        left = list(unlisted)
+        if kept:
+            # a keep's description has its reason
+            left.insert(
+                0,
+                f'{len(kept)} orphaned resource(s) kept: '
+                f'{kept[0].step.describe()}',
+            )
+        if left:
+            self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
+            raise exceptions.CommandError(
+                left[0]
+                + (f' ({len(left) - 1} more such)' if len(left) > 1 else '')
             )
         return SUMMARY_COLUMNS, result.summary()

@@ -20,6 +20,13 @@ project is), a resource with an empty owner is reported as such rather than
 passed over, and resources that go with their owner (a router's gateway
 port, a DHCP port) are not reported on their own.
 
+Swift cannot list its accounts, so the object-store kind lists nothing
+for every project at once: the account of each owner proven gone (given
+by ID, or found by what else it left) is listed on its own
+(``AUTH_<id>``, on the caller's object-store endpoint with the project
+swapped, which needs Swift's reseller admin role). One that cannot be
+listed is said in one line, and its owner is never called clean.
+
 An owner is gone only when Keystone answers 404 to it, asked after the
 resources were listed (a project created during the search is seen), and
 asked again right before a purge runs. Whatever cannot be proven (a 403, a
@@ -36,7 +43,12 @@ from typing import Any
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.api import keystone
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.errors import CascadeError, PlanError, describe
+from osc_cascade.engine.errors import (
+    CascadeError,
+    PlanError,
+    describe,
+    one_line,
+)
 from osc_cascade.engine.executor import Event, Executor, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
@@ -223,6 +235,9 @@ class Findings:
     unconfirmed: dict[str, Exception | None] = dataclasses.field(
         default_factory=dict
     )
+    #: gone owners whose Swift account could not be listed, with why in
+    #: one line: what they left there is unknown, so they are not clean
+    unlisted: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class OrphanSearch:
@@ -274,12 +289,17 @@ class OrphanSearch:
             r.project_id
             for r in refs
             if r.project_id and self.kinds[r.kind].primary_step(r)
-        }
+        } | wanted
         targets = {_target(r) for r in refs} - {''}
         # after the resources were listed: an owner made meanwhile exists
         verdicts = self._owners().confirm(
             owners | targets, () if wanted else self._listed()
         )
+        accounts, unlisted = self._accounts(
+            sorted(o for o in owners if verdicts[o].state == GONE)
+        )
+        refs.extend(accounts)
+        notes.extend(unlisted[o] for o in sorted(unlisted))
         found = []
         for ref in refs:
             reason = classify(ref, self.kinds[ref.kind], verdicts)
@@ -314,7 +334,71 @@ class OrphanSearch:
             notes,
             [r for r in refs if r.project_id in gone],
             {o: e for o, e in unknown.items() if o in owners},
+            unlisted,
         )
+
+    def _accounts(
+        self, owners: Sequence[str]
+    ) -> tuple[list[ResourceRef], dict[str, str]]:
+        """What the kinds that list one project at a time (Swift's
+        containers) hold of each owner, and the owners whose listing
+        failed, with why in one line. One listing per owner and region
+        (a GET of the account, and a HEAD per container), owners in
+        parallel."""
+        kinds = {
+            name: kind
+            for name, kind in self.kinds.items()
+            if getattr(kind, 'lists_one_project', False)
+        }
+        if not kinds or not owners:
+            return [], {}
+
+        where = Discovery(self.conn, kinds, regions=self.regions)
+        usable, _notes = where.available_kinds()  # the search noted them
+        jobs = [
+            (kind, region)
+            for kind in usable
+            for region in where.regions_of(kind)
+        ]
+
+        def listed(owner: str) -> list[ResourceRef] | str:
+            refs = []
+            for kind, region in jobs:
+                conn = self.regions.connection(region)
+                try:
+                    found = checked(
+                        f'listing the Swift account of project {owner} '
+                        f'in {region}',
+                        lambda kind=kind, conn=conn: list(
+                            kind.list(conn, owner)
+                        ),
+                        retry=self.retry,
+                        clock=self.clock,
+                        needs=kind.forbidden_hint.format(
+                            service_type=kind.service_type
+                        ),
+                        outcome='What the project left there is unknown: '
+                        'it is not clean',
+                    )
+                except Exception as exc:  # said; the owner is not clean
+                    return one_line(exc)
+                refs.extend(ref.in_region(region) for ref in found)
+            return refs
+
+        refs: list[ResourceRef] = []
+        unlisted: dict[str, str] = {}
+        with concurrent.futures.ThreadPoolExecutor(
+            max_workers=min(self.parallel, len(owners)),
+            thread_name_prefix='accounts',
+        ) as pool:
+            for owner, found in zip(
+                owners, pool.map(listed, owners), strict=True
+            ):
+                if isinstance(found, str):
+                    unlisted[owner] = found
+                else:
+                    refs.extend(found)
+        return refs, unlisted
 
     def _listed(self) -> set[str]:
         """The projects and domains a listing shows: they exist. Those it
@@ -356,6 +440,9 @@ class OrphanSearch:
             [o for o in findings.orphans if o.ref.project_id not in back],
             findings.notes,
             [r for r in findings.owned_by_gone if r.project_id not in back],
+            unlisted={
+                o: why for o, why in findings.unlisted.items() if o not in back
+            },
         )
         return kept, notes
 

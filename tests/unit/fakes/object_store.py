@@ -15,7 +15,8 @@
 and the bulk middleware's deletes. A container with objects, or with old
 versions, is refused with 409.
 
-A container's id here is ``AUTH_<project>/<name>``: deleting a stack does
+A container's id here is ``AUTH_<project>/<name>`` (``prefix`` is the
+proxy's reseller_prefix, ``AUTH_`` by default): deleting a stack does
 not delete the ``OS::Swift::Container`` it made, as the minicloud's Heat
 did not when an admin deleted the stack (Heat looked for the container in
 the admin's account)."""
@@ -34,11 +35,25 @@ def swift_error(status, text):
 
 class ObjectStore:
     def __init__(
-        self, services=None, *, reseller=True, bulk_delete=100, **kwargs
+        self,
+        services=None,
+        *,
+        reseller=True,
+        bulk_delete=100,
+        prefix='AUTH_',
+        **kwargs,
     ):
         super().__init__(services, **kwargs)
         #: whether the caller has Swift's reseller admin role
         self.reseller = reseller
+        #: the proxy's reseller_prefix: an account is <prefix><project>,
+        #: and so is the catalog's endpoint of the caller's own
+        self.prefix = prefix
+        if prefix != 'AUTH_':
+            self.endpoints = {
+                **self.endpoints,
+                'object-store': f'{SWIFT}/v1/{prefix}{ADMIN_PROJECT}',
+            }
         #: Swift's max_deletes_per_request, or None for no bulk middleware
         self.bulk_delete = bulk_delete
         #: the accounts of the bulk deletes, in order
@@ -69,7 +84,7 @@ class ObjectStore:
             headers['X-Versions-Enabled'] = 'True'
         return self.add(
             'containers',
-            id=f'AUTH_{project_id}/{name}',
+            id=f'{self.prefix}{project_id}/{name}',
             project_id=project_id,
             name=name,
             headers=headers,
@@ -102,11 +117,13 @@ class ObjectStore:
                     'max_failed_deletes': 1000,
                 }
             return 200, info
-        m = re.fullmatch(r'/v1/(AUTH_[^/]+)/?([^/]*)/?(.*)', path)
+        m = re.fullmatch(
+            rf'/v1/({re.escape(self.prefix)}[^/]+)/?([^/]*)/?(.*)', path
+        )
         if not m:
             return 404, None
         account, container, obj = (parse.unquote(p) for p in m.groups())
-        if account != f'AUTH_{ADMIN_PROJECT}' and not self.reseller:
+        if account != f'{self.prefix}{ADMIN_PROJECT}' and not self.reseller:
             return 403, None
         if not container:
             return self._swift_account(account, method, query)
