@@ -258,3 +258,18 @@ def test_traits_cost_one_call_per_owner_trait_whatever_the_providers(cloud):
         '/resource_providers?required=OWNER_CYBORG',
         '/resource_providers?required=OWNER_NOVA',
     ]
+
+
+def test_a_root_with_only_another_owners_trait_is_kept(cloud):
+    """The compute node's root is nova's by default, not when Placement
+    says it is someone else's."""
+    cloud.compute('compute-a')
+    root = cloud.node_of('compute-a')
+    cloud.tag(root, 'OWNER_CYBORG')
+
+    plan = plan_for(cloud, 'compute-a')
+
+    assert [s.params['reason'] for s in plan.kept()] == [
+        f"resource provider compute-a ({root}) is Cyborg's (OWNER_CYBORG): "
+        f"not Nova's to delete"
+    ]
