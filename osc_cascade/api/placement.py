@@ -31,12 +31,20 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
 
-#: consumer generations (1.28); error codes (1.23); in_tree and root/parent
-#: provider UUIDs (1.14)
+#: consumer generations (1.28); error codes (1.23); the ``required`` trait
+#: filter of the provider list (1.18); in_tree and root/parent provider
+#: UUIDs (1.14); traits (1.6)
 PLACEMENT_VERSION = '1.28'
 #: service and hypervisor UUIDs (2.53), migration UUIDs (2.59), instance
 #: actions of deleted instances (2.21)
 NOVA_VERSION = '2.59'
+#: the os-traits namespace of the traits that name who created a provider
+#: (os-traits 2.8.0 added OWNER_CYBORG and OWNER_NOVA); nova sets
+#: OWNER_NOVA on every provider it creates from nova 34 (compute service
+#: version 73), and nova's own service delete removes the node's whole tree
+#: whoever owns it
+OWNER_PREFIX = 'OWNER_'
+OWNER_NOVA = 'OWNER_NOVA'
 #: Placement's code for a generation conflict: another writer changed the
 #: consumer (or a provider) since it was read
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -92,6 +100,25 @@ def set_service_status(
 def list_providers(conn: Any) -> list[dict]:
     """Every resource provider, in one call (Placement does not page)."""
     return call(conn, 'GET', '/resource_providers')['resource_providers']
+
+
+def owner_traits(conn: Any) -> list[str]:
+    """The OWNER_* traits Placement knows, in one call: none with an
+    os-traits older than 2.8, and then no provider has one."""
+    return call(conn, 'GET', f'/traits?name=startswith:{OWNER_PREFIX}')[
+        'traits'
+    ]
+
+
+def providers_with(conn: Any, trait: str) -> list[str]:
+    """The UUIDs of every provider that carries ``trait``, in one call
+    (whatever the number of providers)."""
+    return [
+        p['uuid']
+        for p in call(conn, 'GET', f'/resource_providers?required={trait}')[
+            'resource_providers'
+        ]
+    ]
 
 
 def allocations_on(conn: Any, provider: str) -> dict[str, Any]:

@@ -88,7 +88,9 @@ class Allocation(ResourceKind):
 class ResourceProvider(ResourceKind):
     """``attrs``: ``parent`` (deleted after it), ``service`` and ``host``
     (its compute service), ``node`` (it is the root provider of one of the
-    service's compute nodes).
+    service's compute nodes), ``keep`` (it is not nova's, by its owner
+    traits: why, in one line; the plan keeps it and the purge refuses,
+    since nova's service delete would take the whole tree).
 
     nova deletes a node's provider tree itself with the service, and
     answers 500 to the service delete if the node's provider is gone
@@ -100,6 +102,11 @@ class ResourceProvider(ResourceKind):
     name = 'placement.resource_provider'
     scope = SERVICE
     service_type = 'placement'
+
+    def primary_step(self, ref):
+        if ref.attrs.get('keep'):
+            return resource.keep(ref, ref.attrs['keep'])
+        return resource.delete(ref)
 
     def relations(self, ref, inventory):
         mine = resource.delete(ref)

@@ -187,12 +187,13 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             refuse_blocked(plan)
             return
         if plan.kept():
-            output.emit(
-                parsed_args,
-                SERVICE_PURGE_BLOCKER_COLUMNS,
-                blocker_rows(plan),
-                stdout,
-            )
+            # the consumers; a provider that is not nova's is one line of
+            # the refusal
+            rows = blocker_rows(plan)
+            if rows:
+                output.emit(
+                    parsed_args, SERVICE_PURGE_BLOCKER_COLUMNS, rows, stdout
+                )
             refuse_blocked(plan)
         output.chosen_columns(parsed_args, SUMMARY_COLUMNS)
         names = ', '.join(f'{s.host} ({s.id})' for s in services)
@@ -274,6 +275,8 @@ def plan_rows(plan: Plan) -> list[tuple[Any, ...]]:
                 detail = 'nova deletes it with the service; checked after'
             else:
                 cls, detail = 'orphan provider', ''
+            if step.action == KEEP:
+                detail = step.params['reason']  # not nova's
         else:
             action, cls, detail = step.action, 'nova-compute', ''
         rows.append(
@@ -283,6 +286,9 @@ def plan_rows(plan: Plan) -> list[tuple[Any, ...]]:
 
 
 def blocker_rows(plan: Plan) -> list[tuple[Any, ...]]:
+    """The consumers that block (the providers kept are in the refusal)."""
+    from osc_cascade.kinds.placement import Allocation
+
     names = _provider_names(plan)
     return sorted(
         (
@@ -292,6 +298,7 @@ def blocker_rows(plan: Plan) -> list[tuple[Any, ...]]:
             s.params['reason'],
         )
         for s in plan.kept()
+        if s.target.kind == Allocation.name
     )
 
 

@@ -18,7 +18,10 @@ provider still has allocations and deletes the service anyway: the providers
 are orphaned. The purge therefore:
 
 1. resolves the services and finds their compute nodes (one paged
-   hypervisor list) and the nodes' provider trees (one provider list);
+   hypervisor list) and the nodes' provider trees (one provider list),
+   and whose each provider is (``refs.not_novas``, from the owner
+   traits: one trait list and one provider list per OWNER_* trait);
+   what is not nova's is kept, with its allocations, and refuses;
 2. reads the allocations on those providers and classifies each consumer
    with what nova says of it (``consumers.classify``);
 3. plans: remove the trees' share of the consumers that are left-overs,

@@ -61,11 +61,20 @@ class PurgePlanner(PurgeBase):
             s.id: plan_refs.tree(s, nodes[s.id], hypervisors, providers, notes)
             for s in services
         }
+        owners = self._owners() if any(trees.values()) else {}
+        kept = {
+            sid: plan_refs.not_novas(tree, owners)
+            for sid, tree in trees.items()
+        }
+        # what is not nova's is not the purge's: its allocations stay
         service_of = {
-            p['uuid']: sid for sid, tree in trees.items() for p in tree
+            p['uuid']: sid
+            for sid, tree in trees.items()
+            for p in tree
+            if p['uuid'] not in kept[sid]
         }
         held = self._consumers(list(service_of))
-        owners = {
+        services_of = {
             c: sorted({service_of[rp] for rp in rps})
             for c, rps in held.items()
         }
@@ -75,7 +84,7 @@ class PurgePlanner(PurgeBase):
             for c in held
             if not any(
                 c in facts[sid].servers or facts[sid].migration(c)
-                for sid in owners[c]
+                for sid in services_of[c]
             )
         ]
         found = dict(
@@ -89,13 +98,19 @@ class PurgePlanner(PurgeBase):
             )
         )
 
-        refs = plan_refs.classified(held, owners, facts, found, self.force)
+        refs = plan_refs.classified(
+            held, services_of, facts, found, self.force
+        )
         refs += plan_refs.unheld_blockers(
             services, facts, held, notes, self.force
         )
         for service in services:
             refs += plan_refs.provider_refs(
-                service, nodes[service.id], trees[service.id], notes
+                service,
+                nodes[service.id],
+                trees[service.id],
+                notes,
+                kept[service.id],
             )
             if service.state == 'up':
                 notes.append(
@@ -117,6 +132,28 @@ class PurgePlanner(PurgeBase):
         )
         plan.notes.extend(notes)
         return plan
+
+    def _owners(self) -> dict[str, set[str]]:
+        """The OWNER_* traits of each provider that has one: one call for
+        the owner traits Placement knows, then one provider list for each
+        (1 + 2 calls with os-traits 2.8 to 3.9), however many providers
+        the trees have; one call where Placement knows none."""
+        traits = sorted(
+            self._read(
+                'listing the owner traits',
+                lambda: placement.owner_traits(self.conn),
+            )
+        )
+        answers = self._each(
+            lambda t: f'listing the resource providers with trait {t}',
+            lambda t: placement.providers_with(self.conn, t),
+            traits,
+        )
+        owners: dict[str, set[str]] = {}
+        for trait, uuids in zip(traits, answers):
+            for uuid in uuids:
+                owners.setdefault(uuid, set()).add(trait)
+        return owners
 
     def _consumers(self, providers: list[str]) -> dict[str, set[str]]:
         """Each consumer with allocations on the providers, and on which."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from osc_cascade.api.placement import OWNER_NOVA, OWNER_PREFIX
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.placement import (
     Allocation,
@@ -89,11 +90,61 @@ def tree(
     return [p for p in providers if p['root_provider_uuid'] in roots]
 
 
+def not_novas(tree: list[dict], owners: dict[str, set[str]]) -> dict[str, str]:
+    """The providers of ``tree`` that are not nova's to delete, each with
+    why, in one line; ``owners``: the OWNER_* traits of each provider.
+
+    Where no provider of a node's tree has an owner trait (nova before
+    34, and no Cyborg that sets one), every provider is nova's, as
+    before. Where one has, a provider with another owner's trait is that
+    owner's (also if it carries OWNER_NOVA too: in doubt, keep), and a
+    child without any is not nova's either (Neutron's agents, Cyborg's
+    FPGAs); the root is the compute node, nova's unless it carries
+    another owner's trait."""
+    kept: dict[str, str] = {}
+    for root in sorted({p['root_provider_uuid'] for p in tree}):
+        members = [p for p in tree if p['root_provider_uuid'] == root]
+        marked = sorted(
+            {t for p in members for t in owners.get(p['uuid'], ())}
+        )
+        if not marked:
+            continue
+        for p in members:
+            traits = owners.get(p['uuid'], set())
+            others = sorted(traits - {OWNER_NOVA})
+            label = f'resource provider {p["name"]} ({p["uuid"]})'
+            if others:
+                whose = ' and '.join(
+                    f"{t[len(OWNER_PREFIX) :].capitalize()}'s" for t in others
+                )
+                also = (
+                    f', though also marked {OWNER_NOVA}'
+                    if OWNER_NOVA in traits
+                    else ''
+                )
+                kept[p['uuid']] = (
+                    f'{label} is {whose} ({", ".join(others)}){also}: '
+                    f"not Nova's to delete"
+                )
+            elif not traits and p['uuid'] != root:
+                kept[p['uuid']] = (
+                    f'{label} has no owner trait, where its tree has '
+                    f'{", ".join(marked)}: not Nova\'s to delete'
+                )
+    return kept
+
+
 def provider_refs(
-    service: Any, nodes: dict[str, str], tree: list[dict], notes: list[str]
+    service: Any,
+    nodes: dict[str, str],
+    tree: list[dict],
+    notes: list[str],
+    kept: dict[str, str] | None = None,
 ) -> list[ResourceRef]:
     """The service and its providers; a node without a provider too:
-    the service delete gives it an empty one for nova to delete."""
+    the service delete gives it an empty one for nova to delete. A
+    provider in ``kept`` (``not_novas``) is kept, with its line."""
+    kept = kept or {}
     found = {p['uuid'] for p in tree}
     missing = [
         {
@@ -135,6 +186,7 @@ def provider_refs(
                 'service': service.id,
                 'host': service.host,
                 'node': p['uuid'] in nodes,
+                **({'keep': kept[p['uuid']]} if p['uuid'] in kept else {}),
             },
         )
         for p in tree + missing

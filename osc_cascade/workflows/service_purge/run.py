@@ -13,7 +13,7 @@
 """The purge's run: ``ServicePurge`` joins the lookup, the plan and the
 services' status, and runs the plan with the executor, the services
 disabled and their plan read again first; nothing runs while anything
-blocks (``refuse_blocked``)."""
+blocks (``refuse_blocked``): a consumer, or a provider that is not nova's."""
 
 from __future__ import annotations
 
@@ -25,7 +25,11 @@ from osc_cascade.engine.errors import CascadeError, Interrupted
 from osc_cascade.engine.executor import DONE, Executor, RunResult
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.kinds.placement import ComputeService
+from osc_cascade.kinds.placement import (
+    Allocation,
+    ComputeService,
+    ResourceProvider,
+)
 from osc_cascade.workflows.service_purge.discovery import PurgePlanner
 from osc_cascade.workflows.service_purge.lookup import ServiceLookup
 from osc_cascade.workflows.service_purge.status import ServiceStatus
@@ -127,13 +131,19 @@ class ServicePurge(ServiceLookup, PurgePlanner, ServiceStatus):
         hold."""
         plan = self.plan(services)
         if plan.kept():
-            raise CascadeError(
-                f'Nothing was removed: with the service(s) disabled, '
-                f'{len(plan.kept())} consumer(s) block the purge: '
-                + ', '.join(
-                    f'{s.target.id} ({s.target.attrs["class"]})'
-                    for s in plan.kept()
+            consumers, providers = _kept(plan)
+            parts = list(providers)
+            if consumers:
+                parts.append(
+                    f'{len(consumers)} consumer(s) block the purge: '
+                    + ', '.join(
+                        f'{s.target.id} ({s.target.attrs["class"]})'
+                        for s in consumers
+                    )
                 )
+            raise CascadeError(
+                'Nothing was removed: with the service(s) disabled, '
+                + '; '.join(parts)
                 + '.'
             )
         new = sorted(set(plan.steps) - set(shown.steps))
@@ -146,10 +156,34 @@ class ServicePurge(ServiceLookup, PurgePlanner, ServiceStatus):
 
 
 def refuse_blocked(plan: Plan) -> None:
-    """Nothing runs while a consumer blocks: the plan keeps it."""
-    if plan.kept():
-        raise CascadeError(
-            f'Nothing was changed: {len(plan.kept())} consumer(s) of the '
-            f'service\'s resource providers block the purge (listed '
-            f'above).'
+    """Nothing runs while a consumer blocks or a provider of the trees is
+    not nova's: the plan keeps them."""
+    if not plan.kept():
+        return
+    consumers, providers = _kept(plan)
+    parts = list(providers)
+    if providers:
+        parts.append(
+            "nova's delete of the service deletes its nodes' whole "
+            'provider trees, so the purge deletes nothing'
         )
+    if consumers:
+        parts.append(
+            f'{len(consumers)} consumer(s) of the service\'s resource '
+            f'providers block the purge (listed above)'
+        )
+    raise CascadeError('Nothing was changed: ' + '; '.join(parts) + '.')
+
+
+def _kept(plan: Plan) -> tuple[list[Any], list[str]]:
+    """The plan's kept consumers, and the lines of its kept providers
+    (not nova's)."""
+    kept = sorted(plan.kept(), key=lambda s: s.id)
+    return (
+        [s for s in kept if s.target.kind == Allocation.name],
+        [
+            s.params['reason']
+            for s in kept
+            if s.target.kind == ResourceProvider.name
+        ],
+    )

@@ -69,9 +69,13 @@ class ComputeHosts:
         binary='nova-compute',
         status='disabled',
         disabled_reason=None,
+        owner_traits=False,
     ) -> dict:
         """A nova-compute service with its compute nodes (by default one,
-        named like the host) and their root providers."""
+        named like the host) and their root providers. ``owner_traits``:
+        the roots carry COMPUTE_NODE and OWNER_NOVA, as a nova-compute of
+        service version 73 or later (nova 34.0.0) reports them
+        (``ResourceTracker._get_traits``); without, as one before."""
         service = self.add(
             'services',
             id=new_uuid(),
@@ -86,6 +90,8 @@ class ComputeHosts:
         )
         for node in nodes if nodes is not None else [host]:
             rp = self.provider(node)
+            if owner_traits:
+                self.tag(rp['uuid'], 'COMPUTE_NODE', 'OWNER_NOVA')
             self.add(
                 'hypervisors',
                 id=rp['uuid'],

@@ -17,7 +17,15 @@ anchors.md section 4): it deletes a provider with 409
 and ``placement.resource_provider.inuse`` while it has allocations, a PUT of
 allocations with a stale consumer generation is 409
 ``placement.concurrent_update``, and error bodies have Placement's
-``{"errors": [...]}`` shape. Calls below microversion 1.28 are refused."""
+``{"errors": [...]}`` shape. Calls below microversion 1.28 are refused.
+
+Traits answer as that placement did (with os-traits 3.9.0: its standard
+traits include OWNER_CYBORG and OWNER_NOVA): ``GET /traits`` with
+``name=startswith:`` or ``name=in:``, ``GET`` and ``PUT
+/resource_providers/{uuid}/traits`` (with the provider's generation), and
+``GET /resource_providers?required=A,B`` (``!A`` forbids), which is 400
+for a trait Placement does not know. Placement offers them from 1.6
+(traits) and 1.18 (``required``), so the 1.28 floor covers them."""
 
 from __future__ import annotations
 
@@ -30,6 +38,20 @@ from tests.unit.fakes.common import (
     Conflict,
     new_uuid,
     versions,
+)
+
+#: standard traits Placement knows (os-traits syncs them into its database);
+#: a few of os-traits 3.9.0's. ``Placement.without_owner_traits``
+#: drops the OWNER_* ones: a placement with os-traits before 2.8 had none
+STANDARD_TRAITS = frozenset(
+    {
+        'COMPUTE_NODE',
+        'COMPUTE_STATUS_DISABLED',
+        'HW_CPU_X86_AVX2',
+        'HW_GPU_API_CUDA_V10_0',
+        'OWNER_CYBORG',
+        'OWNER_NOVA',
+    }
 )
 
 
@@ -61,6 +83,27 @@ class Placement:
         self.concurrent_writes: dict[str, list] = {}
         #: providers that a running nova-compute re-creates after a delete
         self.respawn: set[str] = set()
+        #: the traits Placement knows: the standard ones, and CUSTOM_* ones
+        #: as they are created
+        self.known_traits: set[str] = set(STANDARD_TRAITS)
+
+    def without_owner_traits(self) -> None:
+        """A placement whose os-traits predates OWNER_* (before 2.8)."""
+        self.known_traits = {
+            t for t in self.known_traits if not t.startswith('OWNER_')
+        }
+
+    def tag(self, provider, *traits) -> dict:
+        """Add traits to a provider, as a client's PUT of its traits does
+        (a CUSTOM_* trait is created first, as ``PUT /traits/{name}``)."""
+        rp = self.get('resource_providers', provider)
+        for trait in traits:
+            if trait.startswith('CUSTOM_'):
+                self.known_traits.add(trait)
+            assert trait in self.known_traits, f'fake: no trait {trait}'
+        rp['traits'] = sorted(set(rp['traits']) | set(traits))
+        rp['generation'] += 1
+        return rp
 
     def provider(self, name, *, parent=None, uuid=None) -> dict:
         root = (
@@ -77,6 +120,7 @@ class Placement:
             generation=1,
             parent_provider_uuid=parent,
             root_provider_uuid=root or uuid,
+            traits=[],
         )
 
     def allocate(
@@ -137,12 +181,20 @@ class Placement:
                 self.provider(body['name'], uuid=body['uuid'])
             )
         if path == '/resource_providers':
+            required, forbidden = self._required(query.get('required'))
             items = [
                 self._rp_view(p)
                 for p in self.all('resource_providers')
                 if query.get('in_tree') in (None, p['root_provider_uuid'])
+                and required <= set(p['traits'])
+                and not forbidden & set(p['traits'])
             ]
             return 200, {'resource_providers': items}
+        if path == '/traits' and method == 'GET':
+            return 200, {'traits': self._traits_named(query.get('name'))}
+        m = re.fullmatch(r'/resource_providers/([^/]+)/traits', path)
+        if m:
+            return self._provider_traits(method, m.group(1), body)
         m = re.fullmatch(r'/resource_providers/([^/]+)(/allocations)?', path)
         if m:
             rp = self.get('resource_providers', m.group(1))
@@ -169,6 +221,74 @@ class Placement:
         if m:
             return self._allocations(method, m.group(1), body)
         raise placement_error(404, 'placement.undefined_code', 'no route')
+
+    def _required(self, value):
+        """``required=A,!B``: the traits required and forbidden; 400 for
+        one Placement does not know, as the real one answers."""
+        names = [t.strip() for t in value.split(',')] if value else []
+        required = {t for t in names if not t.startswith('!')}
+        forbidden = {t[1:] for t in names if t.startswith('!')}
+        unknown = sorted((required | forbidden) - self.known_traits)
+        if unknown:
+            raise placement_error(
+                400,
+                'placement.undefined_code',
+                f'Invalid trait(s) in "required" parameter: No such '
+                f'trait(s): {", ".join(unknown)}.',
+            )
+        return required, forbidden
+
+    def _traits_named(self, name):
+        """``GET /traits``: all, ``name=startswith:P`` or ``name=in:A,B``."""
+        known = sorted(self.known_traits)
+        if not name:
+            return known
+        if name.startswith('startswith:'):
+            prefix = name[len('startswith:') :]
+            return [t for t in known if t.startswith(prefix)]
+        if name.startswith('in:'):
+            wanted = set(name[len('in:') :].split(','))
+            return [t for t in known if t in wanted]
+        raise placement_error(
+            400,
+            'placement.undefined_code',
+            f"Badly formatted name parameter. Expected name query string "
+            f"parameter in form: ?name=[in|startswith]:[name1,name2|prefix]. "
+            f"Got: \"{name}\"",
+        )
+
+    def _provider_traits(self, method, uuid, body):
+        rp = self.get('resource_providers', uuid)
+        if rp is None:
+            raise placement_error(
+                404,
+                'placement.undefined_code',
+                f'No resource provider with uuid {uuid} found',
+            )
+        if method == 'PUT':
+            if body.get('resource_provider_generation') != rp['generation']:
+                raise placement_error(
+                    409,
+                    'placement.concurrent_update',
+                    f'resource provider generation conflict - expected '
+                    f'{rp["generation"]} but got '
+                    f'{body.get("resource_provider_generation")}',
+                )
+            unknown = sorted(set(body['traits']) - self.known_traits)
+            if unknown:
+                raise placement_error(
+                    400,
+                    'placement.undefined_code',
+                    f'No such trait(s): {", ".join(unknown)}',
+                )
+            rp['traits'] = sorted(set(body['traits']))
+            rp['generation'] += 1
+        elif method != 'GET':
+            raise placement_error(404, 'placement.undefined_code', 'no route')
+        return 200, {
+            'traits': list(rp['traits']),
+            'resource_provider_generation': rp['generation'],
+        }
 
     def _rp_view(self, rp):
         return {
