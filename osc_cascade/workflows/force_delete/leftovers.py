@@ -26,18 +26,22 @@ import contextlib
 import dataclasses
 from typing import Any
 
+from openstack import exceptions as sdk_exc
+
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.executor import Event, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.engine.retry import Clock, RetryPolicy
+from osc_cascade.engine.retry import Clock, RetryPolicy, wait_until
 from osc_cascade.kinds import network, orchestration
+from osc_cascade.workflows.clusters import policies
 from osc_cascade.workflows.clusters.records import (
     ROUTER_INTERFACE,
     StackResource,
 )
-from osc_cascade.workflows.stopping import Stop
+from osc_cascade.workflows.force_delete import keeps as keeps_mod
+from osc_cascade.workflows.stopping import PausingClock, Stop
 
 # What became of a leftover, when it is not a failure.
 DELETED = 'deleted'
@@ -150,6 +154,58 @@ def remaining(
     return there, gone
 
 
+def _hold(
+    left: Sequence[StackResource], found: Found, kept: dict[str, str]
+) -> None:
+    """Add to ``kept`` what a kept resource holds in Neutron, which could
+    not go without it: a router's interfaces, the subnets of a kept
+    interface or port, the network of a kept subnet or port."""
+    by_id = {r.physical_id: r for r in left if r.physical_id}
+
+    def hold(physical_id: str, why: str) -> bool:
+        res = by_id.get(physical_id)
+        if res is None or res.key in kept:
+            return False
+        kept[res.key] = why
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        for res in left:
+            if res.key not in kept:
+                continue
+            if res.kind == network.Router.name:
+                for iface in left:
+                    if iface.type == ROUTER_INTERFACE and (
+                        _interface(iface)[0] == res.physical_id
+                    ):
+                        changed |= hold(
+                            iface.physical_id,
+                            f'kept: its router {res.physical_id} is kept',
+                        )
+            elif res.type == ROUTER_INTERFACE:
+                router, subnet = _interface(res)
+                changed |= hold(
+                    subnet, f'kept: its interface on router {router} is kept'
+                )
+            ref = found.mine.get((res.kind, res.physical_id))
+            if ref is None or res.kind not in (
+                network.Subnet.name,
+                network.Port.name,
+            ):
+                continue
+            for subnet in ref.attrs.get('subnet_ids', []):
+                changed |= hold(
+                    subnet, f'kept: its port {res.physical_id} is kept'
+                )
+            noun = res.kind.rpartition('.')[2]
+            changed |= hold(
+                ref.attrs.get('network_id') or '',
+                f'kept: its {noun} {res.physical_id} is kept',
+            )
+
+
 def delete(
     conn: Any,
     left: Sequence[StackResource],
@@ -166,11 +222,29 @@ def delete(
     returns what became of each resource, by its key. ``on_plan`` is told
     the number of steps before they run; ``stop`` (a signal) ends the run
     early, and what it did not delete is said so."""
+    kept = keeps_mod.keeps(left)
+    rest = [r for r in left if r.key not in kept]
     found = find(conn, left, parallel=parallel, retry=retry, clock=clock)
     kinds = found.kinds
     projects = [
         {'id': p, 'name': ''} for p in sorted({r.project_id for r in left})
     ]
+    _hold(left, found, kept)
+    for res in rest:
+        if (
+            res.deletion_policy == policies.SNAPSHOT
+            and res.key not in kept
+            and (res.kind, res.physical_id) in found.mine
+            and not (stop and stop.requested)
+        ):
+            why = _backup(
+                conn, res, timeout=timeout, retry=retry, clock=clock, stop=stop
+            )
+            if why:
+                kept[res.key] = why
+    held = {(r.kind, r.physical_id) for r in left if r.key in kept}
+    mine = {pair: ref for pair, ref in found.mine.items() if pair not in held}
+    found = dataclasses.replace(found, mine=mine)
     plan = build_plan(
         Inventory([*found.mine.values(), *found.interface_ports()]),
         kinds,
@@ -204,7 +278,9 @@ def delete(
 
     out = {}
     for res in left:
-        if res.type == ROUTER_INTERFACE:
+        if res.key in kept:
+            out[res.key] = kept[res.key]
+        elif res.type == ROUTER_INTERFACE:
             router, _subnet = _interface(res)
             if (network.Router.name, router) in found.mine:
                 out[res.key] = outcome_of(network.Router.name, router)
@@ -227,3 +303,53 @@ def delete(
         else:
             out[res.key] = outcome_of(res.kind, res.physical_id)
     return out
+
+
+def _backup(
+    conn: Any,
+    res: StackResource,
+    *,
+    timeout: float,
+    retry: RetryPolicy,
+    clock: Clock,
+    stop: Stop | None,
+) -> str:
+    """What Heat's delete of a volume with deletion_policy Snapshot does
+    first (OS::Cinder::Volume's handle_snapshot: a backup, forced as the
+    volume may be in use, waited for until available); '' once taken,
+    else why the volume is kept. Heat takes none of a volume whose create
+    or update failed."""
+    if res.status in ('CREATE_FAILED', 'UPDATE_FAILED'):
+        return ''
+    try:
+        backup = conn.block_storage.create_backup(
+            volume_id=res.physical_id,
+            force=True,
+            name=f'{res.stack}-{res.name}-snapshot',
+        )
+        status = [backup.status]
+
+        def done() -> bool:
+            status[0] = conn.block_storage.get_backup(backup.id).status
+            return status[0] not in ('creating', 'backing-up') or bool(
+                stop and stop.requested
+            )
+
+        wait_until(
+            done,
+            timeout,
+            retry=retry,
+            clock=PausingClock(clock, stop) if stop else clock,
+        )
+    except sdk_exc.SDKException as exc:
+        return (
+            f'kept: the template asks for a snapshot before its delete '
+            f'(deletion_policy Snapshot), and its backup failed: {exc}'
+        )
+    if status[0] != 'available':
+        return (
+            f'kept: the template asks for a snapshot before its delete '
+            f'(deletion_policy Snapshot); its backup {backup.id} is '
+            f'{status[0]}'
+        )
+    return ''
