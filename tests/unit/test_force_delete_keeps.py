@@ -11,8 +11,8 @@
 #    under the License.
 
 """What ``cluster force-delete --delete-leftovers`` keeps (issue #29, items
-11 and 12): what the template retains or only adopted, and what it takes a
-snapshot of first."""
+11, 12 and 13): what the template retains or only adopted, what it takes
+a snapshot of first, and what is in another project or region."""
 
 import json
 
@@ -275,7 +275,97 @@ def test_adopted_without_a_template_to_say_so_is_kept(cloud, clock):
     assert not outcome.ok
 
 
+# -- 13. another project, another region -------------------------------------
+
+
+def test_a_network_of_another_project_is_kept_and_stays_listed(cloud, clock):
+    project, stack = app(cloud)
+    other = scenarios.project(cloud, 'other')
+    net, _ = scenarios.network(cloud, other['id'], name='theirs')
+    mine, _ = scenarios.network(cloud, project['id'], name='mine')
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
+    cloud.resource(stack, 'mine', 'OS::Neutron::Net', mine['id'])
+    outcome = force_delete(cloud, clock)
+    assert cloud.exists('networks', net['id'])
+    assert not cloud.exists('networks', mine['id'])
+    key = f'OS::Neutron::Net {net["id"]}'
+    assert outcome.leftovers[key] == (
+        f'kept: network {net["id"]} belongs to project {other["id"]}, '
+        f"not the stack's project"
+    )
+    assert not outcome.ok
+    manifest = read_json(outcome.manifest)
+    assert key in [
+        f'{r["type"]} {r["physical_id"]}' for r in manifest['resources']
+    ]
+    assert key not in manifest['already_gone']
+
+
+def test_gone_is_said_only_of_a_404(cloud, clock):
+    project, stack = app(cloud)
+    net, _ = scenarios.network(cloud, project['id'])
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
+    engine = force(cloud, clock, service=HEAT, delete_leftovers=True)
+    preview = engine.preview(find(cloud, 'app', HEAT))
+    cloud._remove('networks', net['id'])
+    outcome = engine.run(preview)
+    assert outcome.leftovers == {
+        f'OS::Neutron::Net {net["id"]}': 'already gone'
+    }
+    assert (
+        'GET',
+        f'/v2.0/networks/{net["id"]}',
+    ) in [(m, p.split('?')[0]) for m, p in cloud.requests]
+    assert outcome.ok
+
+
+def test_a_network_found_in_another_region_is_kept(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    with FakeHeatCloud() as one:
+        two = one.add_region('RegionTwo', ['network'])
+        project, stack = app(one)
+        net, _ = scenarios.network(two, project['id'])
+        one.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
+        outcome = force_delete(one, FakeClock(yields=True))
+        assert two.exists('networks', net['id'])
+        assert outcome.leftovers == {
+            f'OS::Neutron::Net {net["id"]}': (
+                f'kept: network {net["id"]} is in region RegionTwo, not '
+                f"the stack's region RegionOne"
+            )
+        }
+        assert not outcome.ok
+
+
 # -- resume: each resource checked again --------------------------------------
+
+
+def test_a_resume_checks_the_owner_again(cloud, clock):
+    project, stack = app(cloud)
+    net, _ = scenarios.network(cloud, project['id'])
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
+    outcome = force(cloud, clock, service=HEAT).run(
+        force(cloud, clock, service=HEAT).preview(find(cloud, 'app', HEAT))
+    )
+    assert outcome.result == 'abandoned'
+    # meanwhile the network became another project's
+    other = scenarios.project(cloud, 'other')
+    cloud.get('networks', net['id']).update(
+        project_id=other['id'], tenant_id=other['id']
+    )
+    engine = resumer(cloud, clock)
+    manifest = engine.load(outcome.manifest)
+    actions = dict((r.key, a) for r, a in engine.pending_actions(manifest))
+    assert actions[f'OS::Neutron::Net {net["id"]}'] == (
+        f'nothing: kept: network {net["id"]} belongs to project '
+        f"{other['id']}, not the stack's project"
+    )
+    resumed = engine.resume(manifest)
+    assert cloud.exists('networks', net['id'])
+    assert resumed.leftovers[f'OS::Neutron::Net {net["id"]}'].startswith(
+        f'kept: network {net["id"]} belongs to project {other["id"]}'
+    )
+    assert not resumed.ok
 
 
 def test_a_resume_of_a_manifest_keeps_what_its_template_retains(cloud, clock):
@@ -336,3 +426,22 @@ def test_the_command_ends_0_with_the_retained_volume_said(cloud, osc):
         row['Leftovers Not Deleted'],
     ) == (1, 0, 0)
     assert cloud.exists('volumes', vol['id'])
+
+
+def test_the_command_ends_1_with_the_other_projects_network_said(cloud, osc):
+    _project, stack = app(cloud)
+    other = scenarios.project(cloud, 'other')
+    net, _ = scenarios.network(cloud, other['id'], name='theirs')
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
+    result = osc(
+        'cluster', 'force-delete', '--stack', stack['id'], '--yes',
+        '--delete-leftovers', '--grace', '0', '-f', 'json',
+    )  # fmt: skip
+    assert result.code == 1
+    assert (
+        f'OS::Neutron::Net {net["id"]}: kept: network {net["id"]} belongs '
+        f"to project {other['id']}, not the stack's project"
+    ) in result.stderr
+    [row] = json.loads(result.stdout)
+    assert row['Leftovers Not Deleted'] == 1
+    assert cloud.exists('networks', net['id'])

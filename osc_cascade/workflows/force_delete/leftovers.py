@@ -16,7 +16,10 @@ kinds, planner and executor (``delete``; ``cluster force-delete
 --delete-leftovers``).
 
 Both find the resources the way the cascade does, one list per kind and
-project (``engine.discovery``), and match them by Heat's physical id.
+the stack's project (``engine.discovery``), and match them by Heat's
+physical id; one that list lacks is asked for by id (an admin GET, in each
+region of its service): it is gone only when every GET answers 404, and
+one found in another project or region is kept.
 """
 
 from __future__ import annotations
@@ -32,8 +35,14 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.executor import Event, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
+from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.engine.retry import Clock, RetryPolicy, wait_until
+from osc_cascade.engine.retry import (
+    Clock,
+    RetryPolicy,
+    checked,
+    wait_until,
+)
 from osc_cascade.kinds import network, orchestration
 from osc_cascade.workflows.clusters import policies
 from osc_cascade.workflows.clusters.records import (
@@ -60,10 +69,17 @@ class Found:
     ports: list[ResourceRef]
     #: the kinds whose service is in the catalog
     usable: set[str]
+    #: the resources found where they are not the stack's (another project
+    #: or region), by kind and physical id: why they are kept
+    elsewhere: dict[tuple[str, str], str] = dataclasses.field(
+        default_factory=dict
+    )
 
     def exists(self, res: StackResource) -> bool | None:
         """Whether the resource still exists; None when that cannot be
         told (no kind for its type, or its service not in the catalog)."""
+        if (res.kind, res.physical_id) in self.elsewhere:
+            return True
         if res.type == ROUTER_INTERFACE:
             if network.Port.name not in self.usable:
                 return None
@@ -133,7 +149,89 @@ def find(
         if (r.kind, orchestration.physical_id(r)) in wanted
     }
     ports = [r for r in refs if r.kind == network.Port.name]
-    return Found(kinds, mine, ports, usable)
+    found = Found(kinds, mine, ports, usable)
+    _look_up_missing(
+        conn,
+        found,
+        known,
+        sorted({r.project_id for r in left}),
+        retry=retry,
+        clock=clock,
+    )
+    return found
+
+
+def _look_up_missing(
+    conn: Any,
+    found: Found,
+    known: Sequence[StackResource],
+    projects: Sequence[str],
+    *,
+    retry: RetryPolicy,
+    clock: Clock,
+) -> None:
+    """Ask for each resource the project's list lacks by id (an admin GET
+    sees every project's), in the client's region, then in the catalog's
+    other regions of its service: a 404 everywhere is gone."""
+    regions: Regions | None = None
+    here = conn.config.get_region_name() or ''
+    for res in known:
+        pair = (res.kind, res.physical_id)
+        if pair in found.mine or res.kind not in found.usable:
+            continue
+        kind = found.kinds[res.kind]
+        if not kind.sdk_get:
+            # named in its project's space (a container, a keypair):
+            # the project's list is the look-up
+            continue
+        ref = ResourceRef(kind=res.kind, id=res.physical_id)
+        noun = res.kind.rpartition('.')[2].replace('_', ' ')
+
+        def owner_in(region_conn: Any) -> str | None:
+            return checked(
+                f'looking up {noun} {res.physical_id}',
+                lambda: kind.owner(region_conn, ref),
+                retry=retry,
+                clock=clock,
+            )
+
+        owner = owner_in(conn)
+        where = here
+        if owner is None:
+            regions = regions or Regions(conn)
+            for region in regions.of_service(
+                kind.service_type, among=regions.catalog
+            ):
+                if region == here:
+                    continue
+                owner = owner_in(regions.connection(region))
+                if owner is not None:
+                    where = region
+                    break
+        if owner is None:
+            continue  # gone
+        if where != here:
+            found.elsewhere[pair] = (
+                f'kept: {noun} {res.physical_id} is in region {where}, not '
+                f'the stack\'s region {here or "(default)"}'
+            )
+        elif owner == '':
+            found.elsewhere[pair] = (
+                f'kept: {noun} {res.physical_id} was not in its project\'s '
+                f'list, and its GET does not say whose it is'
+            )
+        elif owner not in projects:
+            found.elsewhere[pair] = (
+                f'kept: {noun} {res.physical_id} belongs to project '
+                f'{owner}, not the stack\'s project'
+            )
+        else:
+            # the project's now, though its list lacked it: not deleted on
+            # a list's word alone
+            found.elsewhere[pair] = (
+                f'kept: {noun} {res.physical_id} was not in its project\'s '
+                f'list, but a GET finds it; run again'
+            )
 
 
 def remaining(
@@ -146,12 +244,48 @@ def remaining(
 ) -> tuple[list[StackResource], list[StackResource]]:
     """What of ``left`` still exists, or cannot be told to be gone; and
     what is gone."""
+    there, gone, _kept = check(
+        conn, left, parallel=parallel, retry=retry, clock=clock
+    )
+    return there, gone
+
+
+def check(
+    conn: Any,
+    left: Sequence[StackResource],
+    *,
+    parallel: int,
+    retry: RetryPolicy,
+    clock: Clock,
+) -> tuple[list[StackResource], list[StackResource], dict[str, str]]:
+    """``remaining``, and why the deletion would keep some of what is
+    there, by key; changes nothing (a volume's backup is not taken)."""
     if not left:
-        return [], []
+        return [], [], {}
+    kept = keeps_mod.keeps(left)
     found = find(conn, left, parallel=parallel, retry=retry, clock=clock)
     there = [r for r in left if found.exists(r) is not False]
     gone = [r for r in left if found.exists(r) is False]
-    return there, gone
+    _found_keeps(left, found, kept)
+    return there, gone, {k: v for k, v in kept.items() if k in _keys(there)}
+
+
+def _keys(resources: Sequence[StackResource]) -> set[str]:
+    return {r.key for r in resources}
+
+
+def _found_keeps(
+    left: Sequence[StackResource], found: Found, kept: dict[str, str]
+) -> None:
+    """Add to ``kept`` what the look-up keeps (another project's or
+    region's), then what that holds (``_hold``)."""
+    for res in left:
+        pair = (res.kind, res.physical_id)
+        if res.key in kept:
+            continue
+        if pair in found.elsewhere:
+            kept[res.key] = found.elsewhere[pair]
+    _hold(left, found, kept)
 
 
 def _hold(
@@ -229,7 +363,7 @@ def delete(
     projects = [
         {'id': p, 'name': ''} for p in sorted({r.project_id for r in left})
     ]
-    _hold(left, found, kept)
+    _found_keeps(left, found, kept)
     for res in rest:
         if (
             res.deletion_policy == policies.SNAPSHOT
