@@ -11,8 +11,9 @@
 #    under the License.
 
 """What ``cluster force-delete --delete-leftovers`` keeps (issue #29, items
-11, 12 and 13): what the template retains or only adopted, what it takes
-a snapshot of first, and what is in another project or region."""
+11, 12 and 13): what the template retains or only adopted, what it takes a
+snapshot of first, what is in another project or region, and a router
+with someone else's interface."""
 
 import json
 
@@ -335,6 +336,68 @@ def test_a_network_found_in_another_region_is_kept(monkeypatch, tmp_path):
             )
         }
         assert not outcome.ok
+
+
+# -- 4. a router with someone else's interface -------------------------------
+
+
+def routed(cloud):
+    project, stack = app(cloud)
+    net, subnet = scenarios.network(cloud, project['id'])
+    router, _ = scenarios.router(cloud, project['id'], subnet)
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
+    cloud.resource(stack, 'subnet', 'OS::Neutron::Subnet', subnet['id'])
+    cloud.resource(stack, 'router', 'OS::Neutron::Router', router['id'])
+    cloud.resource(
+        stack,
+        'iface',
+        'OS::Neutron::RouterInterface',
+        f'{router["id"]}:subnet_id={subnet["id"]}',
+    )
+    return project, router
+
+
+@pytest.mark.parametrize('whose', ['same project', 'other project'])
+def test_a_router_with_an_interface_not_the_stacks_is_kept(
+    cloud, clock, whose
+):
+    project, router = routed(cloud)
+    owner = (
+        project
+        if whose == 'same project'
+        else scenarios.project(cloud, 'other')
+    )
+    _, theirs = scenarios.network(
+        cloud, owner['id'], name='theirs', cidr='10.9.0.0/24'
+    )
+    port = cloud.add(
+        'ports',
+        name='',
+        network_id=theirs['network_id'],
+        project_id=owner['id'],
+        tenant_id=owner['id'],
+        device_owner='network:router_interface',
+        device_id=router['id'],
+        security_groups=[],
+        fixed_ips=[{'subnet_id': theirs['id'], 'ip_address': '10.9.0.1'}],
+    )
+    outcome = force_delete(cloud, clock)
+    assert cloud.exists('routers', router['id'])
+    assert cloud.exists('ports', port['id'])
+    why = (
+        f'kept: router {router["id"]} has an interface on subnet '
+        f"{theirs['id']} (port {port['id']}), which is not the stack's"
+    )
+    assert outcome.leftovers[f'OS::Neutron::Router {router["id"]}'] == why
+    # what the router's interface holds stays with it, not tried in vain
+    subnet = next(
+        r for r in outcome.left_behind if r.type == 'OS::Neutron::Subnet'
+    )
+    assert outcome.leftovers[subnet.key] == (
+        f'kept: its interface on router {router["id"]} is kept'
+    )
+    assert not outcome.ok
+    assert not [p for m, p in cloud.changes if 'remove_router_interface' in p]
 
 
 # -- resume: each resource checked again --------------------------------------

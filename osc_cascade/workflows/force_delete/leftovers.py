@@ -74,6 +74,9 @@ class Found:
     elsewhere: dict[tuple[str, str], str] = dataclasses.field(
         default_factory=dict
     )
+    #: the stack's routers that hold an interface that is not the stack's:
+    #: why they are kept
+    foreign: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def exists(self, res: StackResource) -> bool | None:
         """Whether the resource still exists; None when that cannot be
@@ -97,7 +100,9 @@ class Found:
         """The ports of the stack's routers that are not the stack's own:
         the routers' plan steps remove them."""
         routers = {
-            r.id for r in self.mine.values() if r.kind == network.Router.name
+            r.id
+            for r in self.mine.values()
+            if r.kind == network.Router.name and r.id not in self.foreign
         }
         port = self.kinds[network.Port.name]
         mine = {r.id for r in self.mine.values() if r.kind == port.name}
@@ -158,6 +163,7 @@ def find(
         retry=retry,
         clock=clock,
     )
+    _foreign_interfaces(conn, found, left)
     return found
 
 
@@ -234,6 +240,38 @@ def _look_up_missing(
             )
 
 
+def _foreign_interfaces(
+    conn: Any, found: Found, left: Sequence[StackResource]
+) -> None:
+    """The stack's routers with an interface on a subnet that is not the
+    stack's, in any project (one list of ports by router): deleting such
+    a router would remove someone else's interface."""
+    routers = [
+        r.id for r in found.mine.values() if r.kind == network.Router.name
+    ]
+    if not routers:
+        return
+    subnets = {r.physical_id for r in left if r.type == 'OS::Neutron::Subnet'}
+    interfaces = {_interface(r) for r in left if r.type == ROUTER_INTERFACE}
+    for router in routers:
+        for port in network.neutron_items(
+            conn, '/ports', 'ports', None, device_id=router
+        ):
+            if port.get('device_owner') not in (
+                network.ROUTER_INTERFACE_OWNERS
+            ):
+                continue
+            for ip in port.get('fixed_ips') or []:
+                subnet = ip.get('subnet_id', '')
+                if subnet in subnets or (router, subnet) in interfaces:
+                    continue
+                found.foreign[router] = (
+                    f'kept: router {router} has an interface on subnet '
+                    f'{subnet} (port {port["id"]}), which is not the '
+                    f'stack\'s'
+                )
+
+
 def remaining(
     conn: Any,
     left: Sequence[StackResource],
@@ -278,13 +316,18 @@ def _found_keeps(
     left: Sequence[StackResource], found: Found, kept: dict[str, str]
 ) -> None:
     """Add to ``kept`` what the look-up keeps (another project's or
-    region's), then what that holds (``_hold``)."""
+    region's, a router with someone else's interface), then what that
+    holds (``_hold``)."""
     for res in left:
         pair = (res.kind, res.physical_id)
         if res.key in kept:
             continue
         if pair in found.elsewhere:
             kept[res.key] = found.elsewhere[pair]
+        elif res.kind == network.Router.name and (
+            res.physical_id in found.foreign
+        ):
+            kept[res.key] = found.foreign[res.physical_id]
     _hold(left, found, kept)
 
 
