@@ -386,6 +386,9 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
         """The outcomes' rows; with a failure, its lines on stderr, the
         rows, and "N of M clusters failed"."""
         columns, rows = outcome_rows(outcomes)
+        for o in outcomes:
+            for line in o.kept():
+                progress.note(f'{o.cluster.label()}: {line}')
         failed = [o for o in outcomes if not o.ok]
         if not failed:
             return columns, rows

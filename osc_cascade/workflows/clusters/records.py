@@ -104,6 +104,12 @@ class StackResource:
     status: str
     #: a nested stack: Heat abandons it with its parent
     nested: bool = False
+    #: what the stack's template says Heat does with it when the stack
+    #: goes (Delete, Retain, Snapshot); '' when the template no longer
+    #: says it (a delete swaps in an empty template)
+    deletion_policy: str = ''
+    #: the resource the template only adopted (Heat never deletes it)
+    external_id: str = ''
 
     @property
     def kind(self) -> str:
@@ -138,7 +144,11 @@ class StackResource:
     def from_dict(cls, data: dict[str, Any]) -> StackResource:
         """A resource as a manifest lists it (``to_dict``)."""
         fields = {f.name for f in dataclasses.fields(cls)} - {'nested'}
-        return cls(**{k: data[k] for k in fields})
+        # a manifest written before the template was read lacks them
+        optional = {'deletion_policy', 'external_id'}
+        return cls(
+            **{k: data[k] for k in fields if k in data or k not in optional}
+        )
 
 
 _STACK_LINK = re.compile(r'/stacks/([^/]+)/([^/]+)$')

@@ -31,12 +31,18 @@ stack: the stack's record goes, what it made stays. For one cluster,
    unknown and looks at the stack: gone, it was abandoned; still there,
    the cluster fails and says so;
 4. checks which of the resources still exist (one list per kind and
-   project): the manifest and the outcome list those, not what Heat's
-   delete removed during the grace period;
+   project, then a GET by id of what a list lacks, in each region of its
+   service: gone only on a 404 everywhere): the manifest and the outcome
+   list those, not what Heat's delete removed during the grace period;
 5. lets the service finish the cluster's record (Magnum and Sahara destroy
    a cluster whose stack is gone) and, with ``wait``, waits for it to go;
 6. with ``delete_leftovers``, deletes what the manifest lists and still
-   exists, in dependency order (``leftovers``).
+   exists, in dependency order (``leftovers``), but keeps, saying why,
+   what Heat's own delete would keep (``deletion_policy`` Retain, an
+   ``external_id``), what is another project's or region's, what the
+   template no longer tells of, and a router with someone else's
+   interface (``keeps``); a volume whose policy is Snapshot is backed up
+   first.
 
 One cluster's failure, even an unexpected one, is its outcome's: the
 others go on (``preview_all``, ``run_all``). ``load`` and ``resume`` take
@@ -46,6 +52,7 @@ of a run that stopped after the abandon.
 The parts: ``outcome`` (options, preview, outcome), ``manifest`` (the
 file), ``base`` (the shared calls and waits), ``abandon`` (Heat's abandon),
 ``resume`` (what the abandon left, and the resume from a manifest),
+``keeps`` (what the deletion keeps and why),
 ``leftovers`` (finding and deleting those with the cascade's engine) and
 ``run`` (``ForceDelete``, which joins them). This package names the public
 ones.

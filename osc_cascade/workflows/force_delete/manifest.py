@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.workflows.clusters import policies
 from osc_cascade.workflows.clusters.records import (
     HEAT,
     ClusterRecord,
@@ -59,7 +60,10 @@ class Manifest:
 
     @property
     def resources(self) -> list[StackResource]:
-        return [StackResource.from_dict(r) for r in self.data['resources']]
+        return policies.with_policies(
+            [StackResource.from_dict(r) for r in self.data['resources']],
+            [self.data.get('abandon'), self.data.get('export')],
+        )
 
     @property
     def leftovers(self) -> dict[str, str]:

@@ -25,7 +25,7 @@ from osc_cascade.workflows.clusters.records import (
     StackRecord,
     StackResource,
 )
-from osc_cascade.workflows.force_delete import leftovers
+from osc_cascade.workflows.force_delete import keeps, leftovers
 
 # How far the force-delete of a cluster went (ForceDeleteOutcome.result).
 DELETED_NORMALLY = 'deleted'  # by its normal delete: nothing abandoned
@@ -70,6 +70,9 @@ def planned_action(res: StackResource, delete_leftovers: bool) -> str:
     """What a force-delete would do with a resource its stack leaves."""
     if not delete_leftovers:
         return 'leave behind'
+    why = keeps.kept(res)
+    if why:
+        return f'leave behind ({why})'
     if res.deletable:
         return 'leave behind, then delete'
     return f'leave behind (no cascade kind for {res.type})'
@@ -94,6 +97,15 @@ class ForceDeleteOutcome:
             f'{key}: {outcome}'
             for key, outcome in sorted(self.leftovers.items())
             if outcome not in (leftovers.DELETED, leftovers.GONE)
+            and outcome not in keeps.HEAT_KEEPS
+        ]
+
+    def kept(self) -> list[str]:
+        """What was kept as Heat's own delete would have kept it."""
+        return [
+            f'{key}: {outcome}'
+            for key, outcome in sorted(self.leftovers.items())
+            if outcome in keeps.HEAT_KEEPS
         ]
 
     @property

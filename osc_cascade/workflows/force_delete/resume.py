@@ -129,7 +129,7 @@ class LeftoverSteps(ForceDeleteBase):
         changing nothing."""
         done = manifest.leftovers
         pending = manifest.pending()
-        there, _gone = leftovers.remaining(
+        there, _gone, kept = leftovers.check(
             self.conn,
             pending,
             parallel=self.options.parallel,
@@ -141,6 +141,8 @@ class LeftoverSteps(ForceDeleteBase):
         for res in manifest.resources:
             if res.key in done and res not in pending:
                 action = f'nothing: {done[res.key]} before'
+            elif res.key in kept:
+                action = f'nothing: {kept[res.key]}'
             elif res.key not in still:
                 action = 'nothing: already gone'
             elif res.deletable:

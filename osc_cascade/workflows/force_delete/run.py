@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.kinds import orchestration
+from osc_cascade.workflows.clusters import policies
 from osc_cascade.workflows.clusters.records import (
     HEAT,
     ClusterRecord,
@@ -68,11 +69,12 @@ class ForceDelete(StackAbandon, LeftoverSteps):
         resources = self._resources(stack)
         if service.service == HEAT and cluster.status != service.deleting:
             self._check_namesakes(cluster, resources)
+        export = self._stack_data(cluster, stack, 'export')
         return Preview(
             cluster,
             stack,
-            resources,
-            self._stack_data(cluster, stack, 'export'),
+            policies.with_policies(resources, [export]),
+            export,
         )
 
     def _stack(
@@ -187,7 +189,11 @@ class ForceDelete(StackAbandon, LeftoverSteps):
             return
         # what Heat still holds now: the normal delete may have removed
         # some of what the preview showed
-        left = [r for r in self._resources(stack) if r.left_behind]
+        # with what the template said before any delete emptied it
+        left = policies.with_policies(
+            [r for r in self._resources(stack) if r.left_behind],
+            [preview.export],
+        )
         path = self.options.manifest or default_manifest_name(cluster, stack)
         self.stop.check(
             f'{cluster.label()}: its stack {stack.name} was not abandoned'
@@ -198,6 +204,9 @@ class ForceDelete(StackAbandon, LeftoverSteps):
             )
         )
         manifest = self._abandon(preview, stack, left, path, outcome)
+        left = policies.with_policies(
+            left, [manifest.get('abandon'), preview.export]
+        )
         # what Heat still held may be gone all the same: its delete removes
         # a resource before it drops the resource's row
         there, gone = self._remaining(cluster, left)

@@ -39,6 +39,8 @@ class BlockStorage:
             )
         if path.startswith(('/volume-transfers', '/os-volume-transfer')):
             return self._volume_transfers(method, path, query)
+        if path == '/backups' and method == 'POST':
+            return self._create_backup(body['backup'])
         for coll, owner_key in (
             ('volumes', 'os-vol-tenant-attr:tenant_id'),
             ('snapshots', 'os-extended-snapshot-attributes:project_id'),
@@ -75,6 +77,37 @@ class BlockStorage:
                 self._start_delete(coll, obj['id'])
                 return 202, None
         return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
+
+    def _create_backup(self, asked):
+        """A backup of a volume (Heat's handle_snapshot): refused for one
+        in use without ``force``; ``creating`` until its first GET."""
+        volume = self.get('volumes', asked['volume_id'])
+        if volume is None:
+            return 404, {'itemNotFound': {'code': 404, 'message': 'no volume'}}
+        if volume['status'] == 'in-use' and not asked.get('force'):
+            return 400, {
+                'badRequest': {
+                    'code': 400,
+                    'message': 'Invalid volume: Backing up an in-use volume '
+                    'must use the force flag.',
+                }
+            }
+        backup = self.add(
+            'backups',
+            name=asked.get('name') or '',
+            volume_id=volume['id'],
+            status=self.backup_status_after_create,
+            is_incremental=False,
+            **{
+                'os-backup-project-attr:project_id': volume[
+                    'os-vol-tenant-attr:tenant_id'
+                ]
+            },
+        )
+        return 202, {'backup': {'id': backup['id'], 'name': backup['name']}}
+
+    #: what a new backup becomes (``error``: the backup service failed)
+    backup_status_after_create = 'available'
 
     def _check_delete_volume(self, volume):
         snapshots = [

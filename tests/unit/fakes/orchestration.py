@@ -122,8 +122,27 @@ class Orchestration:
             **extra,
         )
 
-    def resource(self, stack, name, type_, physical_id, **extra):
-        stack['template']['resources'][name] = {'type': type_}
+    def resource(
+        self,
+        stack,
+        name,
+        type_,
+        physical_id,
+        *,
+        deletion_policy=None,
+        external_id=None,
+        **extra,
+    ):
+        """A resource and its definition in the stack's template; with
+        ``external_id``, one the stack only adopted (Heat's create adopts
+        it: ADOPT_COMPLETE)."""
+        definition = {'type': type_}
+        if deletion_policy is not None:
+            definition['deletion_policy'] = deletion_policy
+        if external_id is not None:
+            definition['external_id'] = external_id
+            extra.setdefault('status', 'ADOPT_COMPLETE')
+        stack['template']['resources'][name] = definition
         return self.add(
             'stack_resources',
             id=new_id('r'),
@@ -314,6 +333,7 @@ class Orchestration:
         if not stack['emptied']:
             for res in self.resources_of(stack['id']):
                 child = self.get('stacks', res.get('nested_stack_id') or '')
+                action, _, status = res['resource_status'].partition('_')
                 resources[res['resource_name']] = (
                     self._abandon_data(child)
                     if child
@@ -321,8 +341,8 @@ class Orchestration:
                         'name': res['resource_name'],
                         'resource_id': res['physical_resource_id'],
                         'type': res['resource_type'],
-                        'action': 'CREATE',
-                        'status': 'COMPLETE',
+                        'action': action,
+                        'status': status,
                         'metadata': {},
                         'resource_data': res['resource_data'],
                     }
@@ -338,12 +358,14 @@ class Orchestration:
                 'resource_registry': {'resources': {}},
             },
             'files': {},
+            # the template with each resource's deletion_policy and
+            # external_id; a delete swapped in an empty one
             'template': {
                 'heat_template_version': '2021-04-16',
-                'resources': {}
-                if stack['emptied']
-                else copy.deepcopy(stack['template']['resources']),
-            },
+                'resources': {},
+            }
+            if stack['emptied']
+            else copy.deepcopy(stack['template']),
             'resources': resources,
             'project_id': stack['project'],
             'stack_user_project_id': None,
