@@ -185,6 +185,10 @@ def forget(project_id: str) -> None:
         os.remove(pending_path(project_id))
 
 
+class StillThere(CascadeError):
+    """The owner exists: its quotas are its own, left alone."""
+
+
 class QuotaRelease:
     """Reset (the quota APIs' DELETE) the quotas of a deleted project in
     every quota API and every region of the catalog that offers its
@@ -214,7 +218,9 @@ class QuotaRelease:
             self.conn, retry=self.retry, clock=self.clock, parallel=1
         ).confirm([project_id])[project_id]
         if verdict.state != orphans.GONE:
-            raise CascadeError(
+            raise (
+                StillThere if verdict.state == orphans.EXISTS else CascadeError
+            )(
                 f'project {project_id} '
                 + (
                     'exists'
