@@ -19,8 +19,9 @@ service validated before the drain (and keeps for its token cache time,
 ``WINDOW`` by default) would create. So a cascade without ``--settle``
 does not reset them at exit (``hold``): it leaves them frozen (the project
 is gone: they harm nothing), says after which time what is to be run, and
-writes that down in a file of its own in the state directory
-(``pending/<project id>.json``) and in the run's record.
+writes that down in a file of its own beside the runs' records
+(``osc-cascade-pending/<project id>.json`` in the state directory) and in
+the run's record.
 
 Whatever a service with no quota (Glance) or a freeze that did not take
 accepted in the window is owned by the deleted project's ID: the later
@@ -69,9 +70,15 @@ def purge_line(project_id: str) -> str:
     return f'openstack orphan purge --project {project_id}'
 
 
+def pending_dir() -> str:
+    """Beside the runs' records (that directory has records only):
+    ``$XDG_STATE_HOME/osc-cascade-pending``."""
+    return report.default_dir() + '-pending'
+
+
 def pending_path(project_id: str) -> str:
     """The pending release of one deleted project, on this host."""
-    return os.path.join(report.default_dir(), 'pending', f'{project_id}.json')
+    return os.path.join(pending_dir(), f'{project_id}.json')
 
 
 def cloud_now(
