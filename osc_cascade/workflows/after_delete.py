@@ -23,6 +23,7 @@ exists keeps its freeze.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import contextlib
 
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import (
@@ -76,7 +77,14 @@ def _finish(workflow: ProjectCascade, outcome: CascadeOutcome) -> list[str]:
             gone.append(project)
             workflow.emit(Event(PROJECT, step, '', StepResult(step, DONE)))
     if gone and workflow.options.settle > 0:
-        notes.extend(settle(workflow, gone))
+        try:
+            notes.extend(settle(workflow, gone))
+        except BaseException:
+            # interrupted or refused: the quotas stay frozen, their release
+            # written down for the later purge; never hiding the error
+            with contextlib.suppress(CascadeError):
+                _hold(workflow, gone)
+            raise
         for project in gone:
             notes.extend(
                 workflow.drainer.release_quotas(
@@ -85,16 +93,26 @@ def _finish(workflow: ProjectCascade, outcome: CascadeOutcome) -> list[str]:
             )
     elif gone:
         # the door stays shut for the token cache window: released later
-        notes.extend(
-            late_release.hold(
-                gone,
-                workflow.records,
-                workflow.projects.cloud_time(),
-                workflow.options.report_file,
-            )
-        )
+        notes.extend(_hold(workflow, gone))
     workflow.notes.extend(notes)
     return notes
+
+
+def _hold(workflow: ProjectCascade, gone: Sequence[ResourceRef]) -> list[str]:
+    """The quotas of ``gone`` left frozen, their release written down
+    (``late_release.hold``); the cloud's time asked only if one of them
+    froze something."""
+    frozen = [
+        p for p in gone if (workflow.records.get(p.id) or {}).get('quotas')
+    ]
+    if not frozen:
+        return []
+    return late_release.hold(
+        frozen,
+        workflow.records,
+        workflow.projects.cloud_time(),
+        workflow.options.report_file,
+    )
 
 
 def settle(workflow: ProjectCascade, gone: Sequence[ResourceRef]) -> list[str]:

@@ -23,11 +23,12 @@ import datetime
 import glob
 import json
 import os
+import signal
 
 import pytest
 
 from osc_cascade.engine import report
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, Interrupted
 from osc_cascade.engine.regions import Regions
 from osc_cascade.workflows import after_delete, late_release
 from tests.unit import scenarios
@@ -186,3 +187,12 @@ def test_with_settle_nothing_is_left_pending(cloud, pid):
     after_delete.finish(pc, outcome)
     assert not cloud.has_quota('nova', pid)
     assert late_release.pending(pid) is None
+
+
+def test_an_interrupted_settle_leaves_the_release_pending(cloud, pid):
+    pc, outcome = run(cloud, pid, settle=300)
+    pc.interrupt(signal.SIGINT)
+    with pytest.raises(Interrupted):
+        after_delete.finish(pc, outcome)
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+    assert late_release.pending(pid)['project_id'] == pid
