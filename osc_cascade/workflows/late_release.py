@@ -129,11 +129,11 @@ def hold(
         unwritten = _write(pending_path(project.id), entry)
         notes.append(
             f'project {project.name} ({project.id}) is deleted; its quotas '
-            f'stay frozen at 0 until {after} (the services\' token cache '
-            'window) so that no token issued before the drain creates '
-            'anything: the reaper purges and releases them after its grace '
-            f'period; without a reaper, run after {after}: '
-            f'{purge_line(project.id)}'
+            'stay frozen at 0, so that a token issued before the drain '
+            f'creates nothing they count, until {after} (the services\' '
+            'token cache window) and a later purge: the reaper purges and '
+            'releases them after its grace period; without a reaper, run '
+            f'after {after}: {purge_line(project.id)}'
             + (f' ({unwritten})' if unwritten else '')
         )
     if entries and report_file:
