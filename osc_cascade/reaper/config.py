@@ -35,7 +35,9 @@ OPTS = [
         min=0,
         help='Seconds to wait after a project is deleted before purging '
         'what it left: at least the services\' token cache time, so that '
-        'what cached tokens still create is caught in the same pass.',
+        'what cached tokens still create is caught in the same pass. The '
+        'quotas a cascade left frozen are released only after it, by a '
+        'purge that finds nothing left.',
     ),
     cfg.IntOpt(
         'sweep_interval',

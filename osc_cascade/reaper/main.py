@@ -88,7 +88,7 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
     from osc_cascade.engine import limiter
     from osc_cascade.engine.regions import Regions
     from osc_cascade.reaper import config, listener, lock, service, sweep
-    from osc_cascade.workflows import orphans
+    from osc_cascade.workflows import late_release, orphans
 
     options = conf.reaper
     if conn is None:
@@ -108,11 +108,12 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
     locks = lock.Locks(
         options.coordination_url, f'{socket.gethostname()}-{os.getpid()}'
     )
+    regions = Regions(conn)
     purger = sweep.Purger(
         conn,
         kinds,
         locks,
-        regions=Regions(conn),
+        regions=regions,
         dry_run=config.dry_run(conf),
         parallel=options.parallel,
         timeout=options.step_timeout,
@@ -127,6 +128,8 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
             lock_retry_delay=options.lock_retry_delay,
             batch_size=options.batch_size,
         ),
+        # the quotas a cascade left frozen, once nothing is left
+        release=late_release.QuotaRelease(conn, regions),
     )
     if transport is None:
         transport = oslo_messaging.get_notification_transport(conf)

@@ -20,17 +20,38 @@ with a fake clock). A failed purge is never dropped: it waits
 each failure is logged as an error. The schedule lives in memory: what a
 stopped reaper had not purged yet is found by the next sweep (of any
 reaper), since its owner is gone.
+
+The quotas a cascade without ``--settle`` left frozen (issue #29, item 8:
+the quota rows outlive the project and refuse what a token still in a
+service's cache would create) are released (``release``,
+``workflows.late_release.QuotaRelease``) only by a purge that finds
+nothing left, and only once the token cache window has passed since the
+reaper learned that the project is gone: after the grace period of a
+notification (which is to be at least that window), or a grace period
+after the sweep found the owner (its delete may be seconds old). A purge
+that deleted something is followed by another one (``retry_delay`` later)
+before the release.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import dataclasses
 import logging
 import threading
 
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.reaper.schedule import Entry, Schedule
-from osc_cascade.reaper.sweep import DRY, FAILED, LOCKED, Outcome, Purger
+from osc_cascade.reaper.sweep import (
+    CLEAN,
+    DRY,
+    FAILED,
+    LOCKED,
+    PURGED,
+    Outcome,
+    Purger,
+)
+from osc_cascade.workflows.late_release import StillThere
 
 LOG = logging.getLogger(__name__)
 
@@ -65,10 +86,14 @@ class Reaper:
         timing: Timing | None = None,
         *,
         clock: Clock | None = None,
+        release: Callable[[str], str] | None = None,
     ):
         self.purger = purger
         self.timing = timing or Timing()
         self.clock = clock or Clock()
+        #: resets a deleted project's frozen quotas (what it did); None:
+        #: they are left as they are
+        self.release = release
         self.schedule = Schedule()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -154,6 +179,24 @@ class Reaper:
         for owner, outcome in sorted(outcomes.items()):
             if outcome.state == LOCKED:
                 LOG.info('sweep: project %s is held by another actor', owner)
+            elif (
+                outcome.state in (CLEAN, PURGED)
+                and self.release is not None
+                and not self.stopped
+            ):
+                # its delete may be seconds old: the release waits a grace
+                # period, for a purge then
+                LOG.info(
+                    'project %s: %s: %s; purged again (and its quotas '
+                    'released) in %gs',
+                    owner,
+                    outcome.state,
+                    outcome.detail,
+                    self.timing.grace_period,
+                )
+                self._again(
+                    Entry(owner, self.clock.now() + self.timing.grace_period)
+                )
             else:
                 self._settle(Entry(owner, self.clock.now()), outcome)
 
@@ -182,10 +225,40 @@ class Reaper:
             self._again(Entry(owner, now + delay, failures))
         elif outcome.state == DRY:
             LOG.info('project %s: dry run: %s', owner, outcome.detail)
+        elif outcome.state == PURGED and self.release is not None:
+            delay = self.timing.retry_delay
+            LOG.info(
+                'project %s: %s: %s; purged again in %gs before its quotas '
+                'are released',
+                owner,
+                outcome.state,
+                outcome.detail,
+                delay,
+            )
+            self._again(Entry(owner, now + delay))
+        elif outcome.state == CLEAN and self.release is not None:
+            self._release(entry, outcome)
         else:
             LOG.info(
                 'project %s: %s: %s', owner, outcome.state, outcome.detail
             )
+
+    def _release(self, entry: Entry, outcome: Outcome) -> None:
+        """Nothing of the project is left, its window has passed: its
+        frozen quotas go. A failure is tried again as a failed purge."""
+        owner = entry.project_id
+        LOG.info('project %s: %s: %s', owner, outcome.state, outcome.detail)
+        if self.purger.dry_run:
+            LOG.info('project %s: dry run: would release its quotas', owner)
+            return
+        if self.stopped or self.release is None:
+            return
+        try:
+            LOG.info('%s', self.release(owner))
+        except StillThere as exc:
+            LOG.warning('%s', exc)
+        except Exception as exc:  # tried again, as a failed purge
+            self._settle(entry, Outcome(FAILED, str(exc)))
 
     def _again(self, entry: Entry) -> None:
         if not self.stopped:

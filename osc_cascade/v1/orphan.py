@@ -180,10 +180,46 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
 
         with engine_errors():
             search, findings = _search(self.app, parsed_args, self.progress)
+            findings = self._hold_back(search, findings)
             return (
                 search,
                 findings,
                 orphans.purge_plan(findings, search.kinds),
+            )
+
+    def _hold_back(self, search: Any, findings: Any) -> Any:
+        """Without the quota rows of owners whose token cache window
+        after their delete has not passed (``late_release.hold_back``)."""
+        from osc_cascade.workflows import late_release
+
+        owners = {r.project_id for r in findings.owned_by_gone}
+        if not late_release.any_pending(owners):
+            return findings
+        findings, notes = late_release.hold_back(
+            findings,
+            search.kinds,
+            late_release.cloud_now(search.conn, search.retry, search.clock),
+        )
+        self.progress.add_notes(notes)
+        return findings
+
+    def _release(
+        self, search: Any, parsed_args: argparse.Namespace, purged: bool
+    ) -> None:
+        """With --project: the quotas the drain left frozen released once
+        nothing of the project is left (``late_release``)."""
+        from osc_cascade.workflows import late_release
+
+        if not parsed_args.project:
+            return
+        with engine_errors():
+            self.progress.add_notes(
+                late_release.release_after_purge(
+                    search,
+                    parsed_args.project,
+                    purged=purged,
+                    dry_run=parsed_args.dry_run,
+                )
             )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -197,6 +233,8 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         if unlisted and not parsed_args.dry_run and not plan.steps:
             raise exceptions.CommandError(unlisted[0])
         if parsed_args.dry_run or not plan.steps:
+            if not plan.steps:  # nothing left: the frozen quotas go
+                self._release(search, parsed_args, purged=False)
             # the cascade's plan table: -f json and yaml have the whole
             # graph (every step id in After) and the owner's ID
             return output.plan_table(
@@ -278,4 +316,5 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
                 left[0]
                 + (f' ({len(left) - 1} more such)' if len(left) > 1 else '')
             )
+        self._release(search, parsed_args, purged=True)
         return SUMMARY_COLUMNS, result.summary()

@@ -137,7 +137,9 @@ class ProjectDeleteCascade(hooks.CommandHook):
             '<age> (90s, 5m: the services\' token cache time, 300s by '
             'default in keystonemiddleware), then delete whatever appeared '
             "with the deleted project's ID in every region, and only then "
-            'reset its frozen quotas',
+            'reset its frozen quotas. Without it, they stay frozen until a '
+            'later purge (the reaper, or the printed `openstack orphan '
+            'purge --project`) releases them',
         )
         group.add_argument(
             '--plan-file',

@@ -13,13 +13,17 @@
 """After OSC deleted the emptied projects (``finish``): with ``settle``,
 wait out the services' token caches and delete what appeared with the
 projects' IDs in every region; then reset the quotas the drain froze, the
-last thing the cascade does. A project that still exists keeps its
-freeze.
+last thing the cascade does. Without ``settle`` the quotas stay frozen
+at exit: a token a service validated before the drain may still be in its
+cache, and the quota rows outlive the project. Their release is left to a
+later purge, written down (``late_release.hold``). A project that still
+exists keeps its freeze.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+import contextlib
 
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import (
@@ -30,6 +34,7 @@ from osc_cascade.engine.executor import (
     StepResult,
 )
 from osc_cascade.engine.resource import ResourceRef, delete
+from osc_cascade.workflows import late_release
 from osc_cascade.workflows.cascade import (
     CascadeOutcome,
     ProjectCascade,
@@ -40,8 +45,9 @@ from osc_cascade.workflows.cascade_messages import leftover_message
 
 def finish(workflow: ProjectCascade, outcome: CascadeOutcome) -> list[str]:
     """After OSC deleted the emptied projects: with ``settle``, wait,
-    then delete what appeared with their IDs (``settle``); then reset
-    the quotas the drain froze. What there is to say, one line each.
+    then delete what appeared with their IDs (``settle``) and reset the
+    quotas the drain froze; without, leave them frozen and say when
+    and how they are released. What there is to say, one line each.
     The projects' locks are released at the end."""
     try:
         return _finish(workflow, outcome)
@@ -71,15 +77,42 @@ def _finish(workflow: ProjectCascade, outcome: CascadeOutcome) -> list[str]:
             gone.append(project)
             workflow.emit(Event(PROJECT, step, '', StepResult(step, DONE)))
     if gone and workflow.options.settle > 0:
-        notes.extend(settle(workflow, gone))
-    for project in gone:
-        notes.extend(
-            workflow.drainer.release_quotas(
-                project.id, workflow.records.get(project.id) or {}
+        try:
+            notes.extend(settle(workflow, gone))
+        except BaseException:
+            # interrupted or refused: the quotas stay frozen, their release
+            # written down for the later purge; never hiding the error
+            with contextlib.suppress(CascadeError):
+                _hold(workflow, gone)
+            raise
+        for project in gone:
+            notes.extend(
+                workflow.drainer.release_quotas(
+                    project.id, workflow.records.get(project.id) or {}
+                )
             )
-        )
+    elif gone:
+        # the door stays shut for the token cache window: released later
+        notes.extend(_hold(workflow, gone))
     workflow.notes.extend(notes)
     return notes
+
+
+def _hold(workflow: ProjectCascade, gone: Sequence[ResourceRef]) -> list[str]:
+    """The quotas of ``gone`` left frozen, their release written down
+    (``late_release.hold``); the cloud's time asked only if one of them
+    froze something."""
+    frozen = [
+        p for p in gone if (workflow.records.get(p.id) or {}).get('quotas')
+    ]
+    if not frozen:
+        return []
+    return late_release.hold(
+        frozen,
+        workflow.records,
+        workflow.projects.cloud_time(),
+        workflow.options.report_file,
+    )
 
 
 def settle(workflow: ProjectCascade, gone: Sequence[ResourceRef]) -> list[str]:

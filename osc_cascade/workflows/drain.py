@@ -37,12 +37,19 @@ What a freeze cannot cover (the plan's note, ``Drain.unfrozen``):
 * Cinder's room between a delete and the lowering that follows it.
 
 While the cascade runs, its verification rounds delete what is created
-there all the same; after the project is gone, ``--settle`` does.
+there all the same; after the project is gone, ``--settle`` does, or the
+later purge (the reaper's, ``openstack orphan purge --project``). Keystone
+deletes a project's unified limits with it: their freeze ends there.
 
-After the project is gone (and after ``--settle``), ``release_quotas``
-resets the recorded quotas (the quota APIs' DELETE): the last thing the
-cascade does. If it never gets there, the quota rows of the deleted project
-are orphans that ``openstack orphan list`` finds.
+The quota rows keyed by the project's ID outlive it, and keep refusing
+creates while they stay frozen. With ``--settle``, ``release_quotas``
+resets the recorded quotas (the quota APIs' DELETE) after the settle: the
+last thing the cascade does. Without, they stay frozen at exit, so that a
+token a service still has in its cache creates nothing; a later purge that
+finds nothing left releases them once the token cache window has passed
+(``workflows.late_release``). Until then they are orphans that ``openstack
+orphan list`` finds where the service can list them (Neutron, Octavia,
+Barbican, Magnum).
 """
 
 from __future__ import annotations

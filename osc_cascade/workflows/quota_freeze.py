@@ -200,7 +200,8 @@ class Freezes:
             )
             + ': what a token that a service validated before the drain '
             'creates there is deleted by the verification rounds while the '
-            'cascade runs, and once the project is gone only by --settle'
+            'cascade runs, and once the project is gone by --settle or the '
+            'later purge (the reaper\'s, `openstack orphan purge --project`)'
         ]
 
     def restore(self, project_id: str, record: dict[str, Any]) -> list[str]:

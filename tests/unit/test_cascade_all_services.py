@@ -13,12 +13,14 @@
 """`openstack project delete --cascade` on a project that owns something of
 every kind, in every service, next to its twin."""
 
+import datetime
 import json
 
 import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import baremetal, key_manager, quota
+from osc_cascade.workflows import late_release
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import step_id
 from tests.unit.fakes.kinds import kinds_of
@@ -89,7 +91,29 @@ def test_the_cascade_leaves_nothing_of_a_and_touches_nothing_of_b(
     assert result.code == 0, result.stdout + result.stderr
     assert cloud.owned_by(a['project']) == []
     assert not cloud.exists('projects', a['project'])
-    # no quota of its own is left (Octavia keeps its row of defaults)
+    # its quotas stay frozen past the delete (no --settle): every count 0
+    assert {
+        q['service']: {k for k, v in q['values'].items() if v}
+        for q in cloud.all('quota_sets')
+        if q['project'] == a['project'] and q['values']
+    } == {
+        s: set()
+        for s in (
+            'nova',
+            'neutron',
+            'cinder',
+            'manila',
+            'octavia',
+            'barbican',
+            'magnum',
+        )
+    }
+    # the purge it prints, after the window: no quota of its own is left
+    # (Octavia keeps its row of defaults)
+    cloud.now += datetime.timedelta(seconds=late_release.WINDOW)
+    purged = osc('orphan', 'purge', '--project', a['project'], '--yes')
+    assert purged.code == 0, purged.stderr
+    assert 'its frozen quotas are released' in purged.stderr
     assert not [
         q
         for q in cloud.all('quota_sets')

@@ -631,7 +631,8 @@ def test_the_plan_says_what_the_freeze_cannot_cover(cloud):
         "containers nor a reseller admin's PUTs): what a token that a "
         'service validated before the drain creates there is deleted by the '
         'verification rounds while the cascade runs, and once the project is '
-        'gone only by --settle'
+        "gone by --settle or the later purge (the reaper's, `openstack "
+        "orphan purge --project`)"
     ]
     # a service the catalog does not have says nothing
     assert drainer(cloud).unfrozen(['compute', 'no-such-service']) == []

@@ -1,0 +1,198 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Issue #29 (8): without ``--settle`` the freeze outlives the project.
+
+The quota rows keyed by a deleted project's ID stay frozen at exit, so a
+token a service validated before the drain (and keeps for its token cache
+time) creates nothing there; a later purge (the reaper's after its grace
+period, ``orphan purge --project``) finds what was made meanwhile where
+no quota holds (Glance), and releases the quotas once nothing is left and
+the window has passed."""
+
+import datetime
+import glob
+import json
+import os
+import signal
+
+import pytest
+
+from osc_cascade.engine import report
+from osc_cascade.engine.errors import CascadeError, Interrupted
+from osc_cascade.engine.regions import Regions
+from osc_cascade.workflows import after_delete, late_release
+from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.run import cascade_for, zero_delays
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def pid(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.set_quota('nova', pid, instances=50)
+    cloud.set_quota('neutron', pid, network=50)
+    scenarios.network(cloud, pid)
+    return pid
+
+
+def run(cloud, pid, **options):
+    """The cascade run, and the project deleted as OSC does after it."""
+    pc, targets, plan = cascade_for(cloud, pid, **options)
+    outcome = pc.execute(plan, targets)
+    pc.conn.identity.delete_project(pid)
+    return pc, outcome
+
+
+def test_without_settle_the_quotas_stay_frozen_at_exit(cloud, pid):
+    pc, outcome = run(cloud, pid)
+
+    after_delete.finish(pc, outcome)
+
+    # the door stays shut: a token issued before the drain, still in a
+    # service's cache, meets quotas of 0 (the project is gone: they harm
+    # nothing)
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+    assert cloud.quota_of('neutron', pid)['network'] == 0
+
+
+def cascade(osc, cloud, pid):
+    """`project delete --cascade` without --settle, as an operator runs
+    it: its stderr."""
+    result = osc('project', 'delete', '--cascade', '--yes', 'A')
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('projects', pid)
+    return result.stderr
+
+
+def purge(osc, pid):
+    result = osc('orphan', 'purge', '--project', pid, '--yes')
+    assert result.code == 0, result.stderr
+    return result.stderr
+
+
+def past_the_window(cloud):
+    """The services' token cache time after the delete has passed."""
+    cloud.now += datetime.timedelta(seconds=late_release.WINDOW + 60)
+
+
+def test_the_command_says_what_to_run_and_writes_it_down(cloud, pid, osc):
+    stderr = cascade(osc, cloud, pid)
+
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+    [line] = [x for x in stderr.splitlines() if 'stay frozen' in x]
+    assert line.startswith(f'note: project A ({pid}) is deleted; ')
+    assert line.endswith(f': openstack orphan purge --project {pid}')
+    assert 'the reaper purges and releases them' in line
+    entry = late_release.pending(pid)
+    assert entry['run'] == f'openstack orphan purge --project {pid}'
+    assert f"until {entry['release_after']} " in line
+    assert {'block-storage', 'compute', 'network'} <= set(
+        entry['quotas']['RegionOne']
+    )
+    # and in the run's record, where the line before it says
+    [path] = glob.glob(
+        os.path.join(report.default_dir(), '*-project-delete-cascade.json')
+    )
+    with open(path) as f:
+        assert json.load(f)[late_release.PENDING] == [entry]
+
+
+def test_a_purge_within_the_window_keeps_the_quotas_frozen(cloud, pid, osc):
+    cascade(osc, cloud, pid)
+
+    stderr = purge(osc, pid)
+
+    # Neutron's frozen row is an orphan the purge would have reset
+    assert cloud.quota_of('neutron', pid)['network'] == 0
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+    assert 'its quotas stay frozen until' in stderr
+    assert late_release.pending(pid) is not None
+
+
+def test_the_later_purge_releases_once_it_finds_nothing(cloud, pid, osc):
+    cascade(osc, cloud, pid)
+    past_the_window(cloud)
+
+    stderr = purge(osc, pid)
+
+    assert f'project {pid}: its frozen quotas are released' in stderr
+    for service in ('nova', 'neutron', 'cinder'):
+        assert not cloud.has_quota(service, pid)
+    assert late_release.pending(pid) is None
+
+
+def test_what_was_made_in_the_window_is_found_by_the_later_purge(
+    cloud, pid, osc
+):
+    cascade(osc, cloud, pid)
+    # created after the project is gone, with a token a service validated
+    # before the drain: Glance has no quota; a freeze that did not take
+    late_image = scenarios.image(cloud, pid, 'late')
+    late_net, _subnet = scenarios.network(cloud, pid, name='late')
+    past_the_window(cloud)
+
+    stderr = purge(osc, pid)
+
+    assert not cloud.exists('images', late_image['id'])
+    assert not cloud.exists('networks', late_net['id'])
+    assert f'project {pid}: its frozen quotas are released' in stderr
+    assert not cloud.has_quota('nova', pid)
+
+
+def test_what_the_purge_cannot_delete_keeps_the_quotas(cloud, pid, osc):
+    cascade(osc, cloud, pid)
+    scenarios.network(cloud, pid, name='late')
+    past_the_window(cloud)
+    cloud.forbidden.add(r'/v2\.0/networks/')
+
+    result = osc('orphan', 'purge', '--project', pid, '--yes')
+
+    assert result.code != 0
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+    assert late_release.pending(pid) is not None
+
+
+def test_the_release_refuses_an_owner_that_exists(cloud, pid):
+    conn = cloud.connection()
+    cloud.set_quota('nova', pid, instances=0)
+    release = late_release.QuotaRelease(
+        conn, Regions(conn), retry=zero_delays(), clock=FakeClock()
+    )
+    with pytest.raises(
+        CascadeError, match='exists: its quotas are left alone'
+    ):
+        release(pid)
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+
+
+def test_with_settle_nothing_is_left_pending(cloud, pid):
+    pc, outcome = run(cloud, pid, settle=60)
+    after_delete.finish(pc, outcome)
+    assert not cloud.has_quota('nova', pid)
+    assert late_release.pending(pid) is None
+
+
+def test_an_interrupted_settle_leaves_the_release_pending(cloud, pid):
+    pc, outcome = run(cloud, pid, settle=300)
+    pc.interrupt(signal.SIGINT)
+    with pytest.raises(Interrupted):
+        after_delete.finish(pc, outcome)
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+    assert late_release.pending(pid)['project_id'] == pid
