@@ -145,7 +145,7 @@ def _volume_on_others_server(w):
     scenarios.attach(w.cloud, vol, w.made['o-vm'])
 
 
-@feature('t-port-is-o-server-nic', finds='#29 item 2')
+@feature('t-port-is-o-server-nic')
 def _port_on_others_server(w):
     w.made['t-spare'].update(
         device_id=w.made['o-vm']['id'], device_owner='compute:nova'
@@ -185,7 +185,7 @@ def _hook(name, method, pattern, action, when='after', status=None):
     return Hook(name, method, pattern, action, when, status)
 
 
-@actor('o-takes-t-port-as-nic', finds='#29 items 1-2 (re-read)')
+@actor('o-takes-t-port-as-nic')
 def _attach_port_later(w):
     """An admin attaches T's spare port to O's server after the tool
     listed the ports."""

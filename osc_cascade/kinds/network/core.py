@@ -35,7 +35,7 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
-from osc_cascade.kinds.base import delete_of, owned
+from osc_cascade.kinds.base import GONE, delete_of, owned
 from osc_cascade.kinds.compute import Server
 from osc_cascade.kinds.network.common import (
     _NeutronKind,
@@ -43,6 +43,7 @@ from osc_cascade.kinds.network.common import (
     neutron_project,
     others,
 )
+from osc_cascade.kinds.network.usage import nic_server_owners
 from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
 
@@ -82,6 +83,25 @@ def router_interface_steps(router, inventory):
 
 def clear_gateway_step(router):
     return Step('clear_router_gateway', router)
+
+
+def is_nic(port) -> bool:
+    """Whether the port is a server's NIC (Nova binds it so)."""
+    return bool(port.get('device_id')) and (
+        port.get('device_owner') or ''
+    ).startswith('compute:')
+
+
+def nic_of(port, servers) -> list[str] | None:
+    """``[server, project]`` of a NIC on a server that is not the port's
+    project's (project '' where a scoped token cannot tell), else None:
+    the project's own server, a gone one (a stale binding), no NIC."""
+    if not is_nic(port):
+        return None
+    owner = servers.get(port['device_id'], '')
+    if owner is GONE or owner == neutron_project(port):
+        return None
+    return [port['device_id'], owner]
 
 
 def foreign(owner, project_id):
@@ -238,6 +258,15 @@ class Port(_NeutronKind):
     sdk_delete = 'delete_port'
 
     def list(self, conn, project_id):
+        ports = list(neutron_items(conn, '/ports', 'ports', project_id))
+        # whose server each NIC is on: one of another project is its
+        # guest's network, kept (cost: nic_server_owners)
+        servers = nic_server_owners(
+            conn,
+            project_id,
+            {p['device_id'] for p in ports if is_nic(p)},
+            scoped=self.scoped,
+        )
         return owned(
             (
                 item_ref(
@@ -251,8 +280,9 @@ class Port(_NeutronKind):
                         {ip['subnet_id'] for ip in p.get('fixed_ips') or []}
                     ),
                     security_group_ids=sorted(p.get('security_groups') or []),
+                    nic_of=nic_of(p, servers),
                 )
-                for p in neutron_items(conn, '/ports', 'ports', project_id)
+                for p in ports
             ),
             project_id,
         )
@@ -260,6 +290,15 @@ class Port(_NeutronKind):
     def primary_step(self, ref):
         if ref.attrs.get('device_owner') in OWNED_PORT_OWNERS:
             return None
+        nic = ref.attrs.get('nic_of')
+        if nic:
+            server_id, other = nic
+            return resource.keep(
+                ref,
+                f'NIC of server {server_id} of project '
+                f'{other or "(unknown)"}: deleting it would take that '
+                f'guest off its network',
+            )
         return super().primary_step(ref)
 
     def relations(self, ref, inventory):
