@@ -152,7 +152,7 @@ def _port_on_others_server(w):
     )
 
 
-@feature('t-network-shared-o-port-on-it', finds='#29 item 3')
+@feature('t-network-shared-o-port-on-it')
 def _shared_network_in_use(w):
     net = w.made['t-net']
     net['shared'] = True
@@ -169,7 +169,7 @@ def _shared_image(w):
     w.made['t-image'].update(visibility='shared', members=[w.o])
 
 
-@feature('o-server-on-t-shared-network', finds='#29 item 3')
+@feature('o-server-on-t-shared-network')
 def _others_server_on_shared(w):
     net = w.made['t-net']
     net['shared'] = True
@@ -211,7 +211,7 @@ def _attach_volume_later(w):
     return [_hook('o-attaches-t-volume', 'GET', r'/volumes/detail', attach)]
 
 
-@actor('o-plugs-into-t-network', finds='#29 item 3')
+@actor('o-plugs-into-t-network')
 def _plug_later(w):
     """O puts a port on T's network (shared by T) while T is drained."""
 

@@ -43,7 +43,7 @@ from osc_cascade.kinds.network.common import (
     neutron_project,
     others,
 )
-from osc_cascade.kinds.network.usage import nic_server_owners
+from osc_cascade.kinds.network.usage import network_users, nic_server_owners
 from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
 
@@ -217,23 +217,36 @@ class Router(_NeutronKind):
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
         clear_routes = Step('clear_router_routes', ref)
+        # what serves a subnet or network that stays (another project's
+        # traffic is on it) is not undone: the interface on it, and so the
+        # router, its routes and its gateway (``Edge.serves``)
         if ref.attrs.get('has_routes'):
             # a static route through an interface's subnet blocks
             # removing that interface
-            yield Edge(clear_routes, me)
+            yield Edge(clear_routes, me, serves=True)
         for port, step in router_interface_steps(ref, inventory):
             yield Edge(step, me)
             if ref.attrs.get('has_routes'):
                 yield Edge(clear_routes, step)
             for subnet_id in port.attrs.get('subnet_ids', []):
-                yield Edge(step, delete_of(Subnet.name, subnet_id))
+                yield Edge(
+                    step, delete_of(Subnet.name, subnet_id), serves=True
+                )
             yield Edge(
-                step, delete_of(Network.name, port.attrs.get('network_id', ''))
+                step,
+                delete_of(Network.name, port.attrs.get('network_id', '')),
+                serves=True,
             )
-        if ref.attrs.get('gateway_network_id'):
-            # The gateway is cleared, the external network is never ours to
-            # touch (it is another project's, so it is not in the plan).
-            yield Edge(clear_gateway_step(ref), me)
+        gateway = ref.attrs.get('gateway_network_id')
+        if gateway:
+            # The gateway is cleared; the external network is another
+            # project's (not in the plan) but where the project's own
+            yield Edge(clear_gateway_step(ref), me, serves=True)
+            yield Edge(
+                clear_gateway_step(ref),
+                delete_of(Network.name, gateway),
+                serves=True,
+            )
 
     def apply(self, conn, step):
         if step.action == 'remove_router_interface':
@@ -372,6 +385,7 @@ class Subnet(_NeutronKind):
         yield Edge(
             delete_of(self.name, ref.id),
             delete_of(Network.name, ref.attrs.get('network_id')),
+            serves=True,
         )
 
 
@@ -383,6 +397,13 @@ class Network(_NeutronKind):
     sdk_delete = 'delete_network'
 
     def list(self, conn, project_id):
+        networks = list(
+            neutron_items(conn, '/networks', 'networks', project_id)
+        )
+        # shared, RBAC-shared, external, or an admin's port on a private
+        # one: whatever of another project is on it keeps it, and what
+        # serves it (cost: network_users)
+        users = network_users(conn, project_id, networks)
         return owned(
             (
                 item_ref(
@@ -391,13 +412,25 @@ class Network(_NeutronKind):
                     owner=neutron_project(n),
                     shared=bool(n.get('shared')) or None,
                     external=bool(n.get('router:external')) or None,
+                    used_by=users.get(n['id']),
                 )
-                for n in neutron_items(
-                    conn, '/networks', 'networks', project_id
-                )
+                for n in networks
             ),
             project_id,
         )
+
+    def primary_step(self, ref):
+        used_by = ref.attrs.get('used_by')
+        if used_by:
+            # never with --delete-shared: Neutron refuses it while
+            # another project's port is on it, and only after the drain
+            what, other = used_by[0]
+            return resource.keep(
+                ref,
+                f'{what} of project {other} is on it{others(used_by)}: '
+                f"deleting it would cut that project's traffic",
+            )
+        return super().primary_step(ref)
 
 
 #: why a cascade without admin leaves the default security group
@@ -530,7 +563,9 @@ class RBACPolicy(_NeutronKind):
     def relations(self, ref, inventory):
         kind = self._object_kinds.get(ref.attrs.get('object_type'))
         if kind:
+            # the share is what another project's use of it goes through
             yield Edge(
                 delete_of(self.name, ref.id),
                 delete_of(kind, ref.attrs.get('object_id')),
+                serves=True,
             )

@@ -65,12 +65,19 @@ class Network:
         """A collection's list, or a GET, DELETE or (of a router) PUT of
         one of its objects."""
         if id_ is None:
+            filters = set(query) - {'fields', 'limit', 'marker'}
+            # a filter given several times is any of its values, as
+            # Neutron's (``?network_id=a&network_id=b``)
+            several = {
+                k: v
+                for k, v in getattr(self._request, 'query', {}).items()
+                if k in filters and len(v) > 1
+            }
             items = [
                 o
                 for o in self.all(key)
-                if matches(
-                    o, query, set(query) - {'fields', 'limit', 'marker'}
-                )
+                if matches(o, query, filters - set(several))
+                and all(str(o.get(k)) in v for k, v in several.items())
             ]
             return 200, {key: items}
         obj = self.get(key, id_)
