@@ -39,6 +39,7 @@ from osc_cascade.kinds.base import GONE, delete_of, owned
 from osc_cascade.kinds.compute import Server
 from osc_cascade.kinds.network.common import (
     _NeutronKind,
+    may_have_security_groups,
     neutron_items,
     neutron_project,
     others,
@@ -453,7 +454,10 @@ class SecurityGroup(_NeutronKind):
         # No project filter: Neutron answers a list filtered by project
         # by first creating that project's ``default`` group when it has
         # none, so every verification round would find a new one and the
-        # project could never be deleted. The owner is checked here.
+        # project could never be deleted. The owner is checked here. A
+        # project's own token makes its project's: asked first.
+        if self.scoped and not may_have_security_groups(conn, project_id):
+            return []
         groups = list(
             neutron_items(conn, '/security-groups', 'security_groups')
         )
