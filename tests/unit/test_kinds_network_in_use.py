@@ -309,3 +309,25 @@ def test_network_users_cost_a_port_and_a_subnet_list_per_40_networks(
     cloud.requests.clear()
     assert core.Network().list(conn, 'p-empty') == []
     assert len(cloud.requests) == 1
+
+
+def test_the_orphan_search_asks_every_router_once_for_gateways(cloud, conn):
+    live = scenarios.project(cloud, 'live')['id']
+    net, subnet = scenarios.network(cloud, 'p-gone', 'ext')
+    their_router = cloud.add(
+        'routers', name='r', project_id=live, tenant_id=live, routes=[]
+    )
+    scenarios.port(
+        cloud,
+        '',
+        net,
+        subnet,
+        device_owner='network:router_gateway',
+        device_id=their_router['id'],
+    )
+    cloud.requests.clear()
+    refs = {r.id: r for r in core.Network().list(conn, None)}
+    assert refs[net['id']].attrs['used_by'] == [
+        [f'router {their_router["id"]} (gateway)', live]
+    ]
+    assert ('GET', '/v2.0/routers') in cloud.requests

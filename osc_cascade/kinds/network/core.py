@@ -240,8 +240,9 @@ class Router(_NeutronKind):
             )
         gateway = ref.attrs.get('gateway_network_id')
         if gateway:
-            # The gateway is cleared; the external network is another
-            # project's (not in the plan) but where the project's own
+            # The gateway is cleared before the router goes, and before
+            # its network where that is the project's own (another
+            # project's external network is not in the plan)
             yield Edge(clear_gateway_step(ref), me, serves=True)
             yield Edge(
                 clear_gateway_step(ref),

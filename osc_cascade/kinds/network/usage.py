@@ -96,7 +96,8 @@ def network_users(conn, project_id, networks) -> dict[str, list[list[str]]]:
     ports and one of the subnets on them per CHUNK networks (at N=300:
     8 + 8), every project's ports and subnets once for the orphan search;
     and where ports have no project (gateways, floating IPs), a list of
-    their routers and one of their floating IPs per CHUNK such ports."""
+    their routers and one of their floating IPs per CHUNK such ports
+    (every router and floating IP once for the orphan search)."""
     owner = {n['id']: neutron_project(n) for n in networks}
     if not owner:
         return {}
@@ -115,7 +116,7 @@ def network_users(conn, project_id, networks) -> dict[str, list[list[str]]]:
         found.setdefault(port['network_id'], []).append(
             [what, neutron_project(port)]
         )
-    for port, what, project in _device_owners(conn, ownerless):
+    for port, what, project in _device_owners(conn, ownerless, every):
         found.setdefault(port['network_id'], []).append([what, project])
     for subnet in on_networks(conn, '/subnets', 'subnets', owner, every):
         if subnet.get('network_id') in owner:
@@ -140,9 +141,10 @@ def _port_label(port) -> str:
     return f'port {port["id"]}'
 
 
-def _device_owners(conn, ports):
+def _device_owners(conn, ports, every):
     """``(port, what, project)`` of each port Neutron made with no project,
-    the project its device's (unknown: '(unknown)', which keeps)."""
+    the project its device's (unknown: '(unknown)', which keeps); every
+    router and floating IP at once for the orphan search (``every``)."""
     by_path: dict[tuple[str, str], set[str]] = {}
     for port in ports:
         path, key, _label = _DEVICE_OWNERS.get(
@@ -152,7 +154,7 @@ def _device_owners(conn, ports):
             by_path.setdefault((path, key), set()).add(port['device_id'])
     owners: dict[str, str] = {}
     for (path, key), ids in sorted(by_path.items()):
-        for chunk in chunks(ids):
+        for chunk in [None] if every else chunks(ids):
             owners.update(
                 (item['id'], neutron_project(item))
                 for item in neutron_items(conn, path, key, id=chunk)
