@@ -51,6 +51,11 @@ class Edge:
     then: Step
     breaker: Step | None = None
     required: bool = True
+    #: ``first`` serves ``then`` (a subnet its network, a router's
+    #: interface its subnet): while ``then`` is kept, or stays because
+    #: something kept goes before it, ``first`` is kept too, and a break
+    #: action is not done, which keeps its target (``keep_what_serves``)
+    serves: bool = False
 
 
 class Inventory:
@@ -313,37 +318,44 @@ def _plan_region(
         if step is not None:
             steps[step.id] = step
 
+    related = [
+        edge
+        for ref in inventory
+        for edge in rules[ref.kind].relations(ref, inventory)
+    ]
+    not_done = keep_what_serves(steps, related)
     edges: set[tuple[str, str]] = set()
     hard_edges: set[tuple[str, str]] = set()
     # every reference behind an edge needs its own breaker: a group with
     # two rules naming another group is cut only when both rules go
     breakers: dict[tuple[str, str], dict[str, Step]] = {}
-    for ref in inventory:
-        for edge in rules[ref.kind].relations(ref, inventory):
-            for step in (edge.first, edge.then):
-                if step.is_break_action:
-                    steps.setdefault(step.id, step)
-            first = edge.first.id
-            kept = steps.get(f'{resource.KEEP}:{edge.first.target.key}')
-            if (
-                first not in steps
-                and edge.first.is_delete
-                and kept is not None
-                and not kept.is_report_only
-            ):
-                # a kept resource is never deleted: what waits for its
-                # delete (its project) waits for the keep step, and stays
-                first = kept.id
-            if first not in steps or edge.then.id not in steps:
-                continue  # one side goes with its owner: nothing to order
-            if first == edge.then.id:
-                continue
-            pair = (first, edge.then.id)
-            edges.add(pair)
-            if edge.required:
-                hard_edges.add(pair)
-            if edge.breaker is not None:
-                breakers.setdefault(pair, {})[edge.breaker.id] = edge.breaker
+    for edge in related:
+        if edge.breaker is not None and edge.breaker.id in not_done:
+            edge = dataclasses.replace(edge, breaker=None)
+        for step in (edge.first, edge.then):
+            if step.is_break_action and step.id not in not_done:
+                steps.setdefault(step.id, step)
+        first = edge.first.id
+        kept = steps.get(f'{resource.KEEP}:{edge.first.target.key}')
+        if (
+            first not in steps
+            and edge.first.is_delete
+            and kept is not None
+            and not kept.is_report_only
+        ):
+            # a kept resource is never deleted: what waits for its
+            # delete (its project) waits for the keep step, and stays
+            first = kept.id
+        if first not in steps or edge.then.id not in steps:
+            continue  # one side goes with its owner: nothing to order
+        if first == edge.then.id:
+            continue
+        pair = (first, edge.then.id)
+        edges.add(pair)
+        if edge.required:
+            hard_edges.add(pair)
+        if edge.breaker is not None:
+            breakers.setdefault(pair, {})[edge.breaker.id] = edge.breaker
 
     # an order asked for both ways is required if any kind requires it
     plan = Plan(
@@ -354,6 +366,76 @@ def _plan_region(
     )
     _cut_cycles(plan, breakers)
     return plan
+
+
+def keep_what_serves(steps: dict[str, Step], related: list[Edge]) -> set[str]:
+    """Keeps what serves a resource that stays (``Edge.serves``), in
+    ``steps``: a delete becomes a keep that names what it serves, and a
+    break action is not done (the returned IDs), which keeps its target:
+    nothing of the project that another project's traffic goes through
+    is deleted while that traffic stays (a shared network's subnets, the
+    router interfaces on them, that router and its gateway). What stays:
+    a blocking keep, and what a required edge puts after one (it is
+    skipped when the plan runs). To a fixpoint: each round only adds."""
+    not_done: set[str] = set()
+    staying: set[str] = {
+        s.target.key
+        for s in steps.values()
+        if s.action == resource.KEEP and not s.is_report_only
+    }
+
+    def stays(step: Step) -> bool:
+        if step.is_break_action:
+            return step.id in not_done
+        return step.target.key in staying
+
+    def keep(target_key: str, why: str) -> None:
+        if target_key in staying:
+            return
+        staying.add(target_key)
+        delete = steps.pop(f'{resource.DELETE}:{target_key}', None)
+        if delete is not None:
+            kept = resource.keep(delete.target, why)
+            steps[kept.id] = kept
+
+    changed = True
+    while changed:
+        changed = False
+        for edge in related:
+            first, then = edge.first, edge.then
+            if (
+                edge.required
+                and then.is_delete
+                and then.id in steps
+                and then.target.key not in staying
+                and stays(first)
+            ):
+                staying.add(then.target.key)  # skipped when the plan runs
+                changed = True
+            if not edge.serves or not stays(then) or stays(first):
+                continue
+            label = _label(steps, then)
+            if first.is_break_action:
+                not_done.add(first.id)
+                keep(
+                    first.target.key,
+                    f'{first.describe().split(" on ")[0]} is not done: it '
+                    f'serves {label}, which stays',
+                )
+            elif first.is_delete:
+                keep(first.target.key, f'serves {label}, which stays')
+            changed = True
+    return not_done
+
+
+def _label(steps: dict[str, Step], step: Step) -> str:
+    """The label of ``step``'s target as discovery found it (an edge
+    names a resource by kind and ID alone)."""
+    for action in (resource.KEEP, resource.DELETE):
+        found = steps.get(f'{action}:{step.target.key}')
+        if found is not None:
+            return found.target.label()
+    return step.target.label()
 
 
 def _cut_cycles(

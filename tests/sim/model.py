@@ -146,14 +146,14 @@ def _volume_on_others_server(w):
     scenarios.attach(w.cloud, vol, w.made['o-vm'])
 
 
-@feature('t-port-is-o-server-nic', finds='#29 item 2')
+@feature('t-port-is-o-server-nic')
 def _port_on_others_server(w):
     w.made['t-spare'].update(
         device_id=w.made['o-vm']['id'], device_owner='compute:nova'
     )
 
 
-@feature('t-network-shared-o-port-on-it', finds='#29 item 3')
+@feature('t-network-shared-o-port-on-it')
 def _shared_network_in_use(w):
     net = w.made['t-net']
     net['shared'] = True
@@ -174,7 +174,7 @@ def _shared_image(w):
     w.made['t-image'].update(visibility='shared', members=[w.o])
 
 
-@feature('o-server-on-t-shared-network', finds='#29 item 3')
+@feature('o-server-on-t-shared-network')
 def _others_server_on_shared(w):
     net = w.made['t-net']
     net['shared'] = True
@@ -190,7 +190,7 @@ def _hook(name, method, pattern, action, when='after', status=None):
     return Hook(name, method, pattern, action, when, status)
 
 
-@actor('o-takes-t-port-as-nic', finds='#29 items 1-2 (re-read)')
+@actor('o-takes-t-port-as-nic')
 def _attach_port_later(w):
     """An admin attaches T's spare port to O's server after the tool
     listed the ports."""
@@ -216,7 +216,7 @@ def _attach_volume_later(w):
     return [_hook('o-attaches-t-volume', 'GET', r'/volumes/detail', attach)]
 
 
-@actor('o-plugs-into-t-network', finds='#29 item 3')
+@actor('o-plugs-into-t-network')
 def _plug_later(w):
     """O puts a port on T's network (shared by T) while T is drained."""
 

@@ -21,7 +21,10 @@ from __future__ import annotations
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import delete_of
 from osc_cascade.kinds.calls import fan_out
-from osc_cascade.kinds.network.common import _UsedElsewhere
+from osc_cascade.kinds.network.common import (
+    _UsedElsewhere,
+    may_have_security_groups,
+)
 from osc_cascade.kinds.network.core import SecurityGroup
 from osc_cascade.kinds.registry import register
 
@@ -38,7 +41,13 @@ class AddressGroup(_UsedElsewhere):
 
     def users(self, conn, items):
         # the rules naming each group, every project's (one filtered list
-        # per group: address groups are few)
+        # per group: address groups are few). A project's own token sees
+        # its own rules alone, and a list of rules would make its default
+        # group where it has none (see may_have_security_groups)
+        if self.scoped and not may_have_security_groups(
+            conn, items[0].project_id
+        ):
+            return {}
         naming = fan_out(
             lambda g: [
                 [r.security_group_id, r.project_id]

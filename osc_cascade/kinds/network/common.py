@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.kinds.base import ResourceKind, owned, unless_absent
 from osc_cascade.kinds.paging import pages
@@ -54,6 +57,27 @@ def neutron_project(item) -> str:
     """An item's project, as the SDK reads it (``tenant_id`` on a Neutron
     that names no ``project_id``)."""
     return item.get('project_id') or item.get('tenant_id') or ''
+
+
+def may_have_security_groups(conn, project_id) -> bool:
+    """Through a token scoped to the project: whether it may have security
+    groups here. Neutron answers a list of groups or rules by first making
+    the ``default`` group of the token's project where it has none
+    (``_ensure_default_security_group``, which a reader of the project may
+    do), so listing them in a region where the project had nothing would
+    leave a group there that only an admin may delete, an orphan once the
+    project is gone. The project's quota details count its groups in the
+    database and make none: one call per region (at any N); where they
+    cannot be read (no ``quota_details``, a policy), the groups are listed
+    as before, and a group made so is the one ``DEFAULT_GROUP_STAYS``
+    names."""
+    try:
+        details = request(
+            conn.network, 'GET', f'/quotas/{project_id}/details'
+        ).json()['quota']
+        return bool(details['security_group']['used'])
+    except (sdk_exc.HttpException, KeyError, TypeError, ValueError):
+        return True
 
 
 class _ExtensionKind(_NeutronKind):

@@ -35,14 +35,16 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
-from osc_cascade.kinds.base import delete_of, owned
+from osc_cascade.kinds.base import GONE, delete_of, owned
 from osc_cascade.kinds.compute import Server
 from osc_cascade.kinds.network.common import (
     _NeutronKind,
+    may_have_security_groups,
     neutron_items,
     neutron_project,
     others,
 )
+from osc_cascade.kinds.network.usage import network_users, nic_server_owners
 from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
 
@@ -82,6 +84,25 @@ def router_interface_steps(router, inventory):
 
 def clear_gateway_step(router):
     return Step('clear_router_gateway', router)
+
+
+def is_nic(port) -> bool:
+    """Whether the port is a server's NIC (Nova binds it so)."""
+    return bool(port.get('device_id')) and (
+        port.get('device_owner') or ''
+    ).startswith('compute:')
+
+
+def nic_of(port, servers) -> list[str] | None:
+    """``[server, project]`` of a NIC on a server that is not the port's
+    project's (project '' where a scoped token cannot tell), else None:
+    the project's own server, a gone one (a stale binding), no NIC."""
+    if not is_nic(port):
+        return None
+    owner = servers.get(port['device_id'], '')
+    if owner is GONE or owner == neutron_project(port):
+        return None
+    return [port['device_id'], owner]
 
 
 def foreign(owner, project_id):
@@ -197,23 +218,37 @@ class Router(_NeutronKind):
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)
         clear_routes = Step('clear_router_routes', ref)
+        # what serves a subnet or network that stays (another project's
+        # traffic is on it) is not undone: the interface on it, and so the
+        # router, its routes and its gateway (``Edge.serves``)
         if ref.attrs.get('has_routes'):
             # a static route through an interface's subnet blocks
             # removing that interface
-            yield Edge(clear_routes, me)
+            yield Edge(clear_routes, me, serves=True)
         for port, step in router_interface_steps(ref, inventory):
             yield Edge(step, me)
             if ref.attrs.get('has_routes'):
                 yield Edge(clear_routes, step)
             for subnet_id in port.attrs.get('subnet_ids', []):
-                yield Edge(step, delete_of(Subnet.name, subnet_id))
+                yield Edge(
+                    step, delete_of(Subnet.name, subnet_id), serves=True
+                )
             yield Edge(
-                step, delete_of(Network.name, port.attrs.get('network_id', ''))
+                step,
+                delete_of(Network.name, port.attrs.get('network_id', '')),
+                serves=True,
             )
-        if ref.attrs.get('gateway_network_id'):
-            # The gateway is cleared, the external network is never ours to
-            # touch (it is another project's, so it is not in the plan).
-            yield Edge(clear_gateway_step(ref), me)
+        gateway = ref.attrs.get('gateway_network_id')
+        if gateway:
+            # The gateway is cleared before the router goes, and before
+            # its network where that is the project's own (another
+            # project's external network is not in the plan)
+            yield Edge(clear_gateway_step(ref), me, serves=True)
+            yield Edge(
+                clear_gateway_step(ref),
+                delete_of(Network.name, gateway),
+                serves=True,
+            )
 
     def apply(self, conn, step):
         if step.action == 'remove_router_interface':
@@ -238,6 +273,15 @@ class Port(_NeutronKind):
     sdk_delete = 'delete_port'
 
     def list(self, conn, project_id):
+        ports = list(neutron_items(conn, '/ports', 'ports', project_id))
+        # whose server each NIC is on: one of another project is its
+        # guest's network, kept (cost: nic_server_owners)
+        servers = nic_server_owners(
+            conn,
+            project_id,
+            {p['device_id'] for p in ports if is_nic(p)},
+            scoped=self.scoped,
+        )
         return owned(
             (
                 item_ref(
@@ -251,8 +295,9 @@ class Port(_NeutronKind):
                         {ip['subnet_id'] for ip in p.get('fixed_ips') or []}
                     ),
                     security_group_ids=sorted(p.get('security_groups') or []),
+                    nic_of=nic_of(p, servers),
                 )
-                for p in neutron_items(conn, '/ports', 'ports', project_id)
+                for p in ports
             ),
             project_id,
         )
@@ -260,6 +305,15 @@ class Port(_NeutronKind):
     def primary_step(self, ref):
         if ref.attrs.get('device_owner') in OWNED_PORT_OWNERS:
             return None
+        nic = ref.attrs.get('nic_of')
+        if nic:
+            server_id, other = nic
+            return resource.keep(
+                ref,
+                f'NIC of server {server_id} of project '
+                f'{other or "(unknown)"}: deleting it would take that '
+                f'guest off its network',
+            )
         return super().primary_step(ref)
 
     def relations(self, ref, inventory):
@@ -333,6 +387,7 @@ class Subnet(_NeutronKind):
         yield Edge(
             delete_of(self.name, ref.id),
             delete_of(Network.name, ref.attrs.get('network_id')),
+            serves=True,
         )
 
 
@@ -344,6 +399,13 @@ class Network(_NeutronKind):
     sdk_delete = 'delete_network'
 
     def list(self, conn, project_id):
+        networks = list(
+            neutron_items(conn, '/networks', 'networks', project_id)
+        )
+        # shared, RBAC-shared, external, or an admin's port on a private
+        # one: whatever of another project is on it keeps it, and what
+        # serves it (cost: network_users)
+        users = network_users(conn, project_id, networks)
         return owned(
             (
                 item_ref(
@@ -352,13 +414,25 @@ class Network(_NeutronKind):
                     owner=neutron_project(n),
                     shared=bool(n.get('shared')) or None,
                     external=bool(n.get('router:external')) or None,
+                    used_by=users.get(n['id']),
                 )
-                for n in neutron_items(
-                    conn, '/networks', 'networks', project_id
-                )
+                for n in networks
             ),
             project_id,
         )
+
+    def primary_step(self, ref):
+        used_by = ref.attrs.get('used_by')
+        if used_by:
+            # never with --delete-shared: Neutron refuses it while
+            # another project's port is on it, and only after the drain
+            what, other = used_by[0]
+            return resource.keep(
+                ref,
+                f'{what} of project {other} is on it{others(used_by)}: '
+                f"deleting it would cut that project's traffic",
+            )
+        return super().primary_step(ref)
 
 
 #: why a cascade without admin leaves the default security group
@@ -381,7 +455,10 @@ class SecurityGroup(_NeutronKind):
         # No project filter: Neutron answers a list filtered by project
         # by first creating that project's ``default`` group when it has
         # none, so every verification round would find a new one and the
-        # project could never be deleted. The owner is checked here.
+        # project could never be deleted. The owner is checked here. A
+        # project's own token makes its project's: asked first.
+        if self.scoped and not may_have_security_groups(conn, project_id):
+            return []
         groups = list(
             neutron_items(conn, '/security-groups', 'security_groups')
         )
@@ -491,7 +568,9 @@ class RBACPolicy(_NeutronKind):
     def relations(self, ref, inventory):
         kind = self._object_kinds.get(ref.attrs.get('object_type'))
         if kind:
+            # the share is what another project's use of it goes through
             yield Edge(
                 delete_of(self.name, ref.id),
                 delete_of(kind, ref.attrs.get('object_id')),
+                serves=True,
             )

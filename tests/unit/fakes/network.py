@@ -19,7 +19,13 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, Conflict, matches, versions
+from tests.unit.fakes.common import (
+    ADMIN_PROJECT,
+    ENDPOINTS,
+    Conflict,
+    matches,
+    versions,
+)
 
 # Neutron collections: URL name -> JSON key
 NEUTRON = {
@@ -46,6 +52,9 @@ class Network:
     def _network(self, method, path, query, body):
         if path in ('', '/'):
             return 200, versions('v2.0', ENDPOINTS['network'] + '/v2.0/')
+        m = re.fullmatch(r'/v2\.0/quotas/([^/]+)/details', path)
+        if m and method == 'GET':
+            return self._quota_details(m.group(1))
         m = re.fullmatch(r'/v2\.0/([a-z-]+)(?:/([^/]+))?(?:/([a-z_]+))?', path)
         if not m or m.group(1) not in NEUTRON:
             return 404, {
@@ -55,9 +64,74 @@ class Network:
                 }
             }
         coll, id_, action = m.groups()
+        if method == 'GET' and id_ is None and coll.startswith('security-'):
+            self._ensure_default_security_group(query)
         return self._neutron_collection(
             NEUTRON[coll], method, id_, query, action, body
         )
+
+    def _token_project(self):
+        """The project of the request's token, and whether it is an
+        admin's (the base fake's tokens are the admin's)."""
+        caller = getattr(self, '_caller', lambda: None)()
+        if caller is None:
+            return ADMIN_PROJECT, True
+        return caller.get('project_id'), 'admin' in caller.get('roles', ())
+
+    def _ensure_default_security_group(self, query):
+        """Neutron's ``get_security_groups`` and ``get_security_group_rules``
+        first make the ``default`` group of the project the filter names
+        (its first ``project_id``, else ``tenant_id``), else of the token's
+        project, where it has none: ``_ensure_default_security_group``,
+        which the policy ``create_default_security_group`` lets an admin
+        do for any project, a reader of the project for its own."""
+        token_project, admin = self._token_project()
+        named = self._request.query.get(
+            'project_id'
+        ) or self._request.query.get('tenant_id')
+        project = named[0] if named else token_project
+        if not project or not (admin or project == token_project):
+            return
+        if any(
+            g['name'] == 'default' and g['project_id'] == project
+            for g in self.all('security_groups')
+        ):
+            return
+        self.add(
+            'security_groups',
+            name='default',
+            project_id=project,
+            tenant_id=project,
+            security_group_rules=[],
+        )
+
+    def _quota_details(self, project):
+        """``GET /quotas/{project}/details``: what the project uses of
+        each resource, counted in the database (no default group made);
+        the project's own token or an admin's."""
+        token_project, admin = self._token_project()
+        if not admin and project != token_project:
+            return 403, {'NeutronError': {'type': 'HTTPForbidden'}}
+        used = {
+            singular: sum(
+                o.get('project_id') == project for o in self.all(key)
+            )
+            for singular, key in (
+                ('network', 'networks'),
+                ('subnet', 'subnets'),
+                ('port', 'ports'),
+                ('router', 'routers'),
+                ('floatingip', 'floatingips'),
+                ('security_group', 'security_groups'),
+                ('security_group_rule', 'security_group_rules'),
+            )
+        }
+        return 200, {
+            'quota': {
+                k: {'limit': -1, 'used': n, 'reserved': 0}
+                for k, n in used.items()
+            }
+        }
 
     def _neutron_collection(
         self, key, method, id_, query, action=None, body=None
@@ -65,12 +139,19 @@ class Network:
         """A collection's list, or a GET, DELETE or (of a router) PUT of
         one of its objects."""
         if id_ is None:
+            filters = set(query) - {'fields', 'limit', 'marker'}
+            # a filter given several times is any of its values, as
+            # Neutron's (``?network_id=a&network_id=b``)
+            several = {
+                k: v
+                for k, v in getattr(self._request, 'query', {}).items()
+                if k in filters and len(v) > 1
+            }
             items = [
                 o
                 for o in self.all(key)
-                if matches(
-                    o, query, set(query) - {'fields', 'limit', 'marker'}
-                )
+                if matches(o, query, filters - set(several))
+                and all(str(o.get(k)) in v for k, v in several.items())
             ]
             return 200, {key: items}
         obj = self.get(key, id_)

@@ -58,6 +58,12 @@ class ScopedTokens:
         for name in ('admin', 'manager', 'member', 'reader'):
             self.add('roles', id=f'role-{name}', name=name)
 
+    def add_region(self, *args, **kwargs):
+        """Another region, which knows the tokens Keystone issues here."""
+        other = super().add_region(*args, **kwargs)
+        other.tokens = self.tokens
+        return other
+
     # -- the cloud's users -------------------------------------------------
 
     def add_user(self, name, domain_id='default'):
