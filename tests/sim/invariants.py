@@ -81,7 +81,7 @@ class Before:
 
     @classmethod
     def take(cls, world) -> Before:
-        targets = world.targets(recursive=True)
+        targets = {world.t, world.child}
         return cls(
             copy.deepcopy(_others(world, targets)), _project_state(world)
         )
@@ -96,7 +96,7 @@ def _same(a: dict, b: dict) -> bool:
 
 def check(scenario, world, before: Before, runs) -> list[str]:
     cloud = world.cloud
-    targets = world.targets(scenario.recursive)
+    targets = world.targets(scenario)
     broken = []
     acted = {r.id for r in cloud.removals() if r.by != 'tool'}
     for removal in cloud.removals():

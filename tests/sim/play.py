@@ -143,7 +143,10 @@ def _commands(scenario, world, home):
             _cascade_argv(scenario, world, '--yes', '--plan-file', plan),
         ]
     if scenario.command == 'orphan-purge':
-        return [['orphan', 'purge', '--project', world.t, '--yes']]
+        return [
+            ['orphan', 'purge', '--project', world.t]
+            + ['--project', world.child, '--yes']
+        ]
     if scenario.command == 'drain-restore':
         return [['project', 'drain', world.t], ['project', 'restore', world.t]]
     raise ValueError(f'no command {scenario.command!r}')
@@ -160,8 +163,12 @@ def play(scenario: Scenario) -> list[str]:
             model.FEATURES[name](world)
         before = invariants.Before.take(world)
         if scenario.command == 'orphan-purge':
-            # Keystone alone deletes the project: what it owned is orphaned
-            cloud.act('operator', lambda c: c._remove('projects', world.t))
+            # Keystone alone deletes the projects (the child first, as it
+            # must): what they owned is orphaned
+            for pid in (world.child, world.t):
+                cloud.act(
+                    'operator', lambda c, p=pid: c._remove('projects', p)
+                )
         for name in scenario.actors:
             cloud.hooks.extend(model.ACTORS[name](world))
         cloud.faults.extend(scenario.faults)
