@@ -168,6 +168,8 @@ class ScopedDrain(drain_mod.Drain):
                     ),
                 )
             except CascadeError as exc:
+                if self._revoked_all_the_same(project_id, assignment, exc):
+                    continue  # its answer was lost: it is gone, recorded
                 removed.remove(assignment)
                 kept.append(f'{assignments.label(assignment)} ({exc})')
         notes = []
@@ -188,6 +190,27 @@ class ScopedDrain(drain_mod.Drain):
             )
         self.complete(project_id, record)
         return record, notes
+
+    def _revoked_all_the_same(
+        self, project_id: str, assignment: dict[str, Any], exc: CascadeError
+    ) -> bool:
+        """After a failed revoke: whether the assignment is gone all the
+        same (Keystone took the revoke and its answer was lost: a timeout,
+        or a 5xx after it), so that the record keeps it for the restore.
+        A refusal (4xx but 429) changed nothing. One that cannot be
+        checked counts as gone: the record keeps it, and putting back an
+        assignment that is there is no change."""
+        code = status_code(exc.__cause__)
+        if code is not None and 400 <= code < 500 and code != 429:
+            return False
+        try:
+            return not self._retried_api_call(
+                'checking the role assignment '
+                f'{assignments.label(assignment)} on project {project_id}',
+                lambda: keystone.has_grant(self.conn, project_id, assignment),
+            )
+        except CascadeError:
+            return True
 
 
 class ScopedCascade(cascade.ProjectCascade):

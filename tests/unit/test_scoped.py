@@ -349,3 +349,33 @@ def test_the_command_refuses_another_domains_manager_in_one_line(
     assert result.stderr.count('\n') == 1, result.stderr
     assert 'is not in domain dom-other' in result.stderr
     assert cloud.exists('projects', world['pid'])
+
+
+def drained_by_the_manager(cloud, world):
+    """The drain without admin of the world's project, its locks let go:
+    alice's role taken away and recorded."""
+    wf = workflow(as_manager(cloud, world))
+    targets = wf.resolve([world['pid']])
+    wf.plan(targets)
+    wf.drain(targets)
+    wf.release()
+    return wf
+
+
+def test_a_revoke_whose_answer_was_lost_stays_in_the_record(cloud, world):
+    # the suspect of issue 29: Keystone took the revoke, the answer was
+    # lost (a timeout) and every retry failed; the assignment is gone
+    # from the project, so the record must keep it for the restore
+    pid, alice = world['pid'], world['alice']
+    grant = f'/projects/{pid}/users/{alice["id"]}/roles/'
+    cloud.lost_answers.append(('DELETE', grant))
+    cloud.faults.extend([('DELETE', grant, 503)] * 10)
+
+    wf = drained_by_the_manager(cloud, world)
+
+    assert cloud.roles_of(alice['id'], project_id=pid) == []
+    removed = record_of(cloud, pid)[assignments.ASSIGNMENTS]
+    assert [a['user_id'] for a in removed] == [alice['id']]
+    cloud.faults.clear()
+    assert wf.drainer.restore(pid) == []
+    assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
