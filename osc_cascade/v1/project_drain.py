@@ -157,8 +157,10 @@ class RestoreProject(ExitStatusHelp, command.Lister):
     """Restore drained projects as their drain records say
 
     Reverse exactly what each drain record says (the quotas back to the
-    project's own values, the project enabled if it was), then clear the
-    record.
+    project's own values, the role assignments a drain without admin
+    removed put back, the project enabled if it was). What came back, and
+    read back so, leaves the record; what did not stays in it, and a
+    second restore tries it again.
     """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -197,8 +199,9 @@ class RestoreProject(ExitStatusHelp, command.Lister):
             for line in missed:
                 LOG.error('%s', line)
             raise exceptions.CommandError(
-                f'{len(missed)} quota set(s) did not come back as the drain '
-                f'record says; first: {missed[0]}'
+                f'{len(missed)} of what the drain took did not come back '
+                '(each stays in the drain record: restore again to retry '
+                f'it); first: {missed[0]}'
             )
         return RESTORE_COLUMNS, rows
 

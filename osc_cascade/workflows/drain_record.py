@@ -54,6 +54,9 @@ DRAINED_BY = 'drained_by'
 DRAINING = 'draining'
 DRAINED = 'drained'
 DELETING = 'deleting'
+#: a restore gave back part of the record: what is left in it did not
+#: come back (no drain is complete: the sweep leaves it alone)
+RESTORING = 'restore incomplete'
 
 #: quota entry states
 INTENT = 'intent'
@@ -153,6 +156,10 @@ class DrainRecord:
         body = self._project(project_id)
         record = self._record_in(project_id, body)
         if record is not None:
+            if record.get('stage') == RESTORING:
+                # what a restore left: a new drain begins, its age too
+                record['started_at'] = self.now()
+                record['started_by'] = self._caller()
             record['stage'] = DRAINING
             record.setdefault('quotas', {})
             return record
@@ -161,10 +168,7 @@ class DrainRecord:
         record = {
             'version': VERSION,
             'started_at': self.now(),
-            'started_by': {
-                'user_id': self.conn.current_user_id,
-                'project_id': self.conn.current_project_id,
-            },
+            'started_by': self._caller(),
             'enabled': bool(body.get('enabled', True)),
             'quotas': {},
             'stage': DRAINING,
@@ -179,14 +183,14 @@ class DrainRecord:
         drain completed (what the sweep's age counts from)."""
         record['stage'] = DRAINED
         record.setdefault(DRAINED_AT, self.now())
-        record.setdefault(
-            DRAINED_BY,
-            {
-                'user_id': self.conn.current_user_id,
-                'project_id': self.conn.current_project_id,
-            },
-        )
+        record.setdefault(DRAINED_BY, self._caller())
         self._write(project_id, record, **fields)
+
+    def _caller(self) -> dict[str, Any]:
+        return {
+            'user_id': self.conn.current_user_id,
+            'project_id': self.conn.current_project_id,
+        }
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,7 +39,20 @@ def due(
         lambda: drain_record.drained_projects(workflow.conn),
     )
     cutoff = now - datetime.timedelta(seconds=older_than)
-    return [d for d in found if d.drained_at and d.drained_at <= cutoff], notes
+    for d in found:
+        if d.stage == drain_record.RESTORING:
+            notes.append(
+                f'project {d.label}: a restore gave back part of its drain '
+                'record, the rest is left in it: not swept (restore it '
+                'again, or drain it again to sweep it later)'
+            )
+    return [
+        d
+        for d in found
+        if d.stage != drain_record.RESTORING
+        and d.drained_at
+        and d.drained_at <= cutoff
+    ], notes
 
 
 def complete(

@@ -362,6 +362,52 @@ def drained_by_the_manager(cloud, world):
     return wf
 
 
+def test_an_assignment_keystone_fails_to_put_back_stays_in_the_record(
+    cloud, world
+):
+    # issue 29 item 5: the record is the only copy of what was removed
+    pid, alice = world['pid'], world['alice']
+    wf = drained_by_the_manager(cloud, world)
+    cloud.forbidden.add(f'/projects/{pid}/users/{alice["id"]}/roles/')
+
+    [note] = wf.drainer.restore(pid)
+
+    assert f'role assignment user {alice["id"]}: member' in note
+    assert 'quota' not in note
+    record = record_of(cloud, pid)
+    assert [a['user_id'] for a in record[assignments.ASSIGNMENTS]] == [
+        alice['id']
+    ]
+    assert cloud.roles_of(alice['id'], project_id=pid) == []
+
+    # a second restore puts back exactly what the first did not
+    cloud.forbidden.clear()
+    assert wf.drainer.restore(pid) == []
+    assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
+    assert record_of(cloud, pid) is None
+
+
+def test_the_restore_command_names_the_assignment_and_a_second_one_retries(
+    cloud, world, osc
+):
+    pid, alice = world['pid'], world['alice']
+    drained_by_the_manager(cloud, world)
+    cloud.forbidden.add(f'/projects/{pid}/users/{alice["id"]}/roles/')
+
+    result = osc('project', 'restore', pid)
+
+    assert result.code == 1
+    assert f'role assignment user {alice["id"]}: member' in result.stderr
+    assert 'quota set' not in result.stderr
+    assert record_of(cloud, pid)[assignments.ASSIGNMENTS]
+
+    cloud.forbidden.clear()
+    result = osc('project', 'restore', pid)
+    assert result.code == 0, result.stderr
+    assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
+    assert record_of(cloud, pid) is None
+
+
 def test_a_revoke_whose_answer_was_lost_stays_in_the_record(cloud, world):
     # the suspect of issue 29: Keystone took the revoke, the answer was
     # lost (a timeout) and every retry failed; the assignment is gone
