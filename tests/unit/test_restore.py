@@ -108,3 +108,73 @@ def test_the_sweep_leaves_a_record_a_restore_left_alone(cloud):
     assert record[drain_record.DRAINED_AT] == '2030-01-01T00:00:00+00:00'
     assert record['started_at'] == '2030-01-01T00:00:00+00:00'
     assert record['quotas'][REGION]['compute']['before'] == {'instances': 50}
+
+
+def test_a_restore_keeps_novas_per_user_quotas(cloud):
+    # issue 29 item 6: Nova's DELETE of a project's quota set destroys
+    # its per-user rows too (Quotas.destroy_all_by_project); the drain
+    # never changed them, so the restore must not take them
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.set_quota('nova', pid, instances=50)
+    cloud.set_user_quota('nova', pid, 'u-1', instances=5, cores=8)
+    d = drainer(cloud)
+    d.drain(pid)
+
+    assert d.restore(pid) == []
+
+    assert cloud.user_quota_of('nova', pid, 'u-1') == {
+        'instances': 5,
+        'cores': 8,
+    }
+    compute = d.apis[0]
+    assert compute.own(cloud.connection(), pid) == {'instances': 50}
+    assert record_of(cloud, pid) is None
+
+
+def test_a_restore_keeps_manilas_per_user_and_share_type_quotas(cloud):
+    # Manila's DELETE takes the per-user rows (quota_destroy_all_by_
+    # project: the project's quotas, per-user quotas, usages and
+    # reservations), not the per-share-type ones
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.set_quota('manila', pid, shares=40)
+    cloud.set_user_quota('manila', pid, 'u-1', shares=4)
+    cloud.set_user_quota('manila', pid, 'share_type:gold', shares=7)
+    d = drainer(cloud)
+    d.drain(pid)
+
+    assert d.restore(pid) == []
+
+    assert cloud.user_quota_of('manila', pid, 'u-1') == {'shares': 4}
+    assert cloud.user_quota_of('manila', pid, 'share_type:gold') == {
+        'shares': 7
+    }
+    [manila] = [a for a in d.apis if a.service_type == 'shared-file-system']
+    assert manila.own(cloud.connection(), pid) == {'shares': 40}
+
+
+def test_the_fake_resets_as_nova_and_manila_do(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    conn = cloud.connection()
+    for service in ('nova', 'manila'):
+        cloud.set_quota(service, pid, instances=1)
+        cloud.set_user_quota(service, pid, 'u-1', instances=2)
+        cloud.set_user_quota(service, pid, 'share_type:gold', instances=3)
+    assert (
+        conn.compute.get(
+            f'/os-quota-sets/{pid}', params={'user_id': 'u-1'}
+        ).json()['quota_set']['instances']
+        == 2
+    )
+    conn.compute.delete(f'/os-quota-sets/{pid}')
+    conn.compute.delete(f'/os-quota-sets/{pid}', params={'user_id': 'x'})
+    assert not cloud.has_quota('nova', pid)
+    assert cloud.user_quota_of('nova', pid, 'u-1') == {}
+    from osc_cascade.kinds import shared_file_system
+
+    manila = shared_file_system.manila(conn)
+    manila.delete(f'/quota-sets/{pid}')
+    assert not cloud.has_quota('manila', pid)
+    assert cloud.user_quota_of('manila', pid, 'u-1') == {}
+    assert cloud.user_quota_of('manila', pid, 'share_type:gold') == {
+        'instances': 3
+    }
