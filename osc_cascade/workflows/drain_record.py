@@ -82,6 +82,10 @@ class DrainRecord:
         self.retry = retry
         self.clock = clock
         self.now = now or _utc_now
+        #: project ID -> a check of the project as ``begin`` reads it,
+        #: before any change (the sweep's: still as it was listed); it
+        #: raises to refuse the drain
+        self.expected: dict[str, Callable[[dict[str, Any] | None], None]] = {}
 
     def _retried_api_call(self, what: str, call: Callable[[], Any]) -> Any:
         """``call()`` retried; a failure that stays is one line saying
@@ -93,7 +97,12 @@ class DrainRecord:
     def record_of(self, project_id: str) -> dict[str, Any] | None:
         """The drain record on the project, or None (no drain, or no
         project)."""
-        return self._record_in(project_id, self._project(project_id))
+        return self.record_in(project_id, self._project(project_id))
+
+    def shown(self, project_id: str) -> dict[str, Any] | None:
+        """The project as Keystone answers it, its drain record in it
+        (``record_in``); None: gone."""
+        return self._project(project_id)
 
     def _project(self, project_id: str) -> dict[str, Any] | None:
         return self._retried_api_call(
@@ -102,7 +111,7 @@ class DrainRecord:
         )
 
     @staticmethod
-    def _record_in(
+    def record_in(
         project_id: str, body: dict[str, Any] | None
     ) -> dict[str, Any] | None:
         text = (body or {}).get(RECORD)
@@ -152,9 +161,12 @@ class DrainRecord:
 
     def begin(self, project_id: str) -> dict[str, Any]:
         """The project's drain record at stage draining: the one an earlier
-        run left, continued, or a new one, written before any change."""
+        run left, continued, or a new one, written before any change
+        (after the check ``expected`` holds for the project, if any)."""
         body = self._project(project_id)
-        record = self._record_in(project_id, body)
+        if project_id in self.expected:
+            self.expected[project_id](body)
+        record = self.record_in(project_id, body)
         if record is not None:
             if record.get('stage') == RESTORING:
                 # what a restore left: a new drain begins, its age too
