@@ -425,3 +425,24 @@ def test_a_revoke_whose_answer_was_lost_stays_in_the_record(cloud, world):
     cloud.faults.clear()
     assert wf.drainer.restore(pid) == []
     assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
+
+
+def test_a_revoke_that_failed_keeps_the_assignment_in_the_record(cloud, world):
+    # a revoke that failed (5xx) may still be carried out later: in
+    # doubt the record keeps it (the restore's grant of an assignment
+    # that is there changes nothing), and a line says it may stay
+    pid, alice = world['pid'], world['alice']
+    grant = f'/projects/{pid}/users/{alice["id"]}/roles/'
+    cloud.faults.extend([('DELETE', grant, 503)] * 10)
+
+    wf = drained_by_the_manager(cloud, world)
+
+    assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
+    removed = record_of(cloud, pid)[assignments.ASSIGNMENTS]
+    assert [a['user_id'] for a in removed] == [alice['id']]
+    [note] = [n for n in wf.notes if 'may stay' in n]
+    assert f'user {alice["id"]}: member' in note
+    cloud.faults.clear()
+    assert wf.drainer.restore(pid) == []
+    assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
+    assert record_of(cloud, pid) is None
