@@ -169,9 +169,12 @@ class DrainRecord:
         record = self.record_in(project_id, body)
         if record is not None:
             if record.get('stage') == RESTORING:
-                # what a restore left: a new drain begins, its age too
+                # what a restore left: a new drain begins, its age and
+                # what it finds enabled too
                 record['started_at'] = self.now()
                 record['started_by'] = self._caller()
+                if body is not None:
+                    record['enabled'] = bool(body.get('enabled', True))
             record['stage'] = DRAINING
             record.setdefault('quotas', {})
             return record
