@@ -115,7 +115,7 @@ def restore(
             )
         except CascadeError as exc:  # one line each, the rest goes back
             back = False
-            notes.append(f'{what} not put back: {exc}')
+            notes.append(str(exc))  # it names the assignment
         else:
             if not back:
                 notes.append(
@@ -140,7 +140,7 @@ def restore(
             )
         except CascadeError as exc:
             still = True
-            notes.append(f'{what} not taken back: {exc}')
+            notes.append(str(exc))
         else:
             if still:
                 notes.append(

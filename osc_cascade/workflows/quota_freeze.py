@@ -230,7 +230,7 @@ class Freezes:
                         lambda a=api, c=conn: a.own(c, project_id),
                     )
                 except CascadeError as exc:
-                    notes.append(f'quotas of {where} not restored: {exc}')
+                    notes.append(str(exc))  # it names the quotas
                     continue
                 if now != before:
                     notes.append(

@@ -197,3 +197,18 @@ def test_a_drain_after_an_incomplete_restore_records_what_it_finds(cloud):
 
     assert cloud.get('projects', pid)['enabled'] is True
     assert cloud.quota_of('nova', pid)['instances'] == 50
+
+
+def test_a_quota_restore_that_fails_stays_in_the_record(cloud):
+    pid = scenarios.project(cloud, 'A')['id']
+    cloud.set_quota('neutron', pid, network=50)
+    d = drainer(cloud)
+    d.drain(pid)
+    cloud.faults.append(('DELETE', r'/v2\.0/quotas/', 400))
+
+    [note] = d.restore(pid)
+
+    assert note.startswith('restoring the quotas of network in RegionOne ')
+    assert list(record_of(cloud, pid)['quotas'][REGION]) == ['network']
+    assert d.restore(pid) == []
+    assert cloud.quota_of('neutron', pid)['network'] == 50
