@@ -239,6 +239,12 @@ class Freezes:
                     )
                     continue
                 del entries[api.service_type]
+            known = {api.service_type for api in self.apis}
+            notes.extend(
+                f'quotas of {where_in(service, region)}: no quota API of '
+                'this version restores them (kept in the drain record)'
+                for service in sorted(set(entries) - known)
+            )
         for region in [r for r, entries in quotas.items() if not entries]:
             del quotas[region]
         return notes

@@ -212,3 +212,22 @@ def test_a_quota_restore_that_fails_stays_in_the_record(cloud):
     assert list(record_of(cloud, pid)['quotas'][REGION]) == ['network']
     assert d.restore(pid) == []
     assert cloud.quota_of('neutron', pid)['network'] == 50
+
+
+def test_a_record_entry_no_quota_api_knows_is_kept_and_said(cloud):
+    # a record written by another version: what this one cannot restore
+    # is no silent exit 0
+    pid = scenarios.project(cloud, 'A')['id']
+    d = drainer(cloud)
+    d.drain(pid)
+    record = record_of(cloud, pid)
+    record['quotas'][REGION]['future-service'] = {'before': {'x': 1}}
+    cloud.get('projects', pid)[drain_record.RECORD] = json.dumps(record)
+
+    [note] = d.restore(pid)
+
+    assert note == (
+        'quotas of future-service in RegionOne: no quota API of this '
+        'version restores them (kept in the drain record)'
+    )
+    assert list(record_of(cloud, pid)['quotas'][REGION]) == ['future-service']
