@@ -55,6 +55,10 @@ SWEEP_COLUMNS = (
 #: the sweep's results
 DUE = 'due: deleted with --yes'
 DELETED = 'deleted'
+#: the outcomes of a project's turn in the sweep: a skip of a project
+#: protected when listed, or held by another actor, is no failure; one
+#: that is no longer as listed (changed meanwhile) exits 1, as a failure
+DONE, SKIPPED, CHANGED, FAILED = 'done', 'skipped', 'changed', 'failed'
 
 
 def add_coordination_option(parser: Any) -> None:
@@ -157,8 +161,10 @@ class RestoreProject(ExitStatusHelp, command.Lister):
     """Restore drained projects as their drain records say
 
     Reverse exactly what each drain record says (the quotas back to the
-    project's own values, the project enabled if it was), then clear the
-    record.
+    project's own values, the role assignments a drain without admin
+    removed put back, the project enabled if it was). What came back, and
+    read back so, leaves the record; what did not stays in it, and a
+    second restore tries it again.
     """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -197,8 +203,9 @@ class RestoreProject(ExitStatusHelp, command.Lister):
             for line in missed:
                 LOG.error('%s', line)
             raise exceptions.CommandError(
-                f'{len(missed)} quota set(s) did not come back as the drain '
-                f'record says; first: {missed[0]}'
+                f'{len(missed)} of what the drain took did not come back '
+                '(each stays in the drain record: restore again to retry '
+                f'it); first: {missed[0]}'
             )
         return RESTORE_COLUMNS, rows
 
@@ -262,9 +269,12 @@ class SweepProject(ExitStatusHelp, command.Lister):
 
     def get_epilog(self) -> str:
         return (
-            'A protected (immutable) project, one that another run holds, '
-            'or one restored meanwhile is skipped with a line; one whose '
-            'cascade fails stays drained, and the exit code is 1.'
+            'A protected (immutable) project, or one that another run '
+            'holds, is skipped with a line. At its turn, under its lock, '
+            'each project is read again: one enabled again, protected, '
+            'restored or drained anew since it was listed is left as it '
+            'is with a line, and the exit code is 1; so is it for one '
+            'whose cascade fails (it stays drained).'
         )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -275,7 +285,7 @@ class SweepProject(ExitStatusHelp, command.Lister):
             due, notes = sweep.due(lister, parsed_args.older_than)
         for note in notes:
             LOG.warning('note: %s', note)
-        rows, failed = [], 0
+        rows, outcomes = [], []
         for drained in due:
             if not parsed_args.yes:
                 result = DUE
@@ -284,23 +294,33 @@ class SweepProject(ExitStatusHelp, command.Lister):
                         drained.label, drained.id
                     )
             else:
-                result, ok = self._complete(parsed_args, drained, rows)
-                failed += not ok
+                result, outcome = self._complete(parsed_args, drained, rows)
+                outcomes.append(outcome)
                 self.app.stderr.write(f'project {drained.label}: {result}\n')
             rows.append(_row(drained, result))
-        if failed:
+        failed, changed = outcomes.count(FAILED), outcomes.count(CHANGED)
+        if failed or changed:
             self.produce_output(parsed_args, SWEEP_COLUMNS, rows)
-            raise exceptions.CommandError(
-                f'{failed} of {len(due)} drained project(s) could not be '
-                'deleted (they stay drained)'
-            )
+            said = []
+            if failed:
+                said.append(
+                    f'{failed} of {len(due)} drained project(s) could not '
+                    'be deleted (they stay drained)'
+                )
+            if changed:
+                said.append(
+                    f'{changed} of {len(due)} drained project(s) changed '
+                    'since the sweep listed them (left as they are)'
+                )
+            raise exceptions.CommandError('; '.join(said))
         return SWEEP_COLUMNS, rows
 
     def _complete(
         self, parsed_args: argparse.Namespace, drained: Any, rows: list
-    ) -> tuple[str, bool]:
-        """The cascade of one project: its result, and whether it is not a
-        failure (a skip is not)."""
+    ) -> tuple[str, str]:
+        """The cascade of one project: its result, and its outcome: DONE,
+        SKIPPED (protected when listed, or another actor holds it),
+        CHANGED (no longer as listed) or FAILED."""
         from osc_cascade.engine.errors import CascadeError
         from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows import actor, projects, sweep
@@ -318,7 +338,7 @@ class SweepProject(ExitStatusHelp, command.Lister):
         if projects.is_protected(drained.project):
             return 'skipped: ' + projects.protected_message(
                 drained.label, drained.id
-            ), True
+            ), SKIPPED
         if record.path:
             workflow.options.report_context = record.context(
                 workflow.conn, workflow.regions.names
@@ -330,10 +350,13 @@ class SweepProject(ExitStatusHelp, command.Lister):
             rows.append(_row(drained, f'interrupted: {exc}'))
             self.produce_output(parsed_args, SWEEP_COLUMNS, rows)
             exit_interrupted(exc)
-        except (actor.Busy, sweep.Restored, projects.Protected) as exc:
-            return f'skipped: {one_line(exc)}', True
+        except actor.Busy as exc:
+            return f'skipped: {one_line(exc)}', SKIPPED
+        except (sweep.Changed, projects.Protected) as exc:
+            # protected since it was listed unprotected
+            return f'skipped: {one_line(exc)}', CHANGED
         except CascadeError as exc:
-            return f'failed: {one_line(exc)}', False
+            return f'failed: {one_line(exc)}', FAILED
         finally:
             record.announce(
                 workflow.unwritten,
@@ -343,7 +366,7 @@ class SweepProject(ExitStatusHelp, command.Lister):
             )
         for note in notes:
             LOG.warning('note: project %s: %s', drained.label, note)
-        return DELETED, True
+        return DELETED, DONE
 
 
 def _row(drained: Any, result: str) -> tuple[str, ...]:

@@ -98,20 +98,55 @@ def restore(
 ) -> list[str]:
     """Put back what the record says was removed, and take back the role
     given for the run; ``call(what, fn)`` runs each call (retried, one
-    line on failure). A note for each one that did not come back."""
-    notes = []
+    line on failure). Each comes out of the record only once it is done
+    and read back so (Keystone's check of the grant); one that is not
+    stays in it, for a second restore, and is a note."""
+    notes, left = [], []
     for assignment in record.get(ASSIGNMENTS) or []:
+        what = f'role assignment {label(assignment)}'
         try:
             call(
-                f'putting back the role assignment {label(assignment)}',
+                f'putting back the {what}',
                 lambda a=assignment: keystone.grant(conn, project_id, a),
             )
+            back = call(
+                f'reading back the {what}',
+                lambda a=assignment: keystone.has_grant(conn, project_id, a),
+            )
         except CascadeError as exc:  # one line each, the rest goes back
-            notes.append(f'not put back: {exc}')
+            back = False
+            notes.append(str(exc))  # it names the assignment
+        else:
+            if not back:
+                notes.append(
+                    f'{what} not put back: Keystone answered the grant '
+                    'but does not have it'
+                )
+        if not back:
+            left.append(assignment)
+    if ASSIGNMENTS in record:
+        record[ASSIGNMENTS] = left
     temporary = record.get(TEMPORARY)
     if temporary:
-        call(
-            f'taking back the temporary role {label(temporary)}',
-            lambda: keystone.revoke(conn, project_id, temporary),
-        )
+        what = f'temporary role {label(temporary)}'
+        try:
+            call(
+                f'taking back the {what}',
+                lambda: keystone.revoke(conn, project_id, temporary),
+            )
+            still = call(
+                f'reading back the {what}',
+                lambda: keystone.has_grant(conn, project_id, temporary),
+            )
+        except CascadeError as exc:
+            still = True
+            notes.append(str(exc))
+        else:
+            if still:
+                notes.append(
+                    f'{what} not taken back: Keystone answered the revoke '
+                    'but still has it'
+                )
+        if not still:
+            del record[TEMPORARY]
     return notes

@@ -64,7 +64,14 @@ from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.quota import QUOTA_APIS
 from osc_cascade.kinds.quota.base import QuotaApi
 from osc_cascade.workflows import assignments
-from osc_cascade.workflows.drain_record import INTENT, RECORD, DrainRecord
+from osc_cascade.workflows.drain_record import (
+    DRAINED_AT,
+    DRAINED_BY,
+    INTENT,
+    RECORD,
+    RESTORING,
+    DrainRecord,
+)
 from osc_cascade.workflows.quota_freeze import Freeze, Freezes
 
 
@@ -146,9 +153,13 @@ class Drain(DrainRecord):
 
     def restore(self, project_id: str) -> list[str]:
         """Reverse exactly what the record says: the quotas back to the
-        project's own values before the drain, the project enabled again
-        if it was; then the record is cleared. A note for each value that
-        did not come back."""
+        project's own values before the drain, the role assignments the
+        drain without admin took away put back, the project enabled again
+        if it was. Each entry of the record comes out of it once it is
+        back and read back so; the record goes when nothing is left in it.
+        What did not come back stays in the record, at stage ``restore
+        incomplete`` (the drain is over: the sweep leaves it alone), for a
+        second restore to try again: a note each."""
         record = self.record_of(project_id)
         if record is None:
             raise CascadeError(
@@ -156,13 +167,25 @@ class Drain(DrainRecord):
                 'nothing to restore.'
             )
         notes = self.freezes.restore(project_id, record)
-        # the role assignments the drain without admin took away
         notes.extend(
             assignments.restore(
                 self.conn, project_id, record, self._retried_api_call
             )
         )
-        self._write(project_id, None, enabled=record.get('enabled', True))
+        left = (
+            record.get('quotas')
+            or record.get(assignments.ASSIGNMENTS)
+            or record.get(assignments.TEMPORARY)
+        )
+        if left:
+            record['stage'] = RESTORING
+            record.pop(DRAINED_AT, None)
+            record.pop(DRAINED_BY, None)
+        self._write(
+            project_id,
+            record if left else None,
+            enabled=record.get('enabled', True),
+        )
         return notes
 
     def release_quotas(

@@ -54,6 +54,9 @@ DRAINED_BY = 'drained_by'
 DRAINING = 'draining'
 DRAINED = 'drained'
 DELETING = 'deleting'
+#: a restore gave back part of the record: what is left in it did not
+#: come back (no drain is complete: the sweep leaves it alone)
+RESTORING = 'restore incomplete'
 
 #: quota entry states
 INTENT = 'intent'
@@ -79,6 +82,10 @@ class DrainRecord:
         self.retry = retry
         self.clock = clock
         self.now = now or _utc_now
+        #: project ID -> a check of the project as ``begin`` reads it,
+        #: before any change (the sweep's: still as it was listed); it
+        #: raises to refuse the drain
+        self.expected: dict[str, Callable[[dict[str, Any] | None], None]] = {}
 
     def _retried_api_call(self, what: str, call: Callable[[], Any]) -> Any:
         """``call()`` retried; a failure that stays is one line saying
@@ -90,7 +97,12 @@ class DrainRecord:
     def record_of(self, project_id: str) -> dict[str, Any] | None:
         """The drain record on the project, or None (no drain, or no
         project)."""
-        return self._record_in(project_id, self._project(project_id))
+        return self.record_in(project_id, self._project(project_id))
+
+    def shown(self, project_id: str) -> dict[str, Any] | None:
+        """The project as Keystone answers it, its drain record in it
+        (``record_in``); None: gone."""
+        return self._project(project_id)
 
     def _project(self, project_id: str) -> dict[str, Any] | None:
         return self._retried_api_call(
@@ -99,7 +111,7 @@ class DrainRecord:
         )
 
     @staticmethod
-    def _record_in(
+    def record_in(
         project_id: str, body: dict[str, Any] | None
     ) -> dict[str, Any] | None:
         text = (body or {}).get(RECORD)
@@ -149,10 +161,20 @@ class DrainRecord:
 
     def begin(self, project_id: str) -> dict[str, Any]:
         """The project's drain record at stage draining: the one an earlier
-        run left, continued, or a new one, written before any change."""
+        run left, continued, or a new one, written before any change
+        (after the check ``expected`` holds for the project, if any)."""
         body = self._project(project_id)
-        record = self._record_in(project_id, body)
+        if project_id in self.expected:
+            self.expected[project_id](body)
+        record = self.record_in(project_id, body)
         if record is not None:
+            if record.get('stage') == RESTORING:
+                # what a restore left: a new drain begins, its age and
+                # what it finds enabled too
+                record['started_at'] = self.now()
+                record['started_by'] = self._caller()
+                if body is not None:
+                    record['enabled'] = bool(body.get('enabled', True))
             record['stage'] = DRAINING
             record.setdefault('quotas', {})
             return record
@@ -161,10 +183,7 @@ class DrainRecord:
         record = {
             'version': VERSION,
             'started_at': self.now(),
-            'started_by': {
-                'user_id': self.conn.current_user_id,
-                'project_id': self.conn.current_project_id,
-            },
+            'started_by': self._caller(),
             'enabled': bool(body.get('enabled', True)),
             'quotas': {},
             'stage': DRAINING,
@@ -179,14 +198,14 @@ class DrainRecord:
         drain completed (what the sweep's age counts from)."""
         record['stage'] = DRAINED
         record.setdefault(DRAINED_AT, self.now())
-        record.setdefault(
-            DRAINED_BY,
-            {
-                'user_id': self.conn.current_user_id,
-                'project_id': self.conn.current_project_id,
-            },
-        )
+        record.setdefault(DRAINED_BY, self._caller())
         self._write(project_id, record, **fields)
+
+    def _caller(self) -> dict[str, Any]:
+        return {
+            'user_id': self.conn.current_user_id,
+            'project_id': self.conn.current_project_id,
+        }
 
 
 @dataclasses.dataclass(frozen=True)

@@ -206,9 +206,12 @@ class Freezes:
 
     def restore(self, project_id: str, record: dict[str, Any]) -> list[str]:
         """The quotas back to the project's own values before the drain, as
-        the record says. A note for each value that did not come back."""
+        the record says. An entry comes out of the record only once its
+        values are put back and read back so; one that did not come back
+        stays in it (a second restore tries it again), and is a note."""
         notes = []
-        for region, entries in sorted(record.get('quotas', {}).items()):
+        quotas = record.get('quotas', {})
+        for region, entries in sorted(quotas.items()):
             conn = self.regions.connection(region)
             for api in self.apis:
                 entry = entries.get(api.service_type)
@@ -216,21 +219,35 @@ class Freezes:
                     continue
                 where = where_in(api.service_type, region)
                 before = entry['before']
-                self.call(
-                    f'restoring the quotas of {where}',
-                    lambda a=api, c=conn, b=before: a.restore(
-                        c, project_id, b
-                    ),
-                )
-                now = self.call(
-                    f'reading back the quotas of {where}',
-                    lambda a=api, c=conn: a.own(c, project_id),
-                )
+                try:
+                    self.call(
+                        f'restoring the quotas of {where}',
+                        lambda a=api, c=conn, b=before: a.restore(
+                            c, project_id, b
+                        ),
+                    )
+                    now = self.call(
+                        f'reading back the quotas of {where}',
+                        lambda a=api, c=conn: a.own(c, project_id),
+                    )
+                except CascadeError as exc:
+                    notes.append(str(exc))  # it names the quotas
+                    continue
                 if now != before:
                     notes.append(
                         f'quotas of {where} are {now} after the restore, '
                         f'not {before}'
                     )
+                    continue
+                del entries[api.service_type]
+            known = {api.service_type for api in self.apis}
+            notes.extend(
+                f'quotas of {where_in(service, region)}: no quota API of '
+                'this version restores them (kept in the drain record)'
+                for service in sorted(set(entries) - known)
+            )
+        for region in [r for r, entries in quotas.items() if not entries]:
+            del quotas[region]
         return notes
 
     def release(self, project_id: str, record: dict[str, Any]) -> list[str]:

@@ -68,6 +68,9 @@ WORKING_ROLE = 'member'
 #: Keystone's domain-manager persona
 MANAGER_ROLE = 'manager'
 
+#: what a failed revoke left (``ScopedDrain._revoke_failed``)
+REFUSED, GONE, STAYS = 'refused', 'gone', 'stays'
+
 #: what stays open without admin, said in the plan (and the README)
 STAYS_OPEN = (
     'without admin, what stays open during the run: tokens already issued '
@@ -152,7 +155,7 @@ class ScopedDrain(drain_mod.Drain):
             f'listing the role assignments on project {project_id}',
             lambda: assignments.on_project(self.conn, project_id),
         )
-        kept = []
+        kept, unsure = [], []
         for assignment in present:
             if assignment.get('user_id') == mine:
                 continue  # the cascade's own: taken back at the end
@@ -168,13 +171,24 @@ class ScopedDrain(drain_mod.Drain):
                     ),
                 )
             except CascadeError as exc:
-                removed.remove(assignment)
-                kept.append(f'{assignments.label(assignment)} ({exc})')
+                failed = self._revoke_failed(project_id, assignment, exc)
+                if failed == REFUSED:
+                    removed.remove(assignment)
+                    kept.append(f'{assignments.label(assignment)} ({exc})')
+                elif failed == STAYS:
+                    unsure.append(f'{assignments.label(assignment)} ({exc})')
+                # GONE: its answer was lost; it is recorded, as removed
         notes = []
         if kept:
             notes.append(
                 'role assignments the caller may not remove stay on the '
                 'project: ' + '; '.join(kept)
+            )
+        if unsure:
+            notes.append(
+                'role assignments whose removal failed may stay on the '
+                'project (kept in the drain record, which the restore puts '
+                'back): ' + '; '.join(unsure)
             )
         others = self._retried_api_call(
             f'listing the users with a role on project {project_id}',
@@ -188,6 +202,29 @@ class ScopedDrain(drain_mod.Drain):
             )
         self.complete(project_id, record)
         return record, notes
+
+    def _revoke_failed(
+        self, project_id: str, assignment: dict[str, Any], exc: CascadeError
+    ) -> str:
+        """After a failed revoke, what the record does with the assignment:
+        REFUSED (a 4xx but 429: nothing changed, it stays on the project
+        and leaves the record), else it stays in the record: Keystone may
+        have taken the revoke and lost its answer (a timeout, then 5xx),
+        or take it later; putting back an assignment that is there is no
+        change. Checked (one HEAD, only then) to say whether it is GONE
+        or may STAY."""
+        code = status_code(exc.__cause__)
+        if code is not None and 400 <= code < 500 and code != 429:
+            return REFUSED
+        try:
+            there = self._retried_api_call(
+                'checking the role assignment '
+                f'{assignments.label(assignment)} on project {project_id}',
+                lambda: keystone.has_grant(self.conn, project_id, assignment),
+            )
+        except CascadeError:
+            return STAYS
+        return STAYS if there else GONE
 
 
 class ScopedCascade(cascade.ProjectCascade):

@@ -83,8 +83,9 @@ def restore(
 ) -> list[str]:
     """Reverse each project's drain record, parents first (Keystone
     refuses to enable a project under a disabled parent), under the
-    projects' locks. What did not come back, one line each (what
-    there is to say besides is in ``notes``)."""
+    projects' locks. What did not come back, one line each, each
+    left in its project's record for a second restore (what there is to
+    say besides is in ``notes``)."""
     workflow.hold(targets)
     notes = []
     try:
@@ -96,6 +97,7 @@ def restore(
                 '',
                 drain_record.DRAINING,
                 drain_record.DRAINED,
+                drain_record.RESTORING,
             ):
                 workflow.notes.append(
                     f'project {label} was at {stage!r}: what the '

@@ -12,20 +12,57 @@
 
 """``project sweep``: which drained projects are due (drained longer ago
 than an age, by Keystone's clock), and the cascade of one of them, as
-``project delete --cascade`` runs it, skipped if it was restored since.
+``project delete --cascade`` runs it, skipped if it is no longer as the
+sweep listed it: enabled again, protected, restored or drained anew.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
+from typing import Any
 
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.workflows import after_delete, drain_record
 from osc_cascade.workflows.cascade import ProjectCascade
+from osc_cascade.workflows.projects import is_protected, protected_message
 
 
-class Restored(CascadeError):
-    """A drained project the sweep listed has been restored since."""
+class Changed(CascadeError):
+    """A drained project the sweep listed is no longer as it was listed:
+    enabled again, protected, restored or drained anew."""
+
+
+def unchanged(
+    drained: drain_record.Drained, body: dict[str, Any] | None
+) -> None:
+    """Raise ``Changed`` (one line) unless the project is still as the
+    sweep listed it: there, disabled as the drain left it, not protected,
+    with the same drain record (begun, and drained, when and by whom it
+    was)."""
+    label = drained.label
+    if body is None:
+        raise Changed(f'Project {label} is gone since the sweep listed it.')
+    if body.get('enabled'):
+        raise Changed(
+            f'Project {label} was enabled again since the sweep listed it: '
+            'left as it is.'
+        )
+    if is_protected(body):
+        raise Changed(protected_message(label, drained.id))
+    record = drain_record.DrainRecord.record_in(drained.id, body)
+    if record is None or any(
+        record.get(k) != drained.record.get(k)
+        for k in (
+            'started_at',
+            drain_record.DRAINED_AT,
+            drain_record.DRAINED_BY,
+        )
+    ):
+        raise Changed(
+            f'Project {label} was restored or drained again since the '
+            'sweep listed it: left as it is.'
+        )
 
 
 def due(
@@ -39,7 +76,20 @@ def due(
         lambda: drain_record.drained_projects(workflow.conn),
     )
     cutoff = now - datetime.timedelta(seconds=older_than)
-    return [d for d in found if d.drained_at and d.drained_at <= cutoff], notes
+    for d in found:
+        if d.stage == drain_record.RESTORING:
+            notes.append(
+                f'project {d.label}: a restore gave back part of its drain '
+                'record, the rest is left in it: not swept (restore it '
+                'again, or drain it again to sweep it later)'
+            )
+    return [
+        d
+        for d in found
+        if d.stage != drain_record.RESTORING
+        and d.drained_at
+        and d.drained_at <= cutoff
+    ], notes
 
 
 def complete(
@@ -47,22 +97,20 @@ def complete(
 ) -> list[str]:
     """The sweep's cascade of one drained project: refused if
     protected (or otherwise not deletable), skipped (``Busy``) if
-    another actor holds it or (``Restored``) if it was restored since
-    it was listed; else planned, drained again (the record continues),
-    emptied, deleted, settled and its quotas released, as ``project
-    delete --cascade`` does. Notes."""
+    another actor holds it or (``Changed``) if, under its lock, it is no
+    longer as it was listed (``unchanged``); else planned, drained again
+    (the record continues, and the drain checks again what it reads
+    before it changes anything: the plan takes a while), emptied,
+    deleted, settled and its quotas released, as ``project delete
+    --cascade`` does. Notes."""
     project = workflow.projects.resolve(drained.id)
     targets = workflow.targets([project])
     workflow.hold(targets)
     try:
-        record = workflow.drainer.record_of(drained.id)
-        if record is None or record.get(
-            drain_record.DRAINED_AT
-        ) != drained.record.get(drain_record.DRAINED_AT):
-            raise Restored(
-                f'Project {drained.label} was restored (or drained '
-                'again) since it was listed: skipped.'
-            )
+        unchanged(drained, workflow.drainer.shown(drained.id))
+        workflow.drainer.expected[drained.id] = functools.partial(
+            unchanged, drained
+        )
         plan = workflow.plan(targets)
         workflow.notes.extend(plan.notes)
         outcome = workflow.execute(plan, targets)

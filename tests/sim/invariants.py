@@ -20,8 +20,9 @@
    cascade means the project is gone and nothing of it is left; exit 0 of
    an orphan purge means nothing of the project is left.
 3. What another project owns is as it was (or as its own actors made it).
-4. A drain then a restore leave the project exactly as before: enabled,
-   tags, options, role assignments, every quota the services keep.
+4. A drain then a restore leave the project (and its child) exactly as
+   before: enabled, tags, options, role assignments, every quota the
+   services keep, per-user ones included, as their APIs answer them.
 5. A run from a plan file deletes (by a DELETE of its own) nothing its dry
    run did not show.
 6. Every run that did not finish says why; a purge that ends 0 with
@@ -36,6 +37,13 @@ import json
 from typing import Any
 
 from tests.sim.world import owner_of
+from tests.unit.fakes.load_balancer import OCTAVIA_DEFAULT_QUOTAS
+from tests.unit.fakes.quota import (
+    CINDER_DEFAULT_QUOTAS,
+    NEUTRON_DEFAULT_QUOTAS,
+    NOVA_DEFAULT_QUOTAS,
+)
+from tests.unit.fakes.shared_file_system import MANILA_DEFAULT_QUOTAS
 
 #: fields a service changes by itself, or a read changes (polls)
 VOLATILE = frozenset({'status', 'updated_at', 'task_state'})
@@ -56,19 +64,50 @@ def _others(world, targets) -> dict[tuple[str, str, str], dict]:
     return out
 
 
+#: the quota sets' defaults, by the fake's service name: a project's
+#: value equal to its default reads as the default through every quota
+#: API (a row of it, or none: Nova's and Manila's restore, by PUT alone,
+#: puts a value that was the default back as the default)
+QUOTA_DEFAULTS = {
+    'nova': NOVA_DEFAULT_QUOTAS,
+    'cinder': CINDER_DEFAULT_QUOTAS,
+    'neutron': NEUTRON_DEFAULT_QUOTAS,
+    'manila': MANILA_DEFAULT_QUOTAS,
+    'octavia': OCTAVIA_DEFAULT_QUOTAS,
+}
+
+
+def _quota_read(row: dict[str, Any]) -> dict[str, Any]:
+    """A quota row as its API tells it: the project's values that differ
+    from the defaults (a per-user row's: all of them)."""
+    if row.get('user'):
+        return row['values']
+    defaults = QUOTA_DEFAULTS.get(row['service'], {})
+    return {k: v for k, v in row['values'].items() if defaults.get(k) != v}
+
+
 def _project_state(world) -> dict[str, Any]:
-    cloud, pid = world.cloud, world.t
-    state: dict[str, Any] = {'project': cloud.get('projects', pid)}
-    state['role_assignments'] = sorted(
-        json.dumps(a, sort_keys=True)
-        for a in cloud.all('role_assignments')
-        if a.get('scope', {}).get('project', {}).get('id') == pid
-    )
-    state['quota_sets'] = sorted(
-        json.dumps(q, sort_keys=True)
-        for q in cloud.all('quota_sets')
-        if pid in q['id']
-    )
+    """T's and its child's own state, as the APIs answer it: the project
+    (an extra property set to null reads as none: Keystone has no call
+    that removes one), the role assignments on it, and every quota value
+    of its own (per-user and per-share-type rows too)."""
+    cloud = world.cloud
+    state: dict[str, Any] = {}
+    for pid in (world.t, world.child):
+        project = cloud.get('projects', pid) or {}
+        state[pid] = {
+            'project': {k: v for k, v in project.items() if v is not None},
+            'role_assignments': sorted(
+                json.dumps(a, sort_keys=True)
+                for a in cloud.all('role_assignments')
+                if a.get('scope', {}).get('project', {}).get('id') == pid
+            ),
+            'quota_sets': sorted(
+                json.dumps([q['id'], read], sort_keys=True)
+                for q in cloud.all('quota_sets')
+                if q.get('project') == pid and (read := _quota_read(q))
+            ),
+        }
     return copy.deepcopy(state)
 
 

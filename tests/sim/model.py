@@ -181,6 +181,25 @@ def _others_server_on_shared(w):
     scenarios.server(w.cloud, w.o, 'o-vm-on-t-net', net, w.made['t-subnet'])
 
 
+@feature('t-per-user-quotas')
+def _per_user_quotas(w):
+    """T's quotas of its own, and per-user ones (Nova's; Manila's, and a
+    share type's) of T's user U, who has a role on T: a reset of Nova's
+    or Manila's quota set of T takes U's too."""
+    user = 'user-t-dev'
+    w.cloud.add(
+        'role_assignments',
+        user={'id': user},
+        role={'id': 'member', 'name': 'member'},
+        scope={'project': {'id': w.t}},
+    )
+    w.cloud.set_quota('nova', w.t, instances=40)
+    w.cloud.set_user_quota('nova', w.t, user, instances=4, cores=8)
+    w.cloud.set_quota('manila', w.t, shares=20)
+    w.cloud.set_user_quota('manila', w.t, user, shares=2)
+    w.cloud.set_user_quota('manila', w.t, 'share_type:gold', shares=5)
+
+
 # -- actors: what others do while the tool works --------------------------
 
 

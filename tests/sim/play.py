@@ -148,7 +148,12 @@ def _commands(scenario, world, home):
             + ['--project', world.child, '--yes']
         ]
     if scenario.command == 'drain-restore':
-        return [['project', 'drain', world.t], ['project', 'restore', world.t]]
+        # T has a child: without --recursive the drain refuses, and
+        # invariant 4 (checked on exit 0) would never be
+        return [
+            ['project', 'drain', '--recursive', world.t],
+            ['project', 'restore', '--recursive', world.t],
+        ]
     raise ValueError(f'no command {scenario.command!r}')
 
 

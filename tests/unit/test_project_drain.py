@@ -298,3 +298,103 @@ def test_a_failed_sweep_exits_1_and_the_project_stays_drained(
     assert 'failed: the network refused' in result.stdout
     assert cloud.get('projects', old)['enabled'] is False
     actor.Actor().hold(old)  # released after the failure
+
+
+def swept_while(monkeypatch, change):
+    """The sweep, with ``change`` made once it has listed the drained
+    projects (as an operator would meanwhile)."""
+    from osc_cascade.workflows import sweep
+
+    listed = sweep.due
+
+    def due(*args, **kw):
+        found = listed(*args, **kw)
+        change()
+        return found
+
+    monkeypatch.setattr(sweep, 'due', due)
+
+
+@pytest.mark.parametrize(
+    'change, why',
+    [
+        (
+            lambda p: p.update(enabled=True),
+            'was enabled again since the sweep listed it',
+        ),
+        (
+            lambda p: p.update(options={'immutable': True}),
+            'is protected (marked immutable)',
+        ),
+        (
+            lambda p: p.update(
+                {
+                    drain_record.RECORD: json.dumps(
+                        {
+                            **json.loads(p[drain_record.RECORD]),
+                            drain_record.DRAINED_AT: '2001-01-01T00:00:00Z',
+                        }
+                    )
+                }
+            ),
+            'was restored or drained again since the sweep listed it',
+        ),
+    ],
+)
+def test_a_project_changed_while_the_sweep_ran_is_left_as_it_is(
+    cloud, osc, monkeypatch, change, why
+):
+    # issue 29 item 7: the sweep lists once, then cascades one by one; a
+    # project set --enable (or protected, or drained anew) meanwhile is
+    # not the one the sweep listed
+    first = filled(cloud, 'First')
+    second = filled(cloud, 'Second')
+    assert osc('project', 'drain', 'First', 'Second').code == 0
+    for pid in (first, second):
+        drained_long_ago(cloud, pid)
+    swept_while(monkeypatch, lambda: change(cloud.get('projects', second)))
+    before = cloud.owned_by(second)
+
+    result = osc(
+        'project', 'sweep', '--older-than', '30d', '--yes', '-f', 'json'
+    )
+
+    assert result.code == 1
+    rows = {r['ID']: r['Result'] for r in json.loads(result.stdout)}
+    assert rows[first] == 'deleted'
+    assert rows[second].startswith('skipped: Project Second')
+    assert why in rows[second]
+    assert '1 of 2 drained project(s) changed since the sweep listed them' in (
+        result.stderr
+    )
+    assert cloud.exists('projects', second)
+    assert cloud.owned_by(second) == before
+    assert cloud.has_quota('nova', second)
+
+
+def test_a_project_enabled_while_its_cascade_is_planned_is_left_as_it_is(
+    cloud, osc, monkeypatch
+):
+    # the re-check under the lock comes before the plan, which takes
+    # a while; the drain that follows checks again what it reads
+    from osc_cascade.workflows import cascade
+
+    pid = filled(cloud, 'Old')
+    assert osc('project', 'drain', 'Old').code == 0
+    drained_long_ago(cloud, pid)
+    planned = cascade.ProjectCascade.plan
+
+    def plan(self, targets):
+        found = planned(self, targets)
+        cloud.get('projects', pid)['enabled'] = True
+        return found
+
+    monkeypatch.setattr(cascade.ProjectCascade, 'plan', plan)
+
+    result = osc('project', 'sweep', '--older-than', '30d', '--yes')
+
+    assert result.code == 1
+    assert 'was enabled again since the sweep listed it' in result.stdout
+    assert cloud.get('projects', pid)['enabled'] is True
+    assert cloud.owned_by(pid)
+    actor.Actor().hold(pid)  # released

@@ -42,6 +42,11 @@ Two things live in this package:
   - Keystone's unified limits (which Nova and Glance may enforce instead
     of a quota set): a project limit of 0 for every registered limit.
 
+  A restore resets and puts the project's own values back on top, but
+  Nova's and Manila's (``reset_takes_more``): their reset destroys the
+  project's per-user quotas too (Manila's its usages as well), which the
+  drain never changed and no API lists; they are restored by PUT alone.
+
 Designate is left out: its API shows a project's quotas merged with the
 defaults and has no call for the defaults alone, so a reset could never be
 told from a quota nobody set. Trove's quotas are not frozen either.

@@ -132,6 +132,10 @@ class _QuotaSetApi(QuotaApi):
     force: ClassVar[bool] = True
     #: keys that are no count of anything (a size per resource)
     untouched: ClassVar[frozenset[str]] = frozenset()
+    #: the service's reset (the DELETE) takes more than the project's own
+    #: values (Nova's and Manila's: the per-user rows too): the restore
+    #: puts the values back by PUT alone (``restore``)
+    reset_takes_more: ClassVar[bool] = False
 
     def api(self, conn: Any) -> Any:
         raise NotImplementedError
@@ -179,3 +183,26 @@ class _QuotaSetApi(QuotaApi):
 
     def reset(self, conn, project_id):
         request(self.api(conn), 'DELETE', f'{self.path}/{project_id}')
+
+    def restore(self, conn, project_id, own):
+        """Back to exactly ``own`` (the defaults elsewhere). Where the
+        reset takes more than the drain changed, by PUT alone: every value
+        that differs from ``own``, or from the default where ``own`` has
+        none, is put back; nothing else is touched. Nova's API has no
+        delete of one value, so a value that was the default is put as
+        the default (it reads the same, and no longer follows a change of
+        the defaults): that, rather than a reset that destroys the
+        per-user quotas (which no API lists, so none could be recorded)."""
+        if not self.reset_takes_more:
+            return super().restore(conn, project_id, own)
+        defaults = self._values(conn, project_id, '/defaults')
+        now = self.current(conn, project_id)
+        back = {
+            **{
+                k: defaults[k] for k in now if isinstance(defaults.get(k), int)
+            },
+            **own,
+        }
+        changed = {k: v for k, v in back.items() if now.get(k) != v}
+        if changed:
+            self.set(conn, project_id, changed)

@@ -32,6 +32,8 @@ class ComputeQuota(_QuotaSets):
 class ComputeQuotaApi(_QuotaSetApi):
     service_type = 'compute'
     path = '/os-quota-sets'
+    # Quotas.destroy_all_by_project: the per-user rows too
+    reset_takes_more = True
 
     def api(self, conn):
         return conn.compute

@@ -34,6 +34,9 @@ class SharedFileSystemQuotaApi(_QuotaSetApi):
     service_type = 'shared-file-system'
     path = '/quota-sets'
     untouched = frozenset({'per_share_gigabytes'})
+    # quota_destroy_all_by_project: the per-user rows, the usages and the
+    # reservations too (not the per-share-type rows)
+    reset_takes_more = True
 
     def api(self, conn):
         return shared_file_system.manila(conn)

@@ -30,6 +30,7 @@ import re
 import threading
 from urllib import parse
 
+import requests
 import requests_mock
 
 from tests.unit.fakes.common import Conflict, Redirect, new_id
@@ -50,6 +51,9 @@ class Cloud:
         #: (method, regex on path) -> list of status codes to answer first
         self.faults: list[tuple[str, str, int]] = []
         self.forbidden: set[str] = set()
+        #: (method, regex on path): the first such request is carried out,
+        #: then its answer is lost (a read timeout), once each
+        self.lost_answers: list[tuple[str, str]] = []
         self.mocker = requests_mock.Mocker()
         self._request = threading.local()
         #: the cloud's clock: one second on at every request, so that what
@@ -152,7 +156,20 @@ class Cloud:
             self.requests.append((request.method, request.path_url))
             if request.method in ('POST', 'PUT', 'PATCH', 'DELETE'):
                 self.changes.append((request.method, request.path_url))
-            for i, (method, pattern, status) in enumerate(self.faults):
+            lost = next(
+                (
+                    i
+                    for i, (method, pattern) in enumerate(self.lost_answers)
+                    if method == request.method
+                    and re.search(pattern, request.path_url)
+                ),
+                None,
+            )
+            if lost is not None:  # carried out, whatever the faults say
+                del self.lost_answers[lost]
+            for i, (method, pattern, status) in enumerate(
+                [] if lost is not None else self.faults
+            ):
                 if method == request.method and re.search(
                     pattern, request.path_url
                 ):
@@ -188,6 +205,8 @@ class Cloud:
                 context.status_code = 302
                 context.headers['Location'] = redirect.location
                 return b''
+            if lost is not None:
+                raise requests.exceptions.ReadTimeout('answer lost')
             context.status_code = status
             context.headers.update(self._request.reply_headers)
             if payload is None:

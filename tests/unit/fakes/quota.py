@@ -19,7 +19,17 @@ service takes them: Nova, Neutron and Manila a limit below usage only with
 Cinder never (and no ``force`` key), Octavia and Barbican any value,
 Magnum a row created (POST) or patched. A key in ``ignored_quotas``
 (``(service, key)``) is answered 200 and not kept: a value that does not
-take."""
+take.
+
+Nova's and Manila's quota sets also keep per-user rows (``?user_id=``, and
+Manila's per-share-type rows, ``?share_type=``), read merged over the
+project's values (``set_user_quota``, ``user_quota_of``). Their reset
+(``DELETE`` of the project's quota set) takes what each service's takes:
+Nova's ``Quotas.destroy_all_by_project`` the project's rows and every
+per-user row; Manila's ``quota_destroy_all_by_project`` the project's rows
+and its per-user rows (and its usages, which the fake does not keep), not
+its per-share-type rows; a ``DELETE`` with ``?user_id=`` (or Manila's
+``?share_type=``) that user's (or share type's) rows alone."""
 
 from __future__ import annotations
 
@@ -50,6 +60,10 @@ NEUTRON_DEFAULT_QUOTAS = {
     'security_group': 10,
     'security_group_rule': 100,
 }
+
+
+def _sub_key(service, project_id, user_id):
+    return f'{service}/{project_id}/user/{user_id}'
 
 
 def bad_request(message):
@@ -114,19 +128,63 @@ class Quotas:
             values=values,
         )
 
+    def set_user_quota(self, service, project_id, user_id, **values):
+        """A per-user row (Nova, Manila); ``user_id`` 'share_type:<id>':
+        Manila's per-share-type row."""
+        key = _sub_key(service, project_id, user_id)
+        row = self.get('quota_sets', key)
+        if row is not None:
+            row['values'].update(values)
+            return
+        self.add(
+            'quota_sets',
+            id=key,
+            service=service,
+            project=project_id,
+            user=user_id,
+            values=values,
+        )
+
+    def user_quota_of(self, service, project_id, user_id):
+        """The per-user (or per-share-type) row's own values."""
+        row = self.get('quota_sets', _sub_key(service, project_id, user_id))
+        return dict((row or {}).get('values', {}))
+
+    def _reset(self, service, project_id, sub):
+        """The quota set's DELETE, as each service's takes its rows."""
+        if sub:
+            self._remove('quota_sets', _sub_key(service, project_id, sub))
+            return
+        self._remove('quota_sets', f'{service}/{project_id}')
+        for row in list(self.all('quota_sets')):
+            user = str(row.get('user') or '')
+            if (
+                row['service'] == service
+                and row['project'] == project_id
+                and user
+                and not user.startswith('share_type:')
+            ):
+                self._remove('quota_sets', row['id'])
+
     def has_quota(self, service, project_id):
         return self.exists('quota_sets', f'{service}/{project_id}')
 
     def _quota_set(self, service, m, method, defaults):
         project_id, default = m.groups()
-        key = f'{service}/{project_id}'
+        query = self._request.query
+        sub = (query.get('user_id') or [''])[-1]
+        if service == 'manila' and (query.get('share_type') or [''])[-1]:
+            sub = 'share_type:' + query['share_type'][-1]
         if method == 'DELETE':
-            self._remove('quota_sets', key)
+            self._reset(service, project_id, sub)
             return 202 if service == 'manila' else 204, None
         if method == 'PUT' and not default:
             # Manila's handler passes no body on: the request's own
             values = dict(json.loads(self._request.body)['quota_set'])
             force = values.pop('force', None)
+            if sub:
+                self.set_user_quota(service, project_id, sub, **values)
+                values = {}
             if service == 'cinder':
                 if force is not None:
                     return bad_request('Bad key(s) in quota set: force')
@@ -137,8 +195,11 @@ class Quotas:
                             f'Quota limit {v} for {k} must be greater '
                             f'than or equal to already used {usage[k]}'
                         )
-            self._write_quota(service, project_id, values)
+            if not sub:
+                self._write_quota(service, project_id, values)
         own = {} if default else self.quota_of(service, project_id)
+        if sub and not default:
+            own.update(self.user_quota_of(service, project_id, sub))
         answer = {**defaults, **own}
         if service == 'cinder' and self.flag('usage'):
             usage = self.cinder_usage(project_id)
