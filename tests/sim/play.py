@@ -144,8 +144,15 @@ def _commands(scenario, world, home):
         ]
     if scenario.command == 'orphan-purge':
         return [
-            ['orphan', 'purge', '--project', world.t]
-            + ['--project', world.child, '--yes']
+            [
+                'orphan',
+                'purge',
+                '--project',
+                world.t,
+                '--project',
+                world.child,
+                '--yes',
+            ]
         ]
     if scenario.command == 'drain-restore':
         # T has a child: without --recursive the drain refuses, and
