@@ -213,13 +213,20 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         if not parsed_args.project:
             return
         with engine_errors():
-            self.progress.add_notes(
-                late_release.release_after_purge(
-                    search,
-                    parsed_args.project,
-                    purged=purged,
-                    dry_run=parsed_args.dry_run,
-                )
+            notes, appeared = late_release.release_after_purge(
+                search,
+                parsed_args.project,
+                purged=purged,
+                dry_run=parsed_args.dry_run,
+            )
+        self.progress.add_notes(notes)
+        if appeared:
+            raise exceptions.CommandError(
+                f'{len(appeared)} resource(s) of the deleted project(s) '
+                'appeared during the purge (made with a token that was '
+                'still valid, or missed by a listing) and are left: '
+                + '; '.join(appeared)
+                + '. Run the same command again.'
             )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -316,5 +323,9 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
                 left[0]
                 + (f' ({len(left) - 1} more such)' if len(left) > 1 else '')
             )
-        self._release(search, parsed_args, purged=True)
+        try:
+            self._release(search, parsed_args, purged=True)
+        except exceptions.CommandError:
+            self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
+            raise
         return SUMMARY_COLUMNS, result.summary()

@@ -306,20 +306,23 @@ def release_after_purge(
     *,
     purged: bool,
     dry_run: bool = False,
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """After ``orphan purge --project``: the quotas of each owner are
     released once a search finds nothing of it left (a new search when
-    the purge deleted something) and its window has passed. Notes."""
+    the purge deleted something) and its window has passed. Notes, and
+    what the new search found left (it appeared during the purge: the
+    purge is not done)."""
     if not owners:
-        return []
+        return [], []
     now = cloud_now(search.conn, search.retry, search.clock)
     left: set[str] = set()
+    appeared: list[str] = []
     if purged:
         found = search.find(owners)
         plain = without_quotas(dict(search.kinds))
-        left = {
-            r.project_id for r in found.owned_by_gone if r.kind in plain
-        } | set(found.unconfirmed)
+        again = [r for r in found.owned_by_gone if r.kind in plain]
+        appeared = sorted(r.label() for r in again)
+        left = {r.project_id for r in again} | set(found.unconfirmed)
     release = QuotaRelease(
         search.conn, search.regions, retry=search.retry, clock=search.clock
     )
@@ -348,4 +351,4 @@ def release_after_purge(
                 notes.append(str(exc))
                 continue
             forget(owner)
-    return notes
+    return notes, appeared

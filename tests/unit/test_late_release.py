@@ -23,6 +23,7 @@ import datetime
 import glob
 import json
 import os
+import re
 import signal
 
 import pytest
@@ -167,6 +168,43 @@ def test_what_the_purge_cannot_delete_keeps_the_quotas(cloud, pid, osc):
     assert result.code != 0
     assert cloud.quota_of('nova', pid)['instances'] == 0
     assert late_release.pending(pid) is not None
+
+
+def test_what_appears_during_the_purge_fails_it_and_is_named(cloud, pid, osc):
+    """A resource of the deleted project made while the purge deletes
+    (a token still valid): the search after the purge finds it, the purge
+    exits 1 naming it, and the quotas stay frozen."""
+    cascade(osc, cloud, pid)
+    scenarios.network(cloud, pid, name='late')
+    past_the_window(cloud)
+    real = cloud._dispatch('network', cloud.endpoints['network'])
+    made = []
+
+    def delete_network(request, context):
+        if not made:  # an image made as the purge's first delete goes
+            made.append(scenarios.image(cloud, pid, 'in-flight'))
+        return real(request, context)
+
+    cloud.mocker.register_uri(
+        'DELETE',
+        re.compile(re.escape(cloud.endpoints['network']) + '/v2.0/networks/'),
+        content=delete_network,
+    )
+
+    result = osc('orphan', 'purge', '--project', pid, '--yes')
+
+    assert result.code == 1, result.stderr
+    [image] = made
+    last = result.stderr.strip().splitlines()[-1]
+    assert 'appeared during the purge' in last
+    assert f'in-flight ({image["id"]})' in last
+    assert last.endswith('Run the same command again.')
+    assert cloud.exists('images', image['id'])
+    assert cloud.quota_of('nova', pid)['instances'] == 0
+    assert late_release.pending(pid) is not None
+    # the run after it finishes the job
+    assert purge(osc, pid)
+    assert not cloud.exists('images', image['id'])
 
 
 def test_the_release_refuses_an_owner_that_exists(cloud, pid):
