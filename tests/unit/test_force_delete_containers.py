@@ -15,6 +15,8 @@
 PurgeOnDelete) is kept, and so is one re-created under the stack's name
 since the manifest was written."""
 
+import json
+
 import pytest
 
 from osc_cascade.workflows import clusters
@@ -26,6 +28,8 @@ from tests.unit.fakes.object_store import ObjectStore
 from tests.unit.test_cluster_force_delete import (
     find,
     force,
+    read_json,
+    resumer,
 )
 
 HEAT = clusters.HeatStacks()
@@ -126,3 +130,94 @@ def test_a_stack_being_deleted_does_not_say_whether_it_purges(cloud, clock):
         'kept: container bucket-1 holds 2 objects and the template, which '
         'says whether Heat empties it on delete (PurgeOnDelete), is not known'
     )
+
+
+# -- a resume: the container of the manifest, not a namesake made since -------
+
+
+def abandoned(cloud, clock, **bucket_args):
+    """The stack abandoned without its leftovers: the manifest's path."""
+    project, _stack, container = bucket(cloud, **bucket_args)
+    outcome = force_delete(cloud, clock)
+    assert outcome.result == 'abandoned'
+    return project, container, outcome.manifest
+
+
+def resume(cloud, clock, path):
+    engine = resumer(cloud, clock)
+    return engine.resume(engine.load(path))
+
+
+def test_a_resume_deletes_the_container_the_manifest_lists(cloud, clock):
+    _project, container, path = abandoned(cloud, clock)
+    [res] = read_json(path)['resources']
+    assert res['incarnation'] == ' '.join(
+        container['headers'][h] for h in ('X-Timestamp', 'X-PUT-Timestamp')
+    )
+    outcome = resume(cloud, clock, path)
+    assert outcome.leftovers == {f'{CONTAINER} bucket-1': 'deleted'}
+    assert not cloud.exists('containers', container['id'])
+
+
+def test_a_resume_keeps_a_container_re_created_since_the_manifest(
+    cloud, clock
+):
+    project, container, path = abandoned(cloud, clock)
+    cloud._remove('containers', container['id'])
+    again = cloud.container(project['id'], 'bucket-1', objects=0)
+    engine = resumer(cloud, clock)
+    manifest = engine.load(path)
+    why = (
+        'kept: container bucket-1 was re-created since the manifest was '
+        f'written (created {again["headers"]["X-Timestamp"]}, the manifest '
+        f'says {container["headers"]["X-Timestamp"]})'
+    )
+    actions = dict((r.key, a) for r, a in engine.pending_actions(manifest))
+    assert actions == {f'{CONTAINER} bucket-1': f'nothing: {why}'}
+    outcome = engine.resume(manifest)
+    assert cloud.exists('containers', again['id'])
+    assert outcome.leftovers == {f'{CONTAINER} bucket-1': why}
+    assert not outcome.ok
+
+
+def test_a_resume_keeps_a_container_put_again_since_the_manifest(cloud, clock):
+    """Swift keeps a deleted container's creation time while its database
+    waits to be reclaimed: a container re-created then says only a new
+    X-PUT-Timestamp."""
+    _project, container, path = abandoned(cloud, clock)
+    container['headers']['X-PUT-Timestamp'] = '1796000000.00000'
+    outcome = resume(cloud, clock, path)
+    assert cloud.exists('containers', container['id'])
+    assert outcome.leftovers == {
+        f'{CONTAINER} bucket-1': 'kept: container bucket-1 was PUT again '
+        'since the manifest was written (X-PUT-Timestamp 1796000000.00000, '
+        f'the manifest says {container["headers"]["X-Timestamp"]}): it may '
+        'have been deleted and re-created'
+    }
+    assert not outcome.ok
+
+
+def test_a_manifest_that_does_not_say_which_container_keeps_it(cloud, clock):
+    _project, container, path = abandoned(cloud, clock)
+    data = read_json(path)
+    for res in data['resources']:
+        res.pop('incarnation')  # written before this was recorded
+    with open(path, 'w') as f:
+        json.dump(data, f)
+    outcome = resume(cloud, clock, path)
+    assert cloud.exists('containers', container['id'])
+    assert outcome.leftovers == {
+        f'{CONTAINER} bucket-1': 'kept: container bucket-1: the manifest '
+        'does not say when the stack\'s was created, so it may be another '
+        'made since under its name'
+    }
+
+
+def test_a_namesake_in_another_account_is_not_touched(cloud, clock):
+    _project, container, path = abandoned(cloud, clock)
+    cloud._remove('containers', container['id'])
+    other = scenarios.project(cloud, 'other')
+    theirs = cloud.container(other['id'], 'bucket-1', objects=1)
+    outcome = resume(cloud, clock, path)
+    assert cloud.exists('containers', theirs['id'])
+    assert outcome.leftovers == {f'{CONTAINER} bucket-1': 'already gone'}

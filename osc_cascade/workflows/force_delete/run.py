@@ -30,7 +30,7 @@ from osc_cascade.workflows.clusters.records import (
     record_resources,
 )
 from osc_cascade.workflows.clusters.services import ClusterService
-from osc_cascade.workflows.force_delete import leftovers
+from osc_cascade.workflows.force_delete import containers, leftovers
 from osc_cascade.workflows.force_delete import manifest as manifests
 from osc_cascade.workflows.force_delete.abandon import StackAbandon
 from osc_cascade.workflows.force_delete.manifest import default_manifest_name
@@ -193,6 +193,11 @@ class ForceDelete(StackAbandon, LeftoverSteps):
         left = policies.with_policies(
             [r for r in self._resources(stack) if r.left_behind],
             [preview.export],
+        )
+        # which container of its name each is: a later deletion keeps one
+        # made since under the same name
+        left = containers.recorded(
+            self.conn, left, retry=self.retry, clock=self.clock
         )
         path = self.options.manifest or default_manifest_name(cluster, stack)
         self.stop.check(
