@@ -86,9 +86,10 @@ class ForceDelete(StackAbandon, LeftoverSteps):
         )
         if len(found) > 1:
             raise CascadeError(
-                f'{cluster.label()}: more than one stack of project '
-                f'{cluster.project_id} is named {cluster.name!r}; '
-                f'force-delete the right one with --stack.'
+                f'{cluster.label()}: {len(found)} stacks of project '
+                f'{found[0].project_id} are named {found[0].name!r}: '
+                f'{", ".join(s.id for s in found)}; force-delete the right '
+                f'one with --stack.'
             )
         return found[0] if found else None
 
