@@ -1047,6 +1047,25 @@ def test_two_sahara_stacks_of_the_clusters_name_are_refused(cloud, clock):
     assert not mutations(cloud)
 
 
+def test_the_command_ends_1_refusing_a_stranger_of_the_clusters_name(
+    cloud, osc
+):
+    project = scenarios.project(cloud, 'hadoop-team')
+    sahara = cloud.sahara_cluster('hadoop', project['id'], status='Error')
+    theirs = k8s_stack(cloud, project['id'], name='hadoop')
+    result = osc(
+        'cluster', 'force-delete', sahara['id'], '--yes',
+        '--delete-leftovers', '--grace', '0',
+    )  # fmt: skip
+    assert result.code == 1
+    assert (
+        f'stack hadoop ({theirs["stack"]["id"]}) of its project is named '
+        'after it, but its description does not say that Sahara made it '
+        'for this cluster: refusing'
+    ) in result.stderr, result.stderr
+    assert not mutations(cloud)
+
+
 def test_plain_stack_is_force_deleted(cloud, clock):
     project = scenarios.project(cloud, 'tenant')
     built = k8s_stack(cloud, project['id'], name='app')

@@ -221,3 +221,40 @@ def test_a_namesake_in_another_account_is_not_touched(cloud, clock):
     outcome = resume(cloud, clock, path)
     assert cloud.exists('containers', theirs['id'])
     assert outcome.leftovers == {f'{CONTAINER} bucket-1': 'already gone'}
+
+
+# -- the command --------------------------------------------------------------
+
+
+def test_the_command_ends_1_with_the_unpurged_container_said(cloud, osc):
+    _project, stack, container = bucket(cloud, objects=3)
+    result = osc(
+        'cluster', 'force-delete', '--stack', stack['id'], '--yes',
+        '--delete-leftovers', '--grace', '0', '-f', 'json',
+    )  # fmt: skip
+    assert result.code == 1
+    assert (
+        f'{CONTAINER} bucket-1: kept: container bucket-1 holds 3 objects '
+        'and the template does not purge it on delete (PurgeOnDelete)'
+    ) in result.stderr, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row['Leftovers Not Deleted'] == 1
+    assert cloud.exists('containers', container['id'])
+
+
+def test_the_resume_ends_1_with_the_re_created_container_said(
+    cloud, clock, osc
+):
+    project, container, path = abandoned(cloud, clock)
+    cloud._remove('containers', container['id'])
+    again = cloud.container(project['id'], 'bucket-1')
+    result = osc(
+        'cluster', 'force-delete', '--delete-leftovers', '--manifest', path,
+        '--yes',
+    )  # fmt: skip
+    assert result.code == 1
+    assert (
+        f'{CONTAINER} bucket-1: kept: container bucket-1 was re-created '
+        'since the manifest was written'
+    ) in result.stderr, result.stderr
+    assert cloud.exists('containers', again['id'])
