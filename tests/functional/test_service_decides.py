@@ -132,9 +132,6 @@ def project_quota(admin, project_id):
 # /os-quota-sets/{project}, which deletes the project's per-user rows too:
 # the user's GET then answers the project's own values (8 and 16), not its
 # 3 and 5. The drain's freeze (a PUT of the project's) leaves them alone.
-@pytest.mark.xfail(
-    strict=True, reason='issue 29 item 6: fixed in the restore branch'
-)
 def test_a_per_user_compute_quota_survives_the_drain_and_the_restore(
     admin, cli
 ):
