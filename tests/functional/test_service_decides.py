@@ -128,10 +128,10 @@ def project_quota(admin, project_id):
     ]
 
 
-# On the code of this branch the restore resets Nova's quotas with DELETE
-# /os-quota-sets/{project}, which deletes the project's per-user rows too:
-# the user's GET then answers the project's own values (8 and 16), not its
-# 3 and 5. The drain's freeze (a PUT of the project's) leaves them alone.
+# A restore that reset Nova's quotas with DELETE /os-quota-sets/{project}
+# deleted the project's per-user rows too (issue 29 item 6): the user's GET
+# then answered the project's own values (8 and 16), not its 3 and 5. The
+# drain's freeze (a PUT of the project's) leaves them alone.
 def test_a_per_user_compute_quota_survives_the_drain_and_the_restore(
     admin, cli
 ):
