@@ -194,11 +194,15 @@ class RecordSet(ResourceKind):
     its own (those go with their zone: no step each). The orphan search
     lists every project's (``X-Auth-All-Projects``) and keeps those whose
     project is not their zone's; one in a zone it cannot see is left
-    alone."""
+    alone. Each delete reads it again first (one GET): one whose zone was
+    given to another project since is that project's now, and kept."""
 
     name = 'dns.recordset'
     service_type = 'dns'
     error_statuses = frozenset({'ERROR'})
+    # a transfer of its zone gives it to the zone's new owner (storage's
+    # update_zone sets every record set's tenant_id): read again first
+    reread = True
 
     def _headers(self, project_id):
         if project_id is None:
@@ -255,6 +259,22 @@ class RecordSet(ResourceKind):
             self._path(ref),
             headers=self._headers(ref.project_id),
         ).json()['status']
+
+    def read(self, conn, ref):
+        # across projects, as Zone.read: one given away stays visible
+        try:
+            found = request(
+                conn.dns,
+                'GET',
+                self._path(ref),
+                headers={} if self.scoped else ALL_PROJECTS,
+            ).json()
+        except sdk_exc.NotFoundException:
+            return GONE
+        return types.SimpleNamespace(
+            project_id=found.get('project_id') or '',
+            status=found.get('status') or '',
+        )
 
 
 def elsewhere(recordset, zone_owner, project_id) -> bool:

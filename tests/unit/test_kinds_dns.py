@@ -266,3 +266,22 @@ def test_delete_shared_keeps_a_zone_shared_with_another_project_since(cloud):
     )
     assert cloud.exists('recordsets', theirs['id'])
     assert cloud.exists('zones', zone['id'])
+
+
+def test_a_recordset_whose_zone_was_given_away_since_the_plan_is_kept(cloud):
+    # central's transfer accept gives the zone's record sets, A's among
+    # them, to the new owner (storage update_zone: tenant_id_changed):
+    # each delete reads the record set again first (one GET)
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    c = scenarios.project(cloud, 'C')['id']
+    zone = cloud.zone(b, 'b.example.')
+    cloud.zone_share(zone, a)
+    mine = cloud.recordset(zone, a, 'a.b.example.')
+    kind = kinds_mod.build()['dns.recordset']
+    refs = kind.list(cloud.connection(), a)
+    assert [r.id for r in refs] == [mine['id']]
+    assert cloud.accept_zone_transfer(cloud.offer_zone(zone, c)['id'], c)
+    [result] = run_kind(cloud, kind, refs).results.values()
+    assert (result.outcome, result.error) == (KEPT, f'owner is now {c}')
+    assert cloud.exists('recordsets', mine['id'])

@@ -26,15 +26,17 @@ A zone may be on offer to another project (``offer_zone``: a transfer
 request, ``ACTIVE``): as central and storage have it, a project is listed
 the requests it made and those made to it, the admin every one with
 ``X-Auth-All-Projects``; accepting one (``accept_zone_transfer``) gives
-the zone to the other project and leaves the request ``COMPLETE``. An
+the zone, and every record set in it, to the other project and leaves
+the request ``COMPLETE``. An
 admin's GET of a zone across projects sees any project's zone.
 
 Record sets are listed across zones (``GET /v2/recordsets``) as central's
 ``find_recordsets`` does without a zone: by their own project (storage's
 tenant criteria on the record set's ``tenant_id``), whatever zone they
 are in, every project's with ``X-Auth-All-Projects``. One is deleted
-(``DELETE /v2/zones/{zone}/recordsets/{id}``, at once here) by the admin,
-the zone's project or its own (policy ``delete_recordset``)."""
+(``DELETE /v2/zones/{zone}/recordsets/{id}``, at once here) by the admin
+(whatever project it acts for), the zone's project or its own (policy
+``delete_recordset``)."""
 
 from __future__ import annotations
 
@@ -104,6 +106,10 @@ class Dns:
         if req is None or req['status'] != 'ACTIVE':
             return False
         self.get('zones', req['zone_id'])['project_id'] = project_id
+        # storage's update_zone gives every record set of the zone along
+        for rs in self.all('recordsets'):
+            if rs['zone_id'] == req['zone_id']:
+                rs['project_id'] = project_id
         req['status'] = 'COMPLETE'
         return True
 
@@ -258,7 +264,10 @@ class Dns:
         rs = self.get('recordsets', rs_id)
         if zone is None or rs is None or rs['zone_id'] != zone_id:
             return 404, {'code': 404, 'type': 'recordset_not_found'}
-        may = scope in (ADMIN_PROJECT, zone['project_id'], rs['project_id'])
+        # policy delete_recordset: the admin (whose role stays under sudo),
+        # a member of the zone's project or of the record set's own
+        admin = getattr(self, '_caller', lambda: None)() is None
+        may = admin or scope in (zone['project_id'], rs['project_id'])
         if method == 'GET' and (may or all_projects):
             return 200, rs
         if method == 'DELETE' and may:
