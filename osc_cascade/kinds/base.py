@@ -286,10 +286,10 @@ class ResourceKind:
         """The project named by what ``read`` returned ('' if none)."""
         return getattr(found, self.owner_attr, '') or ''
 
-    def use_changed(self, found: Any, ref: ResourceRef) -> str:
+    def use_changed(self, conn: Any, found: Any, ref: ResourceRef) -> str:
         """Why what ``read`` returned may no longer be deleted though the
-        project still owns it (an image made public since the plan), or
-        ''."""
+        project still owns it (an image made public since the plan, a port
+        plugged into another project's server), or ''."""
         return ''
 
     def recheck(self, conn: Any, ref: ResourceRef) -> None:
@@ -300,12 +300,12 @@ class ResourceKind:
         found = self.read(conn, ref)
         if found is GONE:
             raise sdk_exc.NotFoundException(f'{ref.label()} is gone')
-        why = self.why_not_now(found, ref)
+        why = self.why_not_now(conn, found, ref)
         if why:
             self.facts.keep(ref, why)
             raise Kept(why)
 
-    def why_not_now(self, found: Any, ref: ResourceRef) -> str:
+    def why_not_now(self, conn: Any, found: Any, ref: ResourceRef) -> str:
         """Why the resource (what ``read`` returned) may not be deleted
         now, or '': it left the project, its use changed, or it is on
         offer to another project."""
@@ -322,7 +322,7 @@ class ResourceKind:
                 f'it is {status}: offered to another project, and the '
                 'offer could not be withdrawn'
             )
-        return self.use_changed(found, ref)
+        return self.use_changed(conn, found, ref)
 
     def across_regions(self, ref: ResourceRef) -> Iterable[Edge]:
         """Edges to resources of other regions (their steps name their

@@ -109,7 +109,7 @@ class Image(ResourceKind):
             return 'protected image'
         return None
 
-    def use_changed(self, found, ref):
+    def use_changed(self, conn, found, ref):
         visibility = getattr(found, 'visibility', None)
         if (
             self.options.get('delete_shared')

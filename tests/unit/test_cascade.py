@@ -275,6 +275,35 @@ def test_what_must_be_kept_after_the_drain_stops_the_run_drained(cloud, conn):
     assert cloud.get('projects', pid)['enabled'] is False
 
 
+def test_a_port_plugged_into_another_projects_server_since_is_kept(
+    cloud, conn
+):
+    """The port is read again before its delete: an admin made it the NIC
+    of another project's server after the plan, so it is kept (the guest
+    keeps its network) and the project is not deleted."""
+    pid = scenarios.project(cloud, 'A')['id']
+    other = scenarios.project(cloud, 'B')['id']
+    net, subnet = scenarios.network(cloud, pid)
+    spare = scenarios.port(cloud, pid, net, subnet, 'spare')
+    guest = scenarios.server(cloud, other, 'b-vm')
+    pc, targets = prepare(conn, 'A')
+    plan = pc.plan(targets)
+    assert step_id('delete', 'network.port', spare['id']) in plan.steps
+    # the shown plan is run; at the port's turn it is B's guest's NIC
+    pc.drain(targets)
+    spare.update(device_id=guest['id'], device_owner='compute:nova')
+    result = pc.run_round(cascade.without_projects(plan))
+
+    [kept] = [r for r in result.results.values() if r.outcome == 'kept']
+    assert kept.step.target.id == spare['id']
+    assert kept.error == (
+        f'NIC of server {guest["id"]} of project {other} since the plan: '
+        'deleting it would take that guest off its network'
+    )
+    assert cloud.exists('ports', spare['id'])
+    assert not [p for m, p in cloud.changes if spare['id'] in p]
+
+
 def test_execute_refuses_kept_resources_before_any_change(cloud, conn):
     p = scenarios.project(cloud, 'A')
     scenarios.image(cloud, p['id'], 'golden', visibility='public')

@@ -46,7 +46,12 @@ from osc_cascade.kinds.network.common import (
     others,
 )
 from osc_cascade.kinds.network.remote_group import foreign_rules_now, why_kept
-from osc_cascade.kinds.network.usage import network_users, nic_server_owners
+from osc_cascade.kinds.network.usage import (
+    is_nic,
+    network_users,
+    nic_server_owners,
+    nic_since_plan,
+)
 from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
 
@@ -86,13 +91,6 @@ def router_interface_steps(router, inventory):
 
 def clear_gateway_step(router):
     return Step('clear_router_gateway', router)
-
-
-def is_nic(port) -> bool:
-    """Whether the port is a server's NIC (Nova binds it so)."""
-    return bool(port.get('device_id')) and (
-        port.get('device_owner') or ''
-    ).startswith('compute:')
 
 
 def nic_of(port, servers) -> list[str] | None:
@@ -273,6 +271,11 @@ class Port(_NeutronKind):
     sdk_get = 'network.get_port'
     heat_types = ('OS::Neutron::Port',)
     sdk_delete = 'delete_port'
+    # an admin may plug it into another project's server since the plan
+    reread = True
+
+    def use_changed(self, conn, found, ref):
+        return nic_since_plan(conn, ref, found, scoped=self.scoped)
 
     def list(self, conn, project_id):
         ports = list(neutron_items(conn, '/ports', 'ports', project_id))

@@ -23,6 +23,13 @@ from osc_cascade.kinds.network.common import neutron_items, neutron_project
 from osc_cascade.kinds.paging import pages
 
 
+def is_nic(port) -> bool:
+    """Whether the port is a server's NIC (Nova binds it so)."""
+    return bool(port.get('device_id')) and (
+        port.get('device_owner') or ''
+    ).startswith('compute:')
+
+
 def nic_server_owners(conn, project_id, server_ids, *, scoped=False):
     """The project of each server a port is the NIC of; GONE for one that
     no longer exists (an admin's GET answers 404), '' for one a token
@@ -166,3 +173,25 @@ def _device_owners(conn, ports, every):
         device = port.get('device_id') or ''
         what = label.format(device if _path else port['id'])
         yield port, what, owners.get(device) or '(unknown)'
+
+
+def nic_since_plan(conn, ref, found, *, scoped=False) -> str:
+    """Why a port read again before its delete may not go: it became the
+    NIC of another project's server since the plan (an admin plugged it
+    in), or ''. Costs a server lookup only when its binding changed."""
+    port = {
+        'device_id': getattr(found, 'device_id', '') or '',
+        'device_owner': getattr(found, 'device_owner', '') or '',
+    }
+    if not is_nic(port) or port['device_id'] == ref.attrs.get('device_id'):
+        return ''
+    server = port['device_id']
+    owner = nic_server_owners(
+        conn, ref.project_id, {server}, scoped=scoped
+    ).get(server, '')
+    if owner is GONE or owner == ref.project_id:
+        return ''
+    return (
+        f'NIC of server {server} of project {owner or "(unknown)"} since '
+        'the plan: deleting it would take that guest off its network'
+    )
