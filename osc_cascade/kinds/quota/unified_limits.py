@@ -32,9 +32,12 @@ class UnifiedLimitsApi(QuotaApi):
     registered limit, one per service, region and resource
     (``<service_id>:<region_id>:<resource_name>``). A Keystone without
     the API (404) or without registered limits has nothing to freeze;
-    Keystone deletes a project's limits with the project."""
+    Keystone deletes a project's limits with the project. Keystone is one
+    for every region: one freeze covers the limits of every region, made
+    once whatever number of regions list an endpoint of it."""
 
     service_type = 'identity'
+    one_for_all_regions = True
 
     def _list(self, conn, path, key, **params):
         what = f"Keystone's {key.replace('_', ' ')}"
