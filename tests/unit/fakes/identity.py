@@ -329,7 +329,16 @@ class Identity:
             if method == 'DELETE':
                 self._remove('limits', limit['id'])
                 return 204, None
-            limit.update(body['limit'])
+            # Keystone's PATCH skips a resource_limit of 0 and answers
+            # 200 with the limit unchanged (keystone/limit/backends/
+            # sql.py, update_limit: `if limit.get('resource_limit')`)
+            limit.update(
+                {
+                    k: v
+                    for k, v in body['limit'].items()
+                    if k != 'resource_limit' or v
+                }
+            )
             return 200, {'limit': limit}
         return 404, {'error': {'code': 404, 'message': 'no route ' + path}}
 
