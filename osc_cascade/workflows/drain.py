@@ -16,7 +16,8 @@ from creating anything, whatever token a caller holds.
 1. the project is disabled (Keystone then refuses new tokens for it from
    every credential);
 2. its quotas are frozen in every region that offers each service with
-   per-project quotas (``workflows.quota_freeze``).
+   per-project quotas (``workflows.quota_freeze``); Keystone's unified
+   limits, of every region, once: one Keystone serves every region.
 
 Each change is written down on the project itself *before* it is made
 (``workflows.drain_record``): a run killed at any point leaves a record
@@ -115,9 +116,7 @@ class Drain(DrainRecord):
         freezes = [
             Freeze(api, region, self.regions.connection(region))
             for api in self.apis
-            for region in self.regions.of_service(
-                api.service_type, self.regions.catalog
-            )
+            for region in self.freezes.regions_of(api)
         ]
         fan_out(lambda f: self.freezes.read(project_id, record, f), freezes)
         due = [f for f in freezes if f.due]

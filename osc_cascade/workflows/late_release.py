@@ -236,12 +236,6 @@ class QuotaRelease:
                 )
                 + ': its quotas are left alone'
             )
-        record: dict[str, Any] = {'quotas': {}}
-        for api in self.apis:
-            for region in self.regions.of_service(
-                api.service_type, self.regions.catalog
-            ):
-                record['quotas'].setdefault(region, {})[api.service_type] = {}
         drainer = drain_mod.Drain(
             self.conn,
             self.regions,
@@ -249,6 +243,10 @@ class QuotaRelease:
             clock=self.clock,
             apis=self.apis,
         )
+        record: dict[str, Any] = {'quotas': {}}
+        for api in self.apis:
+            for region in drainer.freezes.regions_of(api):
+                record['quotas'].setdefault(region, {})[api.service_type] = {}
         failed = drainer.release_quotas(project_id, record)
         if failed:
             raise CascadeError(

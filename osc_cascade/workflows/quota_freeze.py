@@ -89,6 +89,15 @@ class Freezes:
     regions: Regions
     apis: Sequence[QuotaApi]
 
+    def regions_of(self, api: QuotaApi) -> list[str]:
+        """The regions of the catalog where ``api``'s freeze is made: one
+        per endpoint URL (``Regions.of_service``), the first alone for a
+        service that is one for every region (``one_for_all_regions``:
+        Keystone, whose endpoints may differ per region; a freeze in each
+        would post the same limits again, which Keystone refuses, 409)."""
+        found = self.regions.of_service(api.service_type, self.regions.catalog)
+        return found[:1] if api.one_for_all_regions else found
+
     def read(
         self, project_id: str, record: dict[str, Any], freeze: Freeze
     ) -> None:

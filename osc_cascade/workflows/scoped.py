@@ -18,8 +18,9 @@ Who may run it:
 * a project's **domain manager** (Keystone's manager persona: the role
   ``manager`` on the project's domain, with a token scoped to that domain)
   gives itself the role ``member`` on the project for the run if it has
-  none, recorded on the project first, and takes it back at the end (also
-  after a failure or an interrupt); it may delete the project;
+  none, recorded on the project first, and takes it back before OSC's own
+  delete of the project, which needs none of it (or after a failure or an
+  interrupt); it may delete the project;
 * a user with a role on the project (its **owner**) works with its own
   role; it may only empty the project (``keep_project``): deleting a
   project needs a manager of its domain or an admin.
@@ -158,7 +159,7 @@ class ScopedDrain(drain_mod.Drain):
         kept, unsure = [], []
         for assignment in present:
             if assignment.get('user_id') == mine:
-                continue  # the cascade's own: taken back at the end
+                continue  # the cascade's own: taken back before the delete
             if assignment not in removed:
                 removed.append(assignment)
                 self._write(project_id, record)  # the intent first
@@ -493,8 +494,8 @@ class ScopedCascade(cascade.ProjectCascade):
     def scope_notes(self) -> list[str]:
         assert self.project is not None
         how = (
-            f'role {WORKING_ROLE} given to you for the run, taken back at '
-            'the end'
+            f'role {WORKING_ROLE} given to you for the run, taken back '
+            'before the project is deleted'
             if self.temporary
             else 'your own role on it'
         )
@@ -555,7 +556,28 @@ class ScopedCascade(cascade.ProjectCascade):
         except Exception:
             self.release()
             raise
+        self.notes.extend(self.give_back_before_delete())
         return outcome
+
+    def give_back_before_delete(self) -> list[str]:
+        """The role given for the run taken back before OSC's own delete,
+        which needs none of it (Keystone's ``identity:delete_project``):
+        when that delete fails, OSC raises and cliff runs no ``after()``.
+        A failure is one line: what may stay, and how to take it back."""
+        grant, project = self.temporary, self.project
+        if grant is None or project is None:
+            return []
+        try:
+            self.close()
+        except CascadeError as exc:
+            return [
+                f'{exc}: your role {WORKING_ROLE} on project {project.id} '
+                'may stay (Keystone deletes it with the project); if the '
+                'project stays, `openstack role remove --user '
+                f"{grant['user_id']} --project {project.id} {WORKING_ROLE}` "
+                'or `openstack project restore` takes it back'
+            ]
+        return []
 
     def disable_last(self, projects: Sequence[ResourceRef]) -> None:
         """Disable the emptied project right before OSC deletes it: no

@@ -439,6 +439,90 @@ def test_unified_limits_are_released_with_the_other_quotas(cloud, project):
     assert project_limits(cloud, project) == {}
 
 
+class OneKeystoneInTwoRegions(Regions):
+    """Keystone, one for every region, with an endpoint of its own in
+    RegionOne and RegionTwo of the catalog (both answered by the same
+    fake); every other service in RegionOne."""
+
+    def __init__(self, conn):
+        super().__init__(conn)
+        self.catalog = ['RegionOne', 'RegionTwo']
+
+    def of_service(self, service_type, among=()):
+        found = self.catalog if service_type == 'identity' else [REGION]
+        return [r for r in found if r in (among or self.catalog)]
+
+    def connection(self, region):
+        return self.conn
+
+
+def limit_changes(cloud):
+    return [(m, p) for m, p in cloud.changes if '/limits' in p]
+
+
+def test_unified_limits_are_frozen_once_against_the_one_keystone(
+    cloud, project
+):
+    # issue 29: Keystone is one for every region, its limits are per
+    # project, service, region and resource; a freeze per region of the
+    # catalog posted them twice (Keystone: 409 Duplicate entry)
+    unified_limits(cloud, project)
+    d = drainer(cloud, OneKeystoneInTwoRegions(cloud.connection()))
+    record, notes = d.drain(project)
+
+    assert notes == []
+    frozen = {
+        f'nova:{REGION}:servers': 0,
+        'glance::image_count_total': 0,
+    }
+    assert project_limits(cloud, project) == frozen
+    # one POST of the limits, its own deleted first (Keystone's PATCH
+    # takes no 0)
+    assert sorted(m for m, _p in limit_changes(cloud)) == ['DELETE', 'POST']
+    # recorded once, in the catalog's first region
+    assert [r for r, e in record['quotas'].items() if 'identity' in e] == [
+        REGION
+    ]
+    assert record['quotas'][REGION]['identity']['frozen'] == frozen
+
+    cloud.changes.clear()
+    assert d.restore(project) == []
+    assert project_limits(cloud, project) == {f'nova:{REGION}:servers': 20}
+    # each limit deleted once, the project's own put back once
+    assert sorted(m for m, _p in limit_changes(cloud)) == [
+        'DELETE',
+        'DELETE',
+        'POST',
+    ]
+
+    record, _notes = d.drain(project)
+    cloud.changes.clear()
+    assert d.release_quotas(project, record) == []
+    assert project_limits(cloud, project) == {}
+    assert sorted(m for m, _p in limit_changes(cloud)) == ['DELETE'] * 2
+
+
+def test_the_late_release_resets_unified_limits_once(cloud, project):
+    from osc_cascade.workflows import late_release
+
+    unified_limits(cloud, project)
+    regions = OneKeystoneInTwoRegions(cloud.connection())
+    drainer(cloud, regions).drain(project)
+    cloud._remove('projects', project)  # Keystone's delete leaves them here
+    cloud.changes.clear()
+    cloud.requests.clear()
+
+    late_release.QuotaRelease(
+        regions.conn, regions, retry=zero_delays(), clock=FakeClock()
+    )(project)
+
+    assert project_limits(cloud, project) == {}
+    assert sorted(m for m, _p in limit_changes(cloud)) == ['DELETE'] * 2
+    # Keystone asked once for the project's limits, not once per region
+    listed = [p for m, p in cloud.requests if m == 'GET' and '/limits' in p]
+    assert len(listed) == 1, listed
+
+
 def test_a_keystone_without_unified_limits_has_nothing_to_freeze(
     cloud, project
 ):

@@ -330,6 +330,65 @@ def test_the_command_takes_the_path_without_admin_by_itself(cloud, world, osc):
     assert cloud.owned_by(world['pid']) == []
 
 
+@pytest.mark.parametrize('status', [409, 403, 503])
+def test_the_role_given_for_the_run_goes_when_osc_fails_to_delete(
+    cloud, world, osc, status
+):
+    # issue 29: OSC's own delete of the emptied project (after the hook)
+    # fails and raises; cliff runs no after() then, so the role given for
+    # the run is taken back before the project is handed to OSC (Keystone
+    # would have deleted it with the project)
+    pid, manager = world['pid'], world['manager']
+    cloud.faults.extend([('DELETE', rf'/v3/projects/{pid}$', status)] * 10)
+
+    result = osc(
+        *as_manager_on_the_command_line(DOMAIN),
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        pid,
+    )
+
+    assert result.code == 1
+    assert cloud.exists('projects', pid)
+    assert cloud.roles_of(manager['id'], project_id=pid) == []
+    record = record_of(cloud, pid)
+    assert assignments.TEMPORARY not in record
+    # what the restore gives back is still recorded
+    assert [a['user_id'] for a in record[assignments.ASSIGNMENTS]] == [
+        world['alice']['id']
+    ]
+
+
+def test_a_role_that_cannot_be_taken_back_before_the_delete_is_named(
+    cloud, world
+):
+    pid, manager = world['pid'], world['manager']
+    wf = workflow(as_manager(cloud, world))
+    targets = wf.resolve([pid])
+    plan = wf.plan(targets)
+    mine = f'/projects/{pid}/users/{manager["id"]}/roles/'
+    cloud.faults.extend([('DELETE', mine, 503)] * 10)
+
+    outcome = wf.execute(plan, targets)
+
+    assert [p.id for p in outcome.empty_projects] == [pid]
+    [note] = [n for n in wf.notes if 'may stay' in n]
+    assert (
+        f'`openstack role remove --user {manager["id"]} --project {pid} '
+        'member`' in note
+    )
+    # the record keeps it: the restore takes it back
+    assert (
+        record_of(cloud, pid)[assignments.TEMPORARY]['user_id']
+        == (manager['id'])
+    )
+    cloud.faults.clear()
+    assert wf.drainer.restore(pid) == []
+    assert cloud.roles_of(manager['id'], project_id=pid) == []
+
+
 def test_the_command_refuses_another_domains_manager_in_one_line(
     cloud, world, osc
 ):

@@ -100,6 +100,10 @@ class QuotaApi:
     #: ``block_storage``) whose deletes lower it (``workflows.drain``'s
     #: ``Lowering``); '': a freeze at 0, nothing to lower
     lowered_by: ClassVar[str] = ''
+    #: the service is one for every region (Keystone: its limits are per
+    #: project, service, region and resource): frozen, recorded, restored
+    #: and released once, in the first region of the catalog offering it
+    one_for_all_regions: ClassVar[bool] = False
 
     def own(self, conn: Any, project_id: str) -> dict[str, Any]:
         raise NotImplementedError

@@ -32,9 +32,12 @@ class UnifiedLimitsApi(QuotaApi):
     registered limit, one per service, region and resource
     (``<service_id>:<region_id>:<resource_name>``). A Keystone without
     the API (404) or without registered limits has nothing to freeze;
-    Keystone deletes a project's limits with the project."""
+    Keystone deletes a project's limits with the project. Keystone is one
+    for every region: one freeze covers the limits of every region, made
+    once whatever number of regions list an endpoint of it."""
 
     service_type = 'identity'
+    one_for_all_regions = True
 
     def _list(self, conn, path, key, **params):
         what = f"Keystone's {key.replace('_', ' ')}"
@@ -67,10 +70,16 @@ class UnifiedLimitsApi(QuotaApi):
         return {_limit_key(limit): 0 for limit in registered}
 
     def set(self, conn, project_id, values):
+        """Each value by PATCH of the project's limit, or POST of a new
+        one. Keystone's PATCH skips a ``resource_limit`` of 0 and answers
+        200 unchanged (``update_limit``: ``if limit.get('resource_limit')``,
+        keystone/limit/backends/sql.py, 30.0.0), and refuses a second limit
+        for the same registered limit (409): a limit to be 0 is deleted and
+        made anew (the value before is in the drain record already)."""
         have = self._limits(conn, project_id)
         new = []
         for key, value in sorted(values.items()):
-            if key in have:
+            if key in have and value:
                 request(
                     conn.identity,
                     'PATCH',
@@ -78,6 +87,8 @@ class UnifiedLimitsApi(QuotaApi):
                     json={'limit': {'resource_limit': value}},
                 )
                 continue
+            if key in have:
+                self._delete(conn, have[key])
             service_id, region_id, resource_name = key.split(':', 2)
             new.append(
                 {
@@ -93,10 +104,14 @@ class UnifiedLimitsApi(QuotaApi):
 
     def reset(self, conn, project_id):
         for limit in self._limits(conn, project_id).values():
-            try:
-                request(conn.identity, 'DELETE', f"/limits/{limit['id']}")
-            except sdk_exc.NotFoundException:
-                pass  # gone meanwhile
+            self._delete(conn, limit)
+
+    @staticmethod
+    def _delete(conn, limit):
+        try:
+            request(conn.identity, 'DELETE', f"/limits/{limit['id']}")
+        except sdk_exc.NotFoundException:
+            pass  # gone meanwhile
 
 
 def _limit_key(limit: dict[str, Any]) -> str:

@@ -302,6 +302,16 @@ class Identity:
                 'registered_limits', self.all('registered_limits')
             )
         if path == '/limits' and method == 'POST':
+            # Keystone refuses the whole batch if a limit of the project
+            # for that registered limit exists (409 Conflict, "Duplicate
+            # entry": keystone/limit/backends/sql.py, 30.0.0)
+            seen = {_limit_of(x) for x in self.all('limits')}
+            for x in body['limits']:
+                if _limit_of(x) in seen:
+                    return 409, {
+                        'error': {'code': 409, 'message': 'Duplicate entry'}
+                    }
+                seen.add(_limit_of(x))
             made = [self.add('limits', **dict(x)) for x in body['limits']]
             return 201, {'limits': made}
         if path == '/limits':
@@ -319,6 +329,26 @@ class Identity:
             if method == 'DELETE':
                 self._remove('limits', limit['id'])
                 return 204, None
-            limit.update(body['limit'])
+            # Keystone's PATCH skips a resource_limit of 0 and answers
+            # 200 with the limit unchanged (keystone/limit/backends/
+            # sql.py, update_limit: `if limit.get('resource_limit')`)
+            limit.update(
+                {
+                    k: v
+                    for k, v in body['limit'].items()
+                    if k != 'resource_limit' or v
+                }
+            )
             return 200, {'limit': limit}
         return 404, {'error': {'code': 404, 'message': 'no route ' + path}}
+
+
+def _limit_of(limit: dict) -> tuple:
+    """What makes a project's limit unique in Keystone: its project and
+    its registered limit (service, region or none, resource)."""
+    return (
+        limit.get('project_id'),
+        limit.get('service_id'),
+        limit.get('region_id') or None,
+        limit.get('resource_name'),
+    )
