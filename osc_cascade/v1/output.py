@@ -78,9 +78,8 @@ def add_format_options(
         group.add_argument(
             '--graph',
             metavar='<file>',
-            help='With --dry-run, also draw the plan into <file> with '
-            "Graphviz's dot (installed apart), in the format its extension "
-            f'says: {", ".join(GRAPH_FORMATS)}',
+            help='Also draw the plan into <file>: .'
+            + ', .'.join(GRAPH_FORMATS),
         )
     for ext in formatters:
         ext.obj.add_argument_group(parser)

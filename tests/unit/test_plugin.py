@@ -81,6 +81,55 @@ def test_positive_float():
         common.positive_float('0')
 
 
+@pytest.mark.parametrize(
+    'text,seconds',
+    [
+        ('300', 300),
+        ('0.5', 0.5),
+        ('90s', 90),
+        ('5m', 300),
+        ('2h', 7200),
+        ('7d', 604800),
+        ('1.5h', 5400),
+        (' 30M ', 1800),
+        ('0', 0),
+    ],
+)
+def test_duration(text, seconds):
+    assert common.duration(text) == seconds
+
+
+@pytest.mark.parametrize('text', ['', 'soon', '5 minutes', '-5m', '2w', 'm'])
+def test_duration_refuses(text):
+    with pytest.raises(argparse.ArgumentTypeError, match='is not a duration'):
+        common.duration(text)
+
+
+def test_positive_duration():
+    assert common.positive_duration('10m') == 600
+    with pytest.raises(argparse.ArgumentTypeError, match='greater than 0'):
+        common.positive_duration('0s')
+
+
+@pytest.mark.parametrize(
+    'command,option',
+    [
+        (('project', 'delete'), '--settle'),
+        (('project', 'delete'), '--timeout'),
+        (('compute', 'service', 'delete'), '--api-timeout'),
+        (('cluster', 'force-delete'), '--grace'),
+        (('cluster', 'stuck', 'list'), '--older-than'),
+        (('orphan', 'purge'), '--timeout'),
+        (('project', 'sweep'), '--older-than'),
+    ],
+)
+def test_every_duration_is_spelled_alike(osc, command, option):
+    text = osc('help', *command).stdout
+    assert f'{option} <duration>' in text
+    assert '<seconds>' not in text
+    assert '<age>' not in text
+
+
 class Terminal(io.StringIO):
     def isatty(self):
         return True
@@ -118,8 +167,9 @@ def test_help_describes_the_cascade(osc):
     assert result.code == 0
     text = ' '.join(result.stdout.split())  # argparse wraps lines
     assert 'cascade (osc-cascade)' in text
-    assert 'project is deleted only once nothing of it is left' in text
-    assert 'dot is a Graphviz graph of the plan' in text
+    assert 'all it owns is deleted, then the project' in text
+    assert 'yaml or dot (default: table)' in text
+    assert 'draw the plan into <file>: .svg, .png, .pdf' in text
 
 
 def test_without_cascade_project_delete_is_osc_own(cloud, osc):
