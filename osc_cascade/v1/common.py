@@ -190,6 +190,13 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     sets its own, and the log records no handler prints dropped
     (``drop_unprinted_records``)."""
     conn = app.client_manager.sdk_connection
+    if not hasattr(conn.session.auth, 'get_access'):
+        # --os-auth-type none (or admin_token): no token, so no catalog
+        # to find the services in, nor a user to record
+        raise exceptions.CommandError(
+            'osc-cascade needs a token: an auth type with a catalog (e.g. '
+            f'password), not {auth_type(conn)}'
+        )
     timeout = getattr(parsed_args, 'api_timeout', None)
     if timeout is not None:
         conn.session.timeout = timeout
@@ -210,6 +217,12 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
             conn, per_second, {c.service_type for c in CLASSES.values()}
         )
     return conn
+
+
+def auth_type(conn: Any) -> str:
+    """The cloud's auth type, as clouds.yaml or --os-auth-type says."""
+    config = getattr(getattr(conn, 'config', None), 'config', None) or {}
+    return repr(config.get('auth_type') or type(conn.session.auth).__name__)
 
 
 def drop_unprinted_records() -> None:

@@ -16,6 +16,7 @@ import argparse
 from importlib import metadata
 import io
 import sys
+import types
 
 from osc_lib import exceptions
 import pytest
@@ -179,3 +180,23 @@ def test_without_cascade_project_delete_is_osc_own(cloud, osc):
     assert result.code == 0, result.stderr
     assert not cloud.exists('projects', p['id'])
     assert cloud.changes == [('DELETE', f'/v3/projects/{p["id"]}')]
+
+
+def test_an_auth_type_without_a_token_is_named_in_one_line():
+    # --os-auth-type none: keystoneauth's NoAuth has no get_access, and
+    # the error was "'NoAuth' object has no attribute 'get_access'"
+    from keystoneauth1 import noauth
+
+    conn = types.SimpleNamespace(
+        session=types.SimpleNamespace(auth=noauth.NoAuth(), timeout=None),
+        config=types.SimpleNamespace(config={'auth_type': 'none'}),
+    )
+    app = types.SimpleNamespace(
+        client_manager=types.SimpleNamespace(sdk_connection=conn)
+    )
+    with pytest.raises(exceptions.CommandError) as exc:
+        common.connection(app, argparse.Namespace())
+    assert str(exc.value) == (
+        'osc-cascade needs a token: an auth type with a catalog (e.g. '
+        "password), not 'none'"
+    )
