@@ -22,13 +22,14 @@ and turns into exit code 1."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import contextlib
 import functools
 import logging
 import re
 import signal
 import sys
+import textwrap
 from typing import Any, NoReturn
 
 from cliff import _argparse
@@ -482,7 +483,8 @@ def add_exit_status(
 class ExitStatusHelp:
     """A command's ``--help`` ends with its exit statuses (put it before
     the osc-lib base class; ``exit_statuses`` says which), once the
-    command's own ``get_parser`` added its options."""
+    command's own ``get_parser`` added its options; and its table has no
+    cell wider than ``MAX_CELL``."""
 
     exit_statuses: tuple[int, ...] = COMMON_EXIT_STATUSES
 
@@ -501,6 +503,43 @@ class ExitStatusHelp:
             return parser
 
         cls.get_parser = get_parser  # type: ignore[method-assign]
+
+    def produce_output(
+        self, parsed_args: argparse.Namespace, column_names: Any, data: Any
+    ) -> Any:
+        """cliff's, with no table cell wider than ``MAX_CELL``."""
+        if getattr(parsed_args, 'formatter', None) == 'table':
+            data = table_cells(data)
+        return super().produce_output(  # type: ignore[misc]
+            parsed_args, column_names, data
+        )
+
+
+#: the widest cell of a table: a longer one is wrapped into lines of at
+#: most this (-f json, yaml, csv and value keep it whole)
+MAX_CELL = 100
+
+
+def table_cells(rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    """``rows`` with every cell longer than ``MAX_CELL`` characters (a
+    failure's reason, a manifest's path) wrapped into lines, for
+    ``-f table``."""
+    from cliff import columns
+
+    def cell(value: Any) -> Any:
+        text = (
+            value.human_readable()
+            if isinstance(value, columns.FormattableColumn)
+            else value
+        )
+        if not isinstance(text, str) or len(text) <= MAX_CELL:
+            return value
+        return '\n'.join(
+            textwrap.fill(line, MAX_CELL, break_on_hyphens=False)
+            for line in text.splitlines()
+        )
+
+    return [[cell(v) for v in row] for row in rows]
 
 
 def exit_interrupted(exc: Interrupted) -> NoReturn:

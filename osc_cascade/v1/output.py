@@ -121,6 +121,10 @@ def emit(
             [', '.join(map(str, v)) if isinstance(v, list) else v for v in row]
             for row in rows
         ]
+    if parsed_args.formatter == 'table':
+        from osc_cascade.v1.common import table_cells
+
+        rows = table_cells(rows)
     formatter.emit_list(list(columns), rows, stdout, parsed_args)
 
 

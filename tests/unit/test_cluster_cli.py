@@ -542,3 +542,26 @@ def test_resume_of_a_missing_manifest_is_one_line(cloud, osc):
     assert result.stderr.strip() == (
         'Cannot read the manifest nosuch.json: No such file or directory.'
     )
+
+
+def test_a_long_result_is_wrapped_in_a_table_and_whole_in_json(cloud, osc):
+    # issue #32: a failure's reason made a 300-character cell
+    built = magnum(cloud, 'b')
+    stack = built['stack']
+    cloud.forbidden.add(rf'/stacks/b-stack/{stack["id"]}/abandon$')
+
+    table = osc('cluster', 'force-delete', 'b', '--yes', '--max-width', '0')
+    assert table.code == 1
+    cells = [
+        c.strip()
+        for line in table.stdout.splitlines()
+        if line.startswith('|')
+        for c in line.split('|')
+    ]
+    assert max(len(c) for c in cells) <= 100
+    assert 'Heat refused to' in table.stdout  # wrapped after 'to'
+
+    result = osc('cluster', 'force-delete', 'b', '--yes', '-f', 'json')
+    [row] = json.loads(result.stdout)
+    assert len(row['Result']) > 100  # whole, on one line
+    assert '\n' not in row['Result']
