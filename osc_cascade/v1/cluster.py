@@ -36,6 +36,7 @@ from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1.common import (
+    READ_EXIT_STATUSES,
     ExitStatusHelp,
     add_api_timeout_option,
     add_execution_options,
@@ -121,6 +122,8 @@ def add_stuck_options(
 
 class ListStuckCluster(ExitStatusHelp, command.Lister):
     """List clusters stuck in a transitional state or a failed deletion"""
+
+    exit_statuses = READ_EXIT_STATUSES
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)

@@ -350,8 +350,11 @@ EXIT_STATUSES = {
     'owners not confirmed gone',
     130: 'stopped by Ctrl-C (143: by SIGTERM)',
 }
-#: the statuses of every command; ``orphan list`` adds its own two
+#: the statuses of every command that runs a plan (it stops politely on
+#: a signal); doc/source/user/exit-codes.rst has each command's
 COMMON_EXIT_STATUSES = (0, 1, 2, 130)
+#: those of a command that only reads, or that a signal ends at once
+READ_EXIT_STATUSES = (0, 1, 2)
 
 
 #: what 0 means after a dry run

@@ -103,14 +103,7 @@ def _search(
 class ListOrphan(ExitStatusHelp, command.Lister):
     """List resources whose owner project no longer exists"""
 
-    exit_statuses = (
-        0,
-        1,
-        2,
-        EXIT_ORPHANS_FOUND,
-        EXIT_OWNERS_UNCONFIRMED,
-        130,
-    )
+    exit_statuses = (0, 1, 2, EXIT_ORPHANS_FOUND, EXIT_OWNERS_UNCONFIRMED)
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)

@@ -27,6 +27,7 @@ from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted, one_line
 from osc_cascade.v1.common import (
+    READ_EXIT_STATUSES,
     ExitStatusHelp,
     add_api_timeout_option,
     add_rate_limit_option,
@@ -117,6 +118,8 @@ class DrainProject(ExitStatusHelp, command.Lister):
     Nothing is deleted; 'openstack project restore' undoes it.
     """
 
+    exit_statuses = READ_EXIT_STATUSES
+
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         _add_projects(parser, 'drain')
@@ -159,6 +162,8 @@ class RestoreProject(ExitStatusHelp, command.Lister):
     the project enabled if it was. What fails is kept in the record: run
     it again to retry.
     """
+
+    exit_statuses = READ_EXIT_STATUSES
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
