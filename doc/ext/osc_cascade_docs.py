@@ -76,7 +76,14 @@ def _plain_help(command: Any) -> Any:
     def escaped(prog_name: str) -> argparse.ArgumentParser:
         parser = get_parser(prog_name)
         parser.description = plain_text(parser.description)
+        # the exit statuses, one a line (common.exit_status_text): a
+        # literal block, as the terminal shows them
         parser.epilog = plain_text(parser.epilog)
+        if parser.epilog:
+            parser.epilog = parser.epilog.replace(
+                '\nExit status:\n',
+                '\nExit status:\n\n.. code-block:: text\n\n',
+            )
         for action in parser._actions:
             action.help = plain_text(action.help)
         return parser

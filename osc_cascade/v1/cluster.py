@@ -36,12 +36,14 @@ from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1.common import (
+    READ_EXIT_STATUSES,
     ExitStatusHelp,
     add_api_timeout_option,
     add_execution_options,
-    age,
+    add_tuning_group,
     confirm,
     connection,
+    duration,
     engine_errors,
     exit_interrupted,
     stoppable,
@@ -96,39 +98,32 @@ def add_stuck_options(
     parser.add_argument(
         '--stack',
         action='store_true',
-        help='Work on Heat stacks themselves instead of Magnum and Sahara '
-        'clusters',
+        help='Heat stacks instead of Magnum and Sahara clusters',
     )
     parser.add_argument(
         '--older-than',
-        metavar='<age>',
-        type=age,
+        metavar='<duration>',
+        type=duration,
         default=default_age,
-        help='Only clusters not updated for longer than <age>, such as '
-        '90s, 30m, 24h or 7d '
-        + (
-            f'(default: {default_age})'
-            if default_age
-            else '(required with --stuck: no age is assumed)'
-        ),
+        help='Only clusters not updated for this long '
+        + (f'(default: {default_age})' if default_age else '(with --stuck)'),
     )
     parser.add_argument(
         '--project',
         metavar='<project>',
-        help='Only the clusters of <project> (name or ID; default: all '
-        'projects)',
+        help='Only the clusters of <project> (default: all)',
     )
     parser.add_argument(
         '--include-updating',
         action='store_true',
-        help=f'Also take clusters being updated: {UPDATING_STATES}. They '
-        f'are clusters in use; by default they are left alone, whatever '
-        f'their age',
+        help='Also clusters being updated (left alone by default)',
     )
 
 
 class ListStuckCluster(ExitStatusHelp, command.Lister):
     """List clusters stuck in a transitional state or a failed deletion"""
+
+    exit_statuses = READ_EXIT_STATUSES
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -137,8 +132,8 @@ class ListStuckCluster(ExitStatusHelp, command.Lister):
 
     def get_epilog(self) -> str:
         return (
-            f'Stuck are the clusters in {STUCK_STATES}; with '
-            f'--include-updating also {UPDATING_STATES}.'
+            f'Stuck are the clusters in {STUCK_STATES}. With '
+            f'--include-updating, also {UPDATING_STATES}.'
         )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -164,16 +159,11 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
 
     def get_epilog(self) -> str:
         return (
-            'The last resort: each cluster is first deleted the normal '
-            'way; only if that does not finish within --grace seconds is '
-            'its Heat stack abandoned, which deletes Heat\'s record of '
-            'the stack and leaves everything the stack made in place. '
-            'What is left and still exists is listed in a manifest file '
-            'and, with --delete-leftovers, deleted in dependency order; '
-            '--delete-leftovers --manifest FILE without a cluster does '
-            'that from the manifest alone (after a run that stopped). One '
-            'cluster\'s failure is its row\'s; the others go on. Needs '
-            'the admin role, and enable_stack_abandon = true in heat.conf.'
+            'The last resort: each cluster is deleted the normal way first; '
+            'if that takes longer than --grace, its Heat stack is '
+            'abandoned, leaving what the stack made in place. The manifest '
+            'file lists what is left. Needs the admin role and '
+            'enable_stack_abandon = true in heat.conf.'
         )
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -182,50 +172,40 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
             'clusters',
             metavar='<cluster>',
             nargs='*',
-            help='Cluster(s) to force-delete, by name or ID: Magnum or '
-            'Sahara clusters, or with --stack Heat stacks',
+            help='Cluster(s) to force-delete (name or ID)',
         )
         parser.add_argument(
             '--stuck',
             action='store_true',
-            help=f'Force-delete every cluster in {STUCK_STATES} not '
-            f'updated for longer than --older-than, which is required '
-            f'(see "cluster stuck list"); without --yes, only show them',
+            help="What 'cluster stuck list' lists; without --yes, only "
+            'show it',
         )
         add_stuck_options(parser, default_age=None)
         group = parser.add_argument_group('force-delete (osc-cascade)')
-        add_execution_options(group)
-        add_api_timeout_option(group)
+        tuning = add_tuning_group(parser)
+        add_execution_options(group, tuning)
+        add_api_timeout_option(tuning)
         group.add_argument(
             '--grace',
-            metavar='<seconds>',
-            type=non_negative_float,
+            metavar='<duration>',
+            type=duration,
             default=300,
-            help='Give the normal delete <seconds> to finish before the '
-            'stack is abandoned (default: 300)',
+            help='Wait this long for the normal delete (default: 5m)',
         )
         group.add_argument(
             '--wait',
             action='store_true',
-            help='Wait for the cluster to disappear once its stack is '
-            'abandoned (at most --timeout seconds)',
+            help='Wait for the cluster to disappear (up to --timeout)',
         )
         group.add_argument(
             '--manifest',
             metavar='<file>',
-            help='Write what the abandoned stack left behind to <file> '
-            '(one cluster only; default: '
-            'cluster-<name>-<stack id>-abandoned.json, or stack-... '
-            'with --stack, in the current directory). With '
-            '--delete-leftovers and no cluster: read <file> and delete '
-            'what it lists',
+            help='List what the stack left in <file> (default: in ./)',
         )
         group.add_argument(
             '--delete-leftovers',
             action='store_true',
-            help='Then delete what the stack left behind and still '
-            'exists, in dependency order, and report what could not '
-            'be deleted',
+            help='Then delete what the stack left (or --manifest lists)',
         )
         return parser
 

@@ -22,11 +22,14 @@ and turns into exit code 1."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import contextlib
+import functools
 import logging
+import re
 import signal
 import sys
+import textwrap
 from typing import Any, NoReturn
 
 from cliff import _argparse
@@ -49,18 +52,64 @@ def positive_float(text: str) -> float:
     return value
 
 
-def age(text: str) -> float:
-    """An age such as ``90s``, ``30m``, ``24h`` or ``7d``, in seconds."""
-    from osc_cascade.workflows.clusters.stuck import parse_age
-
-    try:
-        return parse_age(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
+#: the units a duration may end with, in seconds
+_DURATION_UNITS = {'': 1, 's': 1, 'm': 60, 'h': 3600, 'd': 86400}
+_DURATION = re.compile(r'\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*')
 
 
-def add_execution_options(group: Any) -> None:
-    """Options of every command that runs a plan."""
+def duration(text: str) -> float:
+    """A duration such as ``300`` (seconds), ``90s``, ``5m``, ``2h`` or
+    ``7d``, in seconds: the one spelling of every option that takes a
+    time (metavar ``<duration>``)."""
+    m = _DURATION.fullmatch(text.lower())
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f'{text!r} is not a duration such as 300, 90s, 5m, 2h or 7d'
+        )
+    return float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+
+
+def positive_duration(text: str) -> float:
+    value = duration(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError('must be greater than 0')
+    return value
+
+
+#: the name the options used before durations had one spelling
+age = duration
+
+
+#: the title of the group of options that most runs leave alone
+TUNING = 'tuning (osc-cascade; rarely needed)'
+
+
+def add_tuning_group(parser: argparse.ArgumentParser) -> Any:
+    """The group of the options most runs leave alone; in the usage line
+    they are one ``[tuning options]``."""
+    return UsageGroup(parser.add_argument_group(TUNING), 'tuning options')
+
+
+class UsageGroup:
+    """An argument group whose options the usage line names as one
+    ``[<label>]`` (``HelpFormatter``); ``--help`` lists each."""
+
+    def __init__(self, group: Any, label: str) -> None:
+        self.group = group
+        self.label = label
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = self.group.add_argument(*args, **kwargs)
+        action.usage_label = self.label  # type: ignore[attr-defined]
+        return action
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.group, name)
+
+
+def add_execution_options(group: Any, tuning: Any = None) -> None:
+    """Options of every command that runs a plan: --dry-run and --yes in
+    ``group``, the others in ``tuning`` (default: ``group``)."""
     group.add_argument(
         '--dry-run',
         action='store_true',
@@ -69,46 +118,39 @@ def add_execution_options(group: Any) -> None:
     group.add_argument(
         '--yes',
         action='store_true',
-        help='Do not ask for confirmation (needed without a terminal)',
+        help='Do not prompt for confirmation',
     )
-    group.add_argument(
+    tuning = group if tuning is None else tuning
+    tuning.add_argument(
         '--parallel',
         metavar='<n>',
         type=positive_int,
         default=10,
-        help='Make at most <n> API calls at once (default: 10): in all '
-        'while deleting, and to each service while listing; a deletion '
-        'waiting for the service to finish holds none',
+        help='Make at most <n> API calls at once (default: 10)',
     )
-    group.add_argument(
+    tuning.add_argument(
         '--timeout',
-        metavar='<seconds>',
-        type=positive_float,
+        metavar='<duration>',
+        type=positive_duration,
         default=600,
-        help='Give up on one resource after <seconds> (default: 600)',
+        help='Give up on one resource after this (default: 10m)',
     )
-    add_rate_limit_option(group)
-    group.add_argument(
+    add_rate_limit_option(tuning)
+    tuning.add_argument(
         '--progress',
         choices=('human', 'json'),
         default='human',
-        help='How to show progress on stderr: human (default: a bar on a '
-        'terminal, a line per step otherwise) or json (one JSON object '
-        'per event, for machines)',
+        metavar='<style>',
+        help='Progress on stderr: human (default) or json',
     )
-    add_record_options(group)
+    add_record_options(tuning)
 
 
 def add_record_options(group: Any) -> None:
     group.add_argument(
         '--report-file',
         metavar='<file>',
-        help='Write the record of the run to <file> as JSON: who (the '
-        "token's user and project), when, the cloud and its regions, "
-        "the plan, and each step's outcome, seconds and attempts "
-        '(default: a new file named after the time and the command in '
-        '$XDG_STATE_HOME/osc-cascade/, else ~/.local/state/osc-cascade/; '
-        'a dry run writes none)',
+        help="Write the run's record to <file> (default: a new file)",
     )
     group.add_argument(
         '--no-report',
@@ -121,11 +163,9 @@ def add_rate_limit_option(group: Any) -> None:
     # named after clouds.yaml's rate_limit, which openstacksdk reads
     group.add_argument(
         '--rate-limit',
-        metavar='<calls/s>',
+        metavar='<n>',
         type=positive_float,
-        help='Make at most <calls/s> API calls per second to each service, '
-        "status checks included (default: the cloud's rate_limit in "
-        'clouds.yaml, if any; a lower one there stays)',
+        help='At most <n> API calls a second per service',
     )
 
 
@@ -137,12 +177,9 @@ DEFAULT_API_TIMEOUT = 120.0
 def add_api_timeout_option(group: Any) -> None:
     group.add_argument(
         '--api-timeout',
-        metavar='<seconds>',
-        type=positive_float,
-        help='Give up on one API call after <seconds> (default: the '
-        "cloud's api_timeout in clouds.yaml, else "
-        f'{DEFAULT_API_TIMEOUT:g}); a call that timed out is retried like '
-        'any that may pass',
+        metavar='<duration>',
+        type=positive_duration,
+        help="One API call's limit (default: clouds.yaml, else 2m)",
     )
 
 
@@ -154,6 +191,13 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
     sets its own, and the log records no handler prints dropped
     (``drop_unprinted_records``)."""
     conn = app.client_manager.sdk_connection
+    if not hasattr(conn.session.auth, 'get_access'):
+        # --os-auth-type none (or admin_token): no token, so no catalog
+        # to find the services in, nor a user to record
+        raise exceptions.CommandError(
+            'osc-cascade needs a token: an auth type with a catalog (e.g. '
+            f'password), not {auth_type(conn)}'
+        )
     timeout = getattr(parsed_args, 'api_timeout', None)
     if timeout is not None:
         conn.session.timeout = timeout
@@ -174,6 +218,12 @@ def connection(app: Any, parsed_args: argparse.Namespace) -> Any:
             conn, per_second, {c.service_type for c in CLASSES.values()}
         )
     return conn
+
+
+def auth_type(conn: Any) -> str:
+    """The cloud's auth type, as clouds.yaml or --os-auth-type says."""
+    config = getattr(getattr(conn, 'config', None), 'config', None) or {}
+    return repr(config.get('auth_type') or type(conn.session.auth).__name__)
 
 
 def drop_unprinted_records() -> None:
@@ -283,66 +333,216 @@ def stoppable(stop: Callable[[int], None]) -> Iterator[None]:
 #: the signals a run stops for, politely
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-#: exit statuses (``EXIT_STATUS_TABLE``): 0 done, 1 failed or refused
-#: (OSC's for a CommandError), 2 argparse's usage error, 128 + the signal
-#: for a run stopped by SIGINT or SIGTERM, and ``orphan list
-#: --exit-code``'s own two
+#: exit statuses: 0 done, 1 failed or refused (OSC's for a CommandError),
+#: 2 argparse's usage error, 128 + the signal for a run stopped by SIGINT
+#: or SIGTERM, and ``orphan list --exit-code``'s own two
 EXIT_ORPHANS_FOUND = 3
 EXIT_OWNERS_UNCONFIRMED = 4
 
-#: the exit statuses of every command, at the end of its ``--help`` (and so
-#: of its page in the command reference: an RST table); README.rst has it
-#: too, word for word (a unit test checks)
-EXIT_STATUS_TABLE = """\
-======  ==================================================================
-status  meaning
-======  ==================================================================
-0       everything asked was done; a dry run whose real run would run
-1       something failed or was refused (also a dry run whose real run
-        would refuse), with one line on stderr saying what
-2       argparse's usage error (an unknown option, a missing argument),
-        never anything else
-3       ``orphan list --exit-code``: orphans found
-4       ``orphan list --exit-code``: none found, but some owners could not
-        be confirmed gone (the report is incomplete)
-130     a run stopped by SIGINT (Ctrl-C); 143 by SIGTERM
-======  ==================================================================
-"""
+#: what each exit status means, as ``--help`` says it (plain text, one
+#: line each); README.rst and doc/source/user/exit-codes.rst say more
+EXIT_STATUSES = {
+    0: 'done',
+    1: 'failed or refused; the last line on stderr says why',
+    2: 'usage error (an unknown option, a missing argument)',
+    EXIT_ORPHANS_FOUND: 'with --exit-code: orphans found',
+    EXIT_OWNERS_UNCONFIRMED: 'with --exit-code: none found, but some '
+    'owners not confirmed gone',
+    130: 'stopped by Ctrl-C (143: by SIGTERM)',
+}
+#: the statuses of every command that runs a plan (it stops politely on
+#: a signal); doc/source/user/exit-codes.rst has each command's
+COMMON_EXIT_STATUSES = (0, 1, 2, 130)
+#: those of a command that only reads, or that a signal ends at once
+READ_EXIT_STATUSES = (0, 1, 2)
+
+
+#: what 0 means after a dry run
+DRY_RUN_DONE = 'done (with --dry-run: the real run would go ahead)'
+
+#: the output options (cliff's formatters' and ours) in one short line
+#: each, by option: (metavar or None, help); the options past -f and -c
+#: are one ``[output options]`` in the usage line
+OUTPUT_OPTIONS = {
+    '-c': ('<column>', 'A column to show; repeat for more (default: all)'),
+    '--sort-column': ('<column>', 'Sort by this column; repeat for more'),
+    '--sort-ascending': (None, 'Sort in ascending order (default)'),
+    '--sort-descending': (None, 'Sort in descending order'),
+    '--quote': ('<when>', 'csv: all, minimal, none or nonnumeric (default)'),
+    '--noindent': (None, 'json: do not indent'),
+    '--max-width': ('<n>', 'table: at most <n> characters wide'),
+    '--fit-width': (None, 'table: fit the terminal (also CLIFF_FIT_WIDTH=1)'),
+    '--print-empty': (None, 'table: print it even when it has no rows'),
+}
+_OUTPUT_TITLES = ('output formatters', 'output formatters (osc-cascade)')
+
+
+def tidy_output_options(parser: argparse.ArgumentParser) -> None:
+    """cliff's output options in one group, one short line each: its
+    formatters each add a titled group, and its texts fill 40 lines."""
+    groups = parser._action_groups
+    output = next((g for g in groups if g.title in _OUTPUT_TITLES), None)
+    if output is None:
+        return
+    output.description = None
+    output.title = 'output' + output.title[len('output formatters') :]
+    for group in list(groups):
+        actions = group._group_actions
+        if (
+            group is not output
+            and actions
+            and all(
+                a.option_strings and a.option_strings[0] in OUTPUT_OPTIONS
+                for a in actions
+            )
+        ):
+            output._group_actions.extend(actions)
+            groups.remove(group)
+    for action in output._group_actions:
+        first = action.option_strings[0] if action.option_strings else ''
+        if first == '-f' and action.choices:
+            action.metavar = '<format>'
+            names = list(action.choices)
+            action.help = (
+                ', '.join(names[:-1]) + f' or {names[-1]} (default: table)'
+            )
+        elif first in OUTPUT_OPTIONS:
+            metavar, action.help = OUTPUT_OPTIONS[first]
+            if metavar and action.nargs != 0:
+                action.metavar = metavar
+            if first not in ('-c',):
+                action.usage_label = 'output options'  # type: ignore
+
+
+def exit_status_text(
+    statuses: tuple[int, ...] = COMMON_EXIT_STATUSES, dry_run: bool = False
+) -> str:
+    """The end of a command's ``--help``: its own exit statuses, one line
+    each, indented (``HelpFormatter`` prints them as they are)."""
+    meanings = {**EXIT_STATUSES, 0: DRY_RUN_DONE} if dry_run else EXIT_STATUSES
+    return 'Exit status:\n' + '\n'.join(
+        f'  {code:<4} {meanings[code]}' for code in statuses
+    )
+
+
+class _UsagePlaceholder(argparse.Action):
+    """``[<label>]`` in the usage line, for the options of a group."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__(
+            option_strings=[f'[{label}]'], dest=label, nargs=0, required=True
+        )
 
 
 class HelpFormatter(_argparse.SmartHelpFormatter):
-    """cliff's (the one its commands use), except that a paragraph of
-    the epilog that is a table (it begins with ``=``) is printed as it
-    is, not filled into one line."""
+    """cliff's (the one its commands use), except that:
+
+    * a paragraph of the epilog whose lines after the first are indented
+      (the exit statuses) is printed as it is, not filled into one line;
+    * the options of a ``UsageGroup`` are one ``[<label>]`` in the usage
+      line, which would otherwise fill half a screen."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         return '\n\n'.join(
             paragraph
-            if paragraph.startswith('=')
+            if all(line.startswith(' ') for line in paragraph.splitlines()[1:])
+            and '\n' in paragraph
             else super(HelpFormatter, self)._fill_text(
                 paragraph, width, indent
             )
             for paragraph in text.strip().split('\n\n')
         )
 
+    def _format_usage(
+        self, usage: Any, actions: Any, groups: Any, prefix: Any
+    ) -> str:
+        if usage is None:
+            shown, labels = [], set()
+            for action in actions:
+                label = getattr(action, 'usage_label', None)
+                if label is None:
+                    shown.append(action)
+                elif label not in labels:
+                    labels.add(label)
+                    shown.append(_UsagePlaceholder(label))
+            actions = shown
+        return super()._format_usage(usage, actions, groups, prefix)
 
-def add_exit_status(parser: argparse.ArgumentParser) -> None:
+
+def add_exit_status(
+    parser: argparse.ArgumentParser,
+    statuses: tuple[int, ...] = COMMON_EXIT_STATUSES,
+) -> None:
     """The exit statuses at the end of ``--help``: commands
     (``ExitStatusHelp``) and hooks (in their ``get_parser``)."""
+    dry_run = '--dry-run' in parser._option_string_actions
     parser.epilog = '\n\n'.join(
-        filter(None, [parser.epilog, 'Exit status:', EXIT_STATUS_TABLE])
+        filter(None, [parser.epilog, exit_status_text(statuses, dry_run)])
     )
+    tidy_output_options(parser)
     parser.formatter_class = HelpFormatter
 
 
 class ExitStatusHelp:
-    """A command's ``--help`` ends with the exit statuses (put it before
-    the osc-lib base class)."""
+    """A command's ``--help`` ends with its exit statuses (put it before
+    the osc-lib base class; ``exit_statuses`` says which), once the
+    command's own ``get_parser`` added its options; and its table has no
+    cell wider than ``MAX_CELL``."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)  # type: ignore[misc]
-        add_exit_status(parser)
-        return parser
+    exit_statuses: tuple[int, ...] = COMMON_EXIT_STATUSES
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get('get_parser')
+        if own is None:
+            return
+
+        @functools.wraps(own)
+        def get_parser(self: Any, prog_name: str) -> argparse.ArgumentParser:
+            parser = own(self, prog_name)
+            if not getattr(parser, 'exit_status_added', False):
+                add_exit_status(parser, self.exit_statuses)
+                parser.exit_status_added = True  # type: ignore
+            return parser
+
+        cls.get_parser = get_parser  # type: ignore[method-assign]
+
+    def produce_output(
+        self, parsed_args: argparse.Namespace, column_names: Any, data: Any
+    ) -> Any:
+        """cliff's, with no table cell wider than ``MAX_CELL``."""
+        if getattr(parsed_args, 'formatter', None) == 'table':
+            data = table_cells(data)
+        return super().produce_output(  # type: ignore[misc]
+            parsed_args, column_names, data
+        )
+
+
+#: the widest cell of a table: a longer one is wrapped into lines of at
+#: most this (-f json, yaml, csv and value keep it whole)
+MAX_CELL = 100
+
+
+def table_cells(rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    """``rows`` with every cell longer than ``MAX_CELL`` characters (a
+    failure's reason, a manifest's path) wrapped into lines, for
+    ``-f table``."""
+    from cliff import columns
+
+    def cell(value: Any) -> Any:
+        text = (
+            value.human_readable()
+            if isinstance(value, columns.FormattableColumn)
+            else value
+        )
+        if not isinstance(text, str) or len(text) <= MAX_CELL:
+            return value
+        return '\n'.join(
+            textwrap.fill(line, MAX_CELL, break_on_hyphens=False)
+            for line in text.splitlines()
+        )
+
+    return [[cell(v) for v in row] for row in rows]
 
 
 def exit_interrupted(exc: Interrupted) -> NoReturn:

@@ -42,6 +42,7 @@ from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
+    add_tuning_group,
     confirm,
     connection,
     counts_text,
@@ -81,20 +82,11 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
     def get_parser(
         self, parser: argparse.ArgumentParser
     ) -> argparse.ArgumentParser:
-        group = parser.add_argument_group(
-            'purge allocations (osc-cascade)',
-            'Remove what holds the service\'s resource providers in '
-            'Placement, delete them, then the service.',
-        )
+        group = parser.add_argument_group('purge allocations (osc-cascade)')
         group.add_argument(
             '--purge-allocations',
             action='store_true',
-            help='Remove the allocations left on the resource providers of '
-            'the service\'s compute nodes (of evacuated or deleted '
-            'instances, of ended migrations), delete the providers, '
-            'then the service. Refuses while an instance is on the '
-            'host. Takes the service UUID or its host. Needs the admin '
-            'role.',
+            help='First remove what holds the host in Placement (admin)',
         )
         group.add_argument(
             '--region',
@@ -102,32 +94,27 @@ class ComputeServiceDeletePurge(hooks.CommandHook):
             dest='purge_regions',
             action='append',
             default=[],
-            help='With --purge-allocations, look for the service in this '
-            'region only (default: every region with Nova; a host found '
-            'in two is refused)',
+            help='Look for the service in this region only (repeatable)',
         )
         group.add_argument(
             '--force',
             action='store_true',
-            help='With --purge-allocations, also remove the allocations of '
-            'unconfirmed or unfinished migrations and of consumers '
-            'nova does not know (they refuse the purge by default)',
+            help='Also purge allocations of migrations or unknown owners',
         )
-        add_execution_options(group)
-        add_api_timeout_option(group)
+        tuning = add_tuning_group(parser)
+        add_execution_options(group, tuning)
+        add_api_timeout_option(tuning)
         output.add_format_options(parser)
         add_exit_status(parser)
         return parser
 
     def get_epilog(self) -> str:
         return (
-            'With --purge-allocations, the service is deleted only once '
-            'none of its resource providers is left: nova alone deletes '
-            'the service even when Placement refuses to delete a '
-            'provider that still has allocations, which orphans it. An '
-            'enabled service is disabled before any allocation is '
-            'removed, so that nothing new is placed on it, and enabled '
-            'again if the purge is refused or stops before deleting it.'
+            'With --purge-allocations (service ID or host), the service is '
+            'disabled, the allocations left by evacuated or deleted '
+            'instances are removed, then its resource providers and the '
+            'service are deleted. It refuses while an instance is on the '
+            'host, and enables the service again if it stops early.'
         )
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:

@@ -28,6 +28,7 @@ from osc_cascade.v1.common import (
     ExitStatusHelp,
     add_api_timeout_option,
     add_execution_options,
+    add_tuning_group,
     confirm,
     connection,
     engine_errors,
@@ -37,41 +38,37 @@ from osc_cascade.v1.common import (
 from osc_cascade.v1.constants import ORPHAN_COLUMNS, SUMMARY_COLUMNS
 
 
-def _add_search_options(parser: argparse.ArgumentParser) -> None:
+def _add_search_options(parser: argparse.ArgumentParser, tuning: Any) -> None:
     parser.add_argument(
         '--service',
         metavar='<service-type>',
         action='append',
         default=[],
-        help='Search only this service type (network, compute, ...); '
-        'repeat for more',
+        help='Search only this service (network, ...); repeatable',
     )
     parser.add_argument(
         '--kind',
         metavar='<kind>',
         action='append',
         default=[],
-        help='Search only this resource kind (network.port, ...); repeat '
-        'for more',
+        help='Search only this kind (network.port, ...); repeatable',
     )
     parser.add_argument(
         '--project',
         metavar='<project-id>',
         action='append',
         default=[],
-        help='Only the orphans of this deleted project (its ID: a deleted '
-        'project has no name to look up); repeat for more',
+        help='Only what this deleted project left (ID); repeatable',
     )
     parser.add_argument(
         '--region',
         metavar='<region>',
         action='append',
         default=[],
-        help='Search only this region of the catalog (default: every '
-        'region); repeat for more',
+        help='Search only this region (default: all); repeatable',
     )
-    add_api_timeout_option(parser)
-    parser.add_argument(
+    add_api_timeout_option(tuning)
+    tuning.add_argument(
         '--parallel-discovery',
         metavar='<n>',
         type=int,
@@ -106,15 +103,15 @@ def _search(
 class ListOrphan(ExitStatusHelp, command.Lister):
     """List resources whose owner project no longer exists"""
 
+    exit_statuses = (0, 1, 2, EXIT_ORPHANS_FOUND, EXIT_OWNERS_UNCONFIRMED)
+
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        _add_search_options(parser)
+        _add_search_options(parser, add_tuning_group(parser))
         parser.add_argument(
             '--exit-code',
             action='store_true',
-            help='Exit with status 3 when orphans are found (for '
-            'monitoring), 4 when none are but some owners could not be '
-            'confirmed gone; 0 when none are',
+            help='Exit 3 if orphans are found, 4 if unsure (monitoring)',
         )
         return parser
 
@@ -148,14 +145,14 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         from osc_cascade.v1 import output
 
         parser = super().get_parser(prog_name)
-        _add_search_options(parser)
-        add_execution_options(parser)
+        tuning = add_tuning_group(parser)
+        _add_search_options(parser, tuning)
+        add_execution_options(parser, tuning)
         # the plan as a Graphviz graph, as the cascade's: no formatter of
         # cliff's, so ``run`` prints it
         for action in parser._actions:
             if action.dest == 'formatter' and action.choices is not None:
                 action.choices = [*action.choices, output.DOT]
-                action.help += '; dot (with --dry-run) is a Graphviz graph'
         return parser
 
     def run(self, parsed_args: argparse.Namespace) -> int:

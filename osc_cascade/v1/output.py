@@ -78,9 +78,8 @@ def add_format_options(
         group.add_argument(
             '--graph',
             metavar='<file>',
-            help='With --dry-run, also draw the plan into <file> with '
-            "Graphviz's dot (installed apart), in the format its extension "
-            f'says: {", ".join(GRAPH_FORMATS)}',
+            help='Also draw the plan into <file>: .'
+            + ', .'.join(GRAPH_FORMATS),
         )
     for ext in formatters:
         ext.obj.add_argument_group(parser)
@@ -122,6 +121,10 @@ def emit(
             [', '.join(map(str, v)) if isinstance(v, list) else v for v in row]
             for row in rows
         ]
+    if parsed_args.formatter == 'table':
+        from osc_cascade.v1.common import table_cells
+
+        rows = table_cells(rows)
     formatter.emit_list(list(columns), rows, stdout, parsed_args)
 
 

@@ -32,10 +32,11 @@ from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
-    age,
+    add_tuning_group,
     confirm,
     connection,
     counts_text,
+    duration,
     engine_errors,
     exit_interrupted,
     hand_to_osc,
@@ -70,55 +71,24 @@ class ProjectDeleteCascade(hooks.CommandHook):
     def get_parser(
         self, parser: argparse.ArgumentParser
     ) -> argparse.ArgumentParser:
-        group = parser.add_argument_group(
-            'cascade (osc-cascade)',
-            'Delete everything the project owns in every service of the '
-            'catalog, in dependency order, then the project.',
-        )
+        group = parser.add_argument_group('cascade (osc-cascade)')
         group.add_argument(
             '--cascade',
             action='store_true',
-            help='Delete all resources the project owns in every service, '
-            'then the project. Needs the admin role, or the manager role '
-            "on the project's domain (see --without-admin)",
+            help='First delete all it owns (admin or domain manager)',
         )
-        group.add_argument(
-            '--keep-project',
-            action='store_true',
-            help='With --cascade, empty the project and keep it (for those '
-            'who may not delete projects: a role on the project is '
-            'enough); it works through a token scoped to the project, as '
-            '--without-admin does, and drains nothing',
-        )
-        group.add_argument(
-            '--without-admin',
-            action='store_true',
-            help='With --cascade, work through a token scoped to the '
-            'project, as a caller without the admin role always does: a '
-            "manager of the project's domain gives itself the member role "
-            'on it for the run; its other role assignments are removed '
-            'instead of disabling it first (one project at a time, no '
-            '--settle)',
-        )
-        add_execution_options(group)
-        add_api_timeout_option(group)
+        add_execution_options(group, tuning := add_tuning_group(parser))
         group.add_argument(
             '--recursive',
             action='store_true',
-            help='With --cascade, also cascade into child projects '
-            '(without it, a project with children is refused)',
+            help='Also delete the child projects (else they are refused)',
         )
         group.add_argument(
             '--delete-shared',
             '--delete-shared-images',
             dest='delete_shared',
             action='store_true',
-            help="With --cascade, also delete the project's public, "
-            'community, shared and protected images, its zones shared '
-            "with other projects (and those projects' record sets in them; "
-            'a zone shared with a project the plan did not name is still '
-            'kept) and its public workflows (kept by default, which keeps '
-            'the project too)',
+            help='Also delete images, zones and workflows others may use',
         )
         group.add_argument(
             '--region',
@@ -126,54 +96,47 @@ class ProjectDeleteCascade(hooks.CommandHook):
             dest='cascade_regions',
             action='append',
             default=[],
-            help='With --cascade, only in this region of the catalog '
-            '(repeat for more; default: every region). The project is '
-            'then deleted only if the other regions hold nothing of it; '
-            'otherwise it stays drained and the command fails',
+            help='Only in this region (repeat for more; default: all)',
+        )
+        group.add_argument(
+            '--keep-project',
+            action='store_true',
+            help='Empty the project but keep it (a role on it is enough)',
+        )
+        group.add_argument(
+            '--without-admin',
+            action='store_true',
+            help='Work as the project\'s member, even with the admin role',
         )
         group.add_argument(
             '--settle',
-            metavar='<age>',
-            type=age,
-            help='With --cascade, after the project is deleted, wait '
-            '<age> (90s, 5m: the services\' token cache time, 300s by '
-            'default in keystonemiddleware), then delete whatever appeared '
-            "with the deleted project's ID in every region, and only then "
-            'reset its frozen quotas. Without it, they stay frozen until a '
-            'later purge (the reaper, or the printed `openstack orphan '
-            'purge --project`) releases them',
+            metavar='<duration>',
+            type=duration,
+            help='After the delete, wait this, then delete what appeared',
         )
         group.add_argument(
             '--plan-file',
             metavar='<file>',
-            help='With --dry-run, save the plan to <file>; without, '
-            'execute the plan saved in <file> instead of a new one (only '
-            'for the cloud, regions and projects it was made for, and only '
-            'what the projects still own)',
+            help='Save the plan (with --dry-run) or run a saved one',
         )
-        group.add_argument(
+        tuning.add_argument(
             '--plan-max-age',
-            metavar='<age>',
-            type=age,
-            help='With --plan-file, refuse a plan made longer ago than '
-            '<age> (90s, 30m, 24h, 7d; default: 24h)',
+            metavar='<duration>',
+            type=duration,
+            help='Refuse a --plan-file older than this (default: 24h)',
         )
+        add_api_timeout_option(tuning)
         from osc_cascade.v1.project_drain import add_coordination_option
 
-        add_coordination_option(group)
+        add_coordination_option(tuning)
         output.add_format_options(parser, with_dot=True)
         add_exit_status(parser)
         return parser
 
     def get_epilog(self) -> str:
         return (
-            'With --cascade, the project is first disabled so that '
-            'nothing new can be created in it, then everything it owns '
-            'is deleted in dependency order, and the project is deleted '
-            'only once nothing of it is left. Without the admin role, the '
-            'cascade works through a token scoped to the project and its '
-            'role assignments are removed instead (the plan says what '
-            'stays open).'
+            'With --cascade, the project is disabled, all it owns is '
+            'deleted, then the project; --dry-run shows the plan first.'
         )
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:

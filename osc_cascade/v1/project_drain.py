@@ -27,14 +27,17 @@ from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted, one_line
 from osc_cascade.v1.common import (
+    READ_EXIT_STATUSES,
     ExitStatusHelp,
     add_api_timeout_option,
     add_rate_limit_option,
-    age,
+    add_tuning_group,
+    confirm,
     connection,
+    duration,
     engine_errors,
     exit_interrupted,
-    positive_float,
+    positive_duration,
     positive_int,
     stoppable,
 )
@@ -53,7 +56,7 @@ SWEEP_COLUMNS = (
 )
 
 #: the sweep's results
-DUE = 'due: deleted with --yes'
+DUE = 'due: deleted with --execute'
 DELETED = 'deleted'
 #: the outcomes of a project's turn in the sweep: a skip of a project
 #: protected when listed, or held by another actor, is no failure; one
@@ -65,12 +68,7 @@ def add_coordination_option(parser: Any) -> None:
     parser.add_argument(
         '--coordination-url',
         metavar='<url>',
-        help='Where the per-project locks live, so that two runs (and the '
-        'reaper, configured alike) never work on one project at once: a '
-        'tooz URL (mysql://, etcd3+http://, redis://, file://<dir>; '
-        'default: $OSC_CASCADE_COORDINATION_URL, else the cloud\'s '
-        'osc_cascade_coordination_url in clouds.yaml, else '
-        'file://~/.cache/osc-cascade/locks: this host only)',
+        help='Where runs lock projects (tooz URL; default: local)',
     )
 
 
@@ -91,8 +89,9 @@ def _add_projects(parser: argparse.ArgumentParser, what: str) -> None:
         action='store_true',
         help=f'Also {what} the child projects',
     )
-    add_coordination_option(parser)
-    add_api_timeout_option(parser)
+    tuning = add_tuning_group(parser)
+    add_coordination_option(tuning)
+    add_api_timeout_option(tuning)
 
 
 def _workflow(app: Any, parsed_args: argparse.Namespace, verb: str, **kw):
@@ -116,9 +115,10 @@ def _user(by: Any) -> str:
 class DrainProject(ExitStatusHelp, command.Lister):
     """Soft-delete projects: disable them and freeze their quotas
 
-    The cascade's stage 1 alone, recorded on each project so that
-    ``project restore`` can reverse it; nothing is deleted.
+    Nothing is deleted; 'openstack project restore' undoes it.
     """
+
+    exit_statuses = READ_EXIT_STATUSES
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -127,11 +127,9 @@ class DrainProject(ExitStatusHelp, command.Lister):
 
     def get_epilog(self) -> str:
         return (
-            'The drain is recorded on the project (extra properties '
-            "cascade_drain and cascade_state, shown by 'openstack project "
-            "show'). 'openstack project restore' reverses it; 'openstack "
-            "project sweep --older-than <age> --yes' deletes, with "
-            "everything they own, the projects drained longer ago."
+            "'openstack project show' shows the drain (cascade_state). "
+            "'openstack project sweep --older-than 30d --execute' deletes "
+            'the projects drained longer ago, with all they own.'
         )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -160,12 +158,12 @@ class DrainProject(ExitStatusHelp, command.Lister):
 class RestoreProject(ExitStatusHelp, command.Lister):
     """Restore drained projects as their drain records say
 
-    Reverse exactly what each drain record says (the quotas back to the
-    project's own values, the role assignments a drain without admin
-    removed put back, the project enabled if it was). What came back, and
-    read back so, leaves the record; what did not stays in it, and a
-    second restore tries it again.
+    Puts back what the drain changed: the quotas, the role assignments,
+    the project enabled if it was. What fails is kept in the record: run
+    it again to retry.
     """
+
+    exit_statuses = READ_EXIT_STATUSES
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -213,68 +211,66 @@ class RestoreProject(ExitStatusHelp, command.Lister):
 class SweepProject(ExitStatusHelp, command.Lister):
     """Delete the projects drained longer ago than --older-than
 
-    With everything they own, one at a time (for cron); without --yes,
-    only list them.
+    With everything they own, one at a time (for cron). Without
+    --execute, only list them.
     """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument(
             '--older-than',
-            metavar='<age>',
-            type=age,
+            metavar='<duration>',
+            type=duration,
             required=True,
-            help='Sweep the projects drained longer ago than <age> (90s, '
-            "30m, 24h, 30d; by Keystone's clock)",
+            help='Sweep projects drained longer ago than this (e.g. 30d)',
+        )
+        parser.add_argument(
+            '--execute',
+            action='store_true',
+            help='Delete them (without it, only list them)',
         )
         parser.add_argument(
             '--yes',
             action='store_true',
-            help='Run the cascade of each, one at a time (without it, the '
-            'projects are only listed)',
+            help='Do not prompt for confirmation (with --execute)',
         )
         parser.add_argument(
+            '--settle',
+            metavar='<duration>',
+            type=duration,
+            help='Wait this after each delete, then delete what appeared',
+        )
+        tuning = add_tuning_group(parser)
+        tuning.add_argument(
             '--parallel',
             metavar='<n>',
             type=positive_int,
             default=10,
             help='Make at most <n> API calls at once (default: 10)',
         )
-        add_rate_limit_option(parser)
-        parser.add_argument(
+        add_rate_limit_option(tuning)
+        tuning.add_argument(
             '--timeout',
-            metavar='<seconds>',
-            type=positive_float,
+            metavar='<duration>',
+            type=positive_duration,
             default=600,
-            help='Give up on one resource after <seconds> (default: 600)',
+            help='Give up on one resource after this (default: 10m)',
         )
-        parser.add_argument(
-            '--settle',
-            metavar='<age>',
-            type=age,
-            help='After each project is deleted, wait <age>, then delete '
-            "what appeared with its ID (as 'project delete --cascade "
-            "--settle')",
-        )
-        parser.add_argument(
+        tuning.add_argument(
             '--no-report',
             action='store_true',
-            help="Write no record of each project's cascade (by default "
-            'each writes one, as project delete --cascade does, in '
-            '$XDG_STATE_HOME/osc-cascade/, else ~/.local/state/osc-cascade/)',
+            help='Write no record of each project deleted',
         )
-        add_coordination_option(parser)
-        add_api_timeout_option(parser)
+        add_coordination_option(tuning)
+        add_api_timeout_option(tuning)
         return parser
 
     def get_epilog(self) -> str:
         return (
-            'A protected (immutable) project, or one that another run '
-            'holds, is skipped with a line. At its turn, under its lock, '
-            'each project is read again: one enabled again, protected, '
-            'restored or drained anew since it was listed is left as it '
-            'is with a line, and the exit code is 1; so is it for one '
-            'whose cascade fails (it stays drained).'
+            'A protected project, or one another run holds, is skipped. '
+            'A project changed since it was listed (enabled, restored, '
+            'protected) is left as it is, and the sweep exits 1; so does '
+            'it when a delete fails (that project stays drained).'
         )
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -285,9 +281,22 @@ class SweepProject(ExitStatusHelp, command.Lister):
             due, notes = sweep.due(lister, parsed_args.older_than)
         for note in notes:
             LOG.warning('note: %s', note)
+        if parsed_args.yes and not parsed_args.execute:
+            LOG.warning(
+                'note: --yes only skips the prompt: without --execute, the '
+                'sweep deletes nothing (see the release notes)'
+            )
+        if parsed_args.execute and due:
+            confirm(
+                f'The sweep will delete {len(due)} project(s), with '
+                'everything they own:\n'
+                + '\n'.join(f'  {d.label}' for d in due)
+                + '\nContinue?',
+                parsed_args.yes,
+            )
         rows, outcomes = [], []
         for drained in due:
-            if not parsed_args.yes:
+            if not parsed_args.execute:
                 result = DUE
                 if projects.is_protected(drained.project):
                     result = 'would be skipped: ' + projects.protected_message(

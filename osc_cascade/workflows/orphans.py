@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 import concurrent.futures
 import dataclasses
+import difflib
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
@@ -184,9 +185,21 @@ def select_kinds(
     """The kinds to search, filtered by service type and kind name."""
     unknown = [k for k in kind_names if k not in kinds]
     if unknown:
+        # a few close names, not the 100 known ones on one line
+        close = list(
+            dict.fromkeys(  # best first
+                m
+                for k in unknown
+                for m in difflib.get_close_matches(k, kinds, n=3, cutoff=0.6)
+            )
+        )
         raise CascadeError(
-            f'Unknown kind(s): {", ".join(unknown)}. Known: '
-            + ', '.join(sorted(kinds))
+            f'Unknown kind(s): {", ".join(unknown)}; '
+            + (
+                f'did you mean {" or ".join(close[:3])}?'
+                if close
+                else 'a kind is <service>.<resource>, such as network.port'
+            )
         )
     return {
         name: kind

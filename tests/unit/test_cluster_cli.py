@@ -102,18 +102,18 @@ def unwrapped(text):
 
 
 def test_help_names_the_states_that_stuck_takes(osc):
-    text = unwrapped(osc('help', 'cluster', 'force-delete').stdout)
+    # the states are said once, by the list; force-delete points to it
+    text = unwrapped(osc('help', 'cluster', 'stuck', 'list').stdout)
     for state in [*sorted(clusters.NOT_UPDATING), 'DELETE_FAILED']:
         assert state in text, state
     for state in sorted(clusters.SAHARA_UPDATING):
         assert state in text, state
     for action in ('UPDATE', 'ROLLBACK', 'RESUME', 'SNAPSHOT', 'CHECK'):
         assert action in text, action
-    assert 'required with --stuck' in text
-    listed = unwrapped(osc('help', 'cluster', 'stuck', 'list').stdout)
-    assert 'CREATE_IN_PROGRESS, DELETE_IN_PROGRESS or DELETE_FAILED' in (
-        listed
-    )
+    assert 'CREATE_IN_PROGRESS, DELETE_IN_PROGRESS or DELETE_FAILED' in text
+    forced = unwrapped(osc('help', 'cluster', 'force-delete').stdout)
+    assert "What 'cluster stuck list' lists" in forced
+    assert 'for this long (with --stuck)' in forced
 
 
 def test_stuck_without_older_than_is_refused_in_one_line(cloud, osc):
@@ -373,9 +373,9 @@ def test_argument_errors(cloud, osc, argv, message):
 
 def test_bad_age_is_refused_by_the_parser(cloud, osc):
     with pytest.raises(
-        argparse.ArgumentTypeError, match="'soon' is not an age"
+        argparse.ArgumentTypeError, match="'soon' is not a duration"
     ):
-        cluster.age('soon')
+        cluster.duration('soon')
     with pytest.raises(SystemExit) as exit_:
         osc('cluster', 'stuck', 'list', '--older-than', 'soon')
     assert exit_.value.code == 2
@@ -542,3 +542,26 @@ def test_resume_of_a_missing_manifest_is_one_line(cloud, osc):
     assert result.stderr.strip() == (
         'Cannot read the manifest nosuch.json: No such file or directory.'
     )
+
+
+def test_a_long_result_is_wrapped_in_a_table_and_whole_in_json(cloud, osc):
+    # issue #32: a failure's reason made a 300-character cell
+    built = magnum(cloud, 'b')
+    stack = built['stack']
+    cloud.forbidden.add(rf'/stacks/b-stack/{stack["id"]}/abandon$')
+
+    table = osc('cluster', 'force-delete', 'b', '--yes', '--max-width', '0')
+    assert table.code == 1
+    cells = [
+        c.strip()
+        for line in table.stdout.splitlines()
+        if line.startswith('|')
+        for c in line.split('|')
+    ]
+    assert max(len(c) for c in cells) <= 100
+    assert 'Heat refused to' in table.stdout  # wrapped after 'to'
+
+    result = osc('cluster', 'force-delete', 'b', '--yes', '-f', 'json')
+    [row] = json.loads(result.stdout)
+    assert len(row['Result']) > 100  # whole, on one line
+    assert '\n' not in row['Result']

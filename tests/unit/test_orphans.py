@@ -110,6 +110,18 @@ def test_unknown_kind_is_a_clear_error(world, osc):
     result = osc('orphan', 'list', '--kind', 'network.nope')
     assert result.code != 0
     assert 'Unknown kind(s): network.nope' in result.stderr
+    assert 'did you mean network.' in result.stderr
+    # a few close names, not every kind on one line (issue #32)
+    assert max(len(line) for line in result.stderr.splitlines()) < 200
+
+
+def test_unknown_kind_with_no_close_name_says_what_a_kind_is(world, osc):
+    result = osc('orphan', 'list', '--kind', 'bogus')
+    assert result.code != 0
+    assert 'Unknown kind(s): bogus; a kind is <service>.<resource>' in (
+        result.stderr
+    )
+    assert max(len(line) for line in result.stderr.splitlines()) < 200
 
 
 def test_empty_owner_is_reported_not_passed_over(cloud, world, osc):

@@ -271,7 +271,9 @@ def test_a_sweep_records_each_cascade_and_none_of_a_skipped_one(
     for pid in (old, protected):
         drained_long_ago(cloud, pid)
     cloud.get('projects', protected)['options'] = {'immutable': True}
-    result = osc('project', 'sweep', '--older-than', '30d', '--yes')
+    result = osc(
+        'project', 'sweep', '--older-than', '30d', '--execute', '--yes'
+    )
     assert result.code == 0, result.stderr
     [record] = records()
     assert record['command'] == 'project sweep'
@@ -291,7 +293,13 @@ def test_a_sweep_without_records(services_cloud, osc):
     assert osc('project', 'drain', 'Old').code == 0
     drained_long_ago(cloud, old)
     result = osc(
-        'project', 'sweep', '--older-than', '30d', '--yes', '--no-report'
+        'project',
+        'sweep',
+        '--older-than',
+        '30d',
+        '--execute',
+        '--yes',
+        '--no-report',
     )
     assert result.code == 0, result.stderr
     assert records() == []

@@ -16,6 +16,7 @@ import argparse
 from importlib import metadata
 import io
 import sys
+import types
 
 from osc_lib import exceptions
 import pytest
@@ -81,6 +82,55 @@ def test_positive_float():
         common.positive_float('0')
 
 
+@pytest.mark.parametrize(
+    'text,seconds',
+    [
+        ('300', 300),
+        ('0.5', 0.5),
+        ('90s', 90),
+        ('5m', 300),
+        ('2h', 7200),
+        ('7d', 604800),
+        ('1.5h', 5400),
+        (' 30M ', 1800),
+        ('0', 0),
+    ],
+)
+def test_duration(text, seconds):
+    assert common.duration(text) == seconds
+
+
+@pytest.mark.parametrize('text', ['', 'soon', '5 minutes', '-5m', '2w', 'm'])
+def test_duration_refuses(text):
+    with pytest.raises(argparse.ArgumentTypeError, match='is not a duration'):
+        common.duration(text)
+
+
+def test_positive_duration():
+    assert common.positive_duration('10m') == 600
+    with pytest.raises(argparse.ArgumentTypeError, match='greater than 0'):
+        common.positive_duration('0s')
+
+
+@pytest.mark.parametrize(
+    'command,option',
+    [
+        (('project', 'delete'), '--settle'),
+        (('project', 'delete'), '--timeout'),
+        (('compute', 'service', 'delete'), '--api-timeout'),
+        (('cluster', 'force-delete'), '--grace'),
+        (('cluster', 'stuck', 'list'), '--older-than'),
+        (('orphan', 'purge'), '--timeout'),
+        (('project', 'sweep'), '--older-than'),
+    ],
+)
+def test_every_duration_is_spelled_alike(osc, command, option):
+    text = osc('help', *command).stdout
+    assert f'{option} <duration>' in text
+    assert '<seconds>' not in text
+    assert '<age>' not in text
+
+
 class Terminal(io.StringIO):
     def isatty(self):
         return True
@@ -118,8 +168,9 @@ def test_help_describes_the_cascade(osc):
     assert result.code == 0
     text = ' '.join(result.stdout.split())  # argparse wraps lines
     assert 'cascade (osc-cascade)' in text
-    assert 'project is deleted only once nothing of it is left' in text
-    assert 'dot is a Graphviz graph of the plan' in text
+    assert 'all it owns is deleted, then the project' in text
+    assert 'yaml or dot (default: table)' in text
+    assert 'draw the plan into <file>: .svg, .png, .pdf' in text
 
 
 def test_without_cascade_project_delete_is_osc_own(cloud, osc):
@@ -129,3 +180,23 @@ def test_without_cascade_project_delete_is_osc_own(cloud, osc):
     assert result.code == 0, result.stderr
     assert not cloud.exists('projects', p['id'])
     assert cloud.changes == [('DELETE', f'/v3/projects/{p["id"]}')]
+
+
+def test_an_auth_type_without_a_token_is_named_in_one_line():
+    # --os-auth-type none: keystoneauth's NoAuth has no get_access, and
+    # the error was "'NoAuth' object has no attribute 'get_access'"
+    from keystoneauth1 import noauth
+
+    conn = types.SimpleNamespace(
+        session=types.SimpleNamespace(auth=noauth.NoAuth(), timeout=None),
+        config=types.SimpleNamespace(config={'auth_type': 'none'}),
+    )
+    app = types.SimpleNamespace(
+        client_manager=types.SimpleNamespace(sdk_connection=conn)
+    )
+    with pytest.raises(exceptions.CommandError) as exc:
+        common.connection(app, argparse.Namespace())
+    assert str(exc.value) == (
+        'osc-cascade needs a token: an auth type with a catalog (e.g. '
+        "password), not 'none'"
+    )

@@ -223,7 +223,7 @@ def test_coordination_url_needs_cascade(cloud, osc):
     assert '--coordination-url needs --cascade' in result.stderr
 
 
-def test_sweep_is_dry_without_yes(cloud, osc):
+def test_sweep_is_dry_without_execute(cloud, osc):
     old = filled(cloud, 'Old')
     fresh = filled(cloud, 'Fresh')
     assert osc('project', 'drain', 'Old', 'Fresh').code == 0
@@ -241,6 +241,31 @@ def test_sweep_is_dry_without_yes(cloud, osc):
     assert cloud.exists('projects', fresh)
 
 
+def test_sweep_with_yes_alone_deletes_nothing_and_says_so(cloud, osc):
+    # --yes means "do not prompt", as in every command; --execute acts
+    old = filled(cloud, 'Old')
+    assert osc('project', 'drain', 'Old').code == 0
+    drained_long_ago(cloud, old)
+    before = cloud.changes[:]
+    result = osc('project', 'sweep', '--older-than', '30d', '--yes')
+    assert result.code == 0, result.stderr
+    assert '--yes only skips the prompt' in result.stderr
+    assert cloud.changes == before
+    assert cloud.exists('projects', old)
+
+
+def test_sweep_execute_without_a_terminal_needs_yes(cloud, osc):
+    old = filled(cloud, 'Old')
+    assert osc('project', 'drain', 'Old').code == 0
+    drained_long_ago(cloud, old)
+    before = cloud.changes[:]
+    result = osc('project', 'sweep', '--older-than', '30d', '--execute')
+    assert result.code == 1
+    assert 'Pass --yes to confirm' in result.stderr
+    assert cloud.changes == before
+    assert cloud.exists('projects', old)
+
+
 def test_sweep_completes_the_old_and_skips_protected_and_held(
     cloud, osc, locks
 ):
@@ -256,7 +281,14 @@ def test_sweep_completes_the_old_and_skips_protected_and_held(
     holder.hold(held)
     try:
         result = osc(
-            'project', 'sweep', '--older-than', '30d', '--yes', '-f', 'json'
+            'project',
+            'sweep',
+            '--older-than',
+            '30d',
+            '--execute',
+            '--yes',
+            '-f',
+            'json',
         )
     finally:
         holder.release()
@@ -292,7 +324,9 @@ def test_a_failed_sweep_exits_1_and_the_project_stays_drained(
         raise CascadeError('the network refused')
 
     monkeypatch.setattr(cascade.ProjectCascade, '_execute', fail)
-    result = osc('project', 'sweep', '--older-than', '1d', '--yes')
+    result = osc(
+        'project', 'sweep', '--older-than', '1d', '--execute', '--yes'
+    )
     assert result.code == 1
     assert '1 of 1 drained project(s) could not be deleted' in result.stderr
     assert 'failed: the network refused' in result.stdout
@@ -356,7 +390,14 @@ def test_a_project_changed_while_the_sweep_ran_is_left_as_it_is(
     before = cloud.owned_by(second)
 
     result = osc(
-        'project', 'sweep', '--older-than', '30d', '--yes', '-f', 'json'
+        'project',
+        'sweep',
+        '--older-than',
+        '30d',
+        '--execute',
+        '--yes',
+        '-f',
+        'json',
     )
 
     assert result.code == 1
@@ -391,7 +432,9 @@ def test_a_project_enabled_while_its_cascade_is_planned_is_left_as_it_is(
 
     monkeypatch.setattr(cascade.ProjectCascade, 'plan', plan)
 
-    result = osc('project', 'sweep', '--older-than', '30d', '--yes')
+    result = osc(
+        'project', 'sweep', '--older-than', '30d', '--execute', '--yes'
+    )
 
     assert result.code == 1
     assert 'was enabled again since the sweep listed it' in result.stdout

@@ -36,7 +36,8 @@ COMMANDS = [
 def test_every_command_that_runs_a_plan_has_it(osc, command):
     result = osc('help', *command)
     assert result.code == 0, result.stderr
-    assert '--rate-limit <calls/s>' in result.stdout
+    assert '--rate-limit <n>' in result.stdout
+    assert 'At most <n> API calls a second per service' in result.stdout
 
 
 def test_it_becomes_the_connections_rate_limit_of_every_service(conn):
