@@ -407,19 +407,19 @@ def test_the_sweep_takes_a_project_drained_long_ago_and_leaves_a_fresh_one(
 
     listed = json.loads(sweep(cli, '--older-than', '1d', '-f', 'json').stdout)
     ids = {row['ID']: row for row in listed}
-    assert ids[old.id]['Result'] == 'due: deleted with --yes'
+    assert ids[old.id]['Result'] == 'due: deleted with --execute'
     assert ids[old.id]['Drained At'] == LONG_AGO
     assert fresh.id not in ids  # drained a moment ago
     assert project_body(admin, old.id) is not None  # dry
 
-    swept = sweep(cli, '--older-than', OLDER_THAN, '--yes')
+    swept = sweep(cli, '--older-than', OLDER_THAN, '--execute', '--yes')
     assert f'({old.id}): deleted' in swept.stderr, swept.stderr
     assert fresh.id not in swept.stdout + swept.stderr
     assert project_body(admin, old.id) is None
     body = project_body(admin, fresh.id)
     assert body['enabled'] is False
     assert body['cascade_state'] == 'drained'
-    print(f'\nThe sweep --yes: {swept.stderr.strip()}')
+    print(f'\nThe sweep --execute --yes: {swept.stderr.strip()}')
 
     restored = cli('project', 'restore', fresh.id)
     assert restored.code == 0, restored.stdout + restored.stderr
