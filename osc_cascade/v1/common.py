@@ -59,6 +59,19 @@ def age(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def add_force_stuck_option(group: Any) -> None:
+    """``--force-stuck``: of the commands that delete a project's
+    resources (``project delete --cascade``, ``orphan purge``)."""
+    group.add_argument(
+        '--force-stuck',
+        action='store_true',
+        help='As an admin, reset the state of what its service will not '
+        'delete from (a volume, snapshot or backup stuck in '
+        'error_deleting, creating, attaching, ...) before deleting it; '
+        'only what the project owns and nothing else uses',
+    )
+
+
 def add_execution_options(group: Any) -> None:
     """Options of every command that runs a plan."""
     group.add_argument(

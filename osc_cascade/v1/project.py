@@ -32,6 +32,7 @@ from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
+    add_force_stuck_option,
     age,
     confirm,
     connection,
@@ -50,6 +51,7 @@ _CASCADE_ONLY = (
     'yes',
     'recursive',
     'delete_shared',
+    'force_stuck',
     'plan_file',
     'plan_max_age',
     'report_file',
@@ -101,6 +103,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             '--settle)',
         )
         add_execution_options(group)
+        add_force_stuck_option(group)
         add_api_timeout_option(group)
         group.add_argument(
             '--recursive',
@@ -232,6 +235,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         options = cascade.CascadeOptions(
             recursive=parsed_args.recursive,
             delete_shared=parsed_args.delete_shared,
+            force_stuck=parsed_args.force_stuck,
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
             report_file=record.path or None,

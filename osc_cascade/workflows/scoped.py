@@ -245,7 +245,9 @@ class ScopedCascade(cascade.ProjectCascade):
         self.caller = Caller.of(conn)
         self.kinds = quota.without_quotas(
             kinds_mod.build(
-                delete_shared=self.options.delete_shared, scoped=True
+                delete_shared=self.options.delete_shared,
+                force_stuck=self.options.force_stuck,
+                scoped=True,
             )
         )
         if self.options.settle:
