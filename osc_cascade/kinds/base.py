@@ -32,6 +32,7 @@ project's; the rest is kept (``errors.Kept``), and keeps the project.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+import datetime
 import functools
 import threading
 from typing import Any, ClassVar, TypeVar
@@ -123,6 +124,11 @@ class ResourceKind:
     #: The states a delete is refused from that end by themselves (a
     #: volume ``in-use`` until its server goes) are not among them.
     stuck_statuses: ClassVar[frozenset[str]] = frozenset()
+    #: statuses its service refuses to delete from that its own workers
+    #: leave by themselves (a load balancer ``PENDING_UPDATE``): stuck only
+    #: once the resource has not changed for ``stuck_after`` seconds
+    slow_statuses: ClassVar[frozenset[str]] = frozenset()
+    stuck_after: ClassVar[float] = 3600.0
     #: the service's own condition for a delete, in a person's words
     #: ("Cinder deletes a volume only when it is available or error")
     deletable_when: ClassVar[str] = ''
@@ -131,6 +137,9 @@ class ResourceKind:
     #: the break action ``--force-stuck`` puts before the delete of a
     #: stuck resource (``force_stuck``), '' if the kind has none
     force_action: ClassVar[str] = ''
+    #: what gets one out where neither ``reset_command`` nor
+    #: ``force_action`` can (an operator's change in the service's database)
+    stuck_help: ClassVar[str] = ''
     #: the HTTP statuses with which the service refuses a delete for the
     #: resource's state (then ``stuck_now`` reads the state)
     stuck_refusals: ClassVar[frozenset[int]] = frozenset({400, 409})
@@ -206,8 +215,20 @@ class ResourceKind:
     def stuck_status(self, ref: ResourceRef) -> str:
         """The state the resource was listed in, if its service refuses
         to delete from it and waiting will not change it; else ''."""
-        status = str(ref.attrs.get('status') or '')
-        return status if status in self.stuck_statuses else ''
+        return self.stuck_in(
+            str(ref.attrs.get('status') or ''), ref.attrs.get('updated_at')
+        )
+
+    def stuck_in(self, status: str, since: Any) -> str:
+        """``status`` if it is stuck there (``slow_statuses``: for longer
+        than ``stuck_after`` since ``since``, its ``updated_at``)."""
+        if status in self.stuck_statuses:
+            return status
+        if status in self.slow_statuses and older_than(
+            since, self.stuck_after
+        ):
+            return status
+        return ''
 
     def forcing(self, ref: ResourceRef) -> bool:
         """Whether ``--force-stuck`` forces this stuck resource: asked for,
@@ -259,13 +280,17 @@ class ResourceKind:
             return f'{text}; {how} --force-stuck'
         if reset:
             return f'{text}; an admin can {reset} (--force-stuck cannot)'
-        return f'{text}; only its service can get it out of this state'
+        return (
+            f'{text}; {self.stuck_help or "only its service can get it out"}'
+        )
 
     def stuck_now(self, conn: Any, step: Step, exc: Exception) -> str:
         """After a refused delete (``stuck_refusals``): the stuck line, if the
         resource, read again (one GET), is in a stuck state; else ''.
         The answer alone cannot tell: Cinder says the same to a volume
         ``in-use`` until its server goes, which waiting does change."""
+        # slow_statuses are told at listing alone: a run's timeout is far
+        # shorter than stuck_after
         if (
             not self.stuck_statuses
             or getattr(exc, 'status_code', None) not in self.stuck_refusals
@@ -275,12 +300,15 @@ class ResourceKind:
             found = self.read(conn, step.target)
         except Exception:  # unknown: retried as before
             return ''
-        status = str(getattr(found, 'status', '') or '')
-        if found is GONE or status not in self.stuck_statuses:
+        if found is GONE:
             return ''
-        return self.stuck_reason(
-            step.target, status, getattr(found, 'updated_at', '') or ''
-        )
+        since = getattr(found, 'updated_at', '') or ''
+        status = self.stuck_in(str(self.status_in(found) or ''), since)
+        return self.stuck_reason(step.target, status, since) if status else ''
+
+    def status_in(self, found: Any) -> str:
+        """The state shown by what ``read`` returned."""
+        return getattr(found, 'status', '') or ''
 
     def force_stuck(self, conn: Any, step: Step) -> None:
         """``force_action``: get a stuck resource into a state its service
@@ -486,6 +514,22 @@ def _rechecked(delete: Callable[..., None]) -> Callable[..., None]:
         delete(self, conn, ref)
 
     return rechecked
+
+
+def older_than(when: Any, seconds: float) -> bool:
+    """Whether the ISO 8601 time ``when`` (a service's ``updated_at``,
+    UTC when it names no zone) is more than ``seconds`` ago; False when
+    it cannot be read."""
+    try:
+        then = datetime.datetime.fromisoformat(
+            str(when).replace('Z', '+00:00')
+        )
+    except ValueError:
+        return False
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return (now - then).total_seconds() > seconds
 
 
 def _with_force(
