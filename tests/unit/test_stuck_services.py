@@ -21,7 +21,7 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.executor import DONE, KEPT, SKIPPED
 from osc_cascade.engine.planner import Inventory, build_plan
-from osc_cascade.kinds import base, load_balancer
+from osc_cascade.kinds import base, compute, load_balancer
 from osc_cascade.kinds import shared_file_system as manila
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
@@ -29,6 +29,7 @@ from tests.unit.fakes.run import run_kind
 
 LB = load_balancer.LoadBalancer.name
 SHARE = manila.Share.name
+SERVER = compute.Server.name
 LONG_AGO = '2026-01-01T00:00:00Z'
 
 
@@ -154,3 +155,39 @@ def test_force_stuck_leaves_a_share_another_project_took(cloud, pid):
 def test_older_than(when, seconds, old):
     assert base.older_than(when, seconds) is old
     assert base.older_than(just_now(), 3600) is False
+
+
+# -- Nova: it deletes from every state; --force-stuck clears a dead task ----
+
+
+def test_a_server_with_an_old_task_is_deleted_as_nova_accepts(cloud, pid):
+    vm = scenarios.server(cloud, pid)
+    vm.update(task_state='spawning', updated=LONG_AGO)
+    kind = kinds_mod.build()[SERVER]
+    [ref] = kind.list(cloud.connection(), pid)
+    plan = plan_of(kind, [ref], pid)
+    assert list(plan.steps) == [f'delete:{SERVER}:{vm["id"]}']
+
+
+def test_force_stuck_resets_a_servers_dead_task_then_deletes(cloud, pid):
+    vm = scenarios.server(cloud, pid)
+    vm.update(task_state='spawning', updated=LONG_AGO)
+    kind = kinds_mod.build(force_stuck=True)[SERVER]
+    [ref] = kind.list(cloud.connection(), pid)
+    plan = plan_of(kind, [ref], pid)
+    reset = f'reset_server_state:{SERVER}:{vm["id"]}[status=task spawning]'
+    assert (reset, f'delete:{SERVER}:{vm["id"]}') in plan.edges
+    result = run_kind(cloud, kind, [ref])
+    assert result.ok, result.results
+    assert cloud.server_resets == [(vm['id'], {'state': 'error'})]
+    assert cloud.get('servers', vm['id']) is None
+
+
+def test_force_stuck_leaves_a_task_that_moved_recently(cloud, pid):
+    vm = scenarios.server(cloud, pid)
+    vm.update(task_state='spawning', updated=just_now())
+    kind = kinds_mod.build(force_stuck=True)[SERVER]
+    [ref] = kind.list(cloud.connection(), pid)
+    assert list(plan_of(kind, [ref], pid).steps) == [
+        f'delete:{SERVER}:{vm["id"]}'
+    ]
