@@ -49,14 +49,12 @@ class LoadBalancer(ResourceKind):
     heat_types = ('OS::Octavia::LoadBalancer',)
     service_type = 'load-balancer'
     error_statuses = frozenset({'ERROR'})
-    sdk_get = 'load_balancer.get_load_balancer'
     # octavia/db/repositories.py test_and_set_provisioning_status: a delete
     # only from DELETABLE_STATUSES (ACTIVE, ERROR), else 409; PENDING_* is
     # left by the worker that set it, unless the worker died: stuck then
     slow_statuses = frozenset(
         {'PENDING_CREATE', 'PENDING_UPDATE', 'PENDING_DELETE'}
     )
-    stuck_refusals = frozenset({409})
     deletable_when = (
         'Octavia deletes a load balancer only when it is ACTIVE or ERROR, '
         'and only the worker that set PENDING_* clears it'
@@ -152,9 +150,6 @@ class LoadBalancer(ResourceKind):
         conn.load_balancer.delete_load_balancer(
             ref.id, ignore_missing=False, cascade=True
         )
-
-    def status_in(self, found):
-        return found.provisioning_status
 
     def status(self, conn, ref):
         status = conn.load_balancer.get_load_balancer(
