@@ -377,3 +377,36 @@ def test_a_forced_reset_the_caller_may_not_make_fails_once(cloud, conn, pid):
     ]
     assert forced.outcome == 'failed' and forced.attempts == 1
     assert result.results[f'delete:{VOL}:{vol["id"]}'].outcome == SKIPPED
+
+
+def test_a_volume_stuck_during_the_cascade_ends_it_without_more_rounds(
+    cloud, pid
+):
+    vol = volume(cloud, pid, 'data')
+    pc, targets, plan = cascade_for(cloud, pid)
+    rounds = []
+
+    def on_event(event):
+        if event.kind == 'round':
+            rounds.append(event)
+        if event.kind == 'started' and event.step.target.id == vol['id']:
+            # an admin resets it as its delete is about to be made
+            vol.update(status='maintenance', updated_at=SINCE)
+
+    pc.on_event = on_event
+    with pytest.raises(CascadeError) as err:
+        pc.execute(plan, targets)
+    assert str(err.value) == (
+        'The projects were not deleted and stay drained (disabled): their '
+        'services will not delete 1 resource(s) from the state they are '
+        f"in, which waiting does not change: {VOL} data ({vol['id']}) in "
+        f"RegionOne is 'maintenance' since {SINCE}: Cinder deletes a volume "
+        'only when it is available, error, error_restoring, error_extending '
+        'or error_managing; an admin can reset its state (openstack volume '
+        'set --state error) or use --force-stuck'
+    )
+    assert rounds == []  # no verification round
+    deletes = [
+        p for m, p in cloud.requests if m == 'DELETE' and vol['id'] in p
+    ]
+    assert len(deletes) == 1
