@@ -410,3 +410,42 @@ def test_a_volume_stuck_during_the_cascade_ends_it_without_more_rounds(
         p for m, p in cloud.requests if m == 'DELETE' and vol['id'] in p
     ]
     assert len(deletes) == 1
+
+
+# -- the commands ------------------------------------------------------------
+
+
+def test_the_dry_run_shows_it_stuck_and_exits_1(cloud, pid, osc):
+    import json
+
+    vol = stuck_volume(cloud, pid, 'attaching')
+    result = osc(
+        'project', 'delete', '--cascade', '--dry-run', 'A', '-f', 'json'
+    )
+    assert result.code == 1
+    [row] = [r for r in json.loads(result.stdout) if r['ID'] == vol['id']]
+    assert row['Action'] == 'stuck'
+    assert row['Reason'].startswith(f"is 'attaching' since {SINCE}: Cinder")
+    assert 'http' not in result.stderr
+    assert cloud.changes == []
+
+
+def test_the_dry_run_with_force_stuck_shows_the_reset(cloud, pid, osc):
+    import json
+
+    vol = stuck_volume(cloud, pid, 'attaching')
+    result = osc(
+        'project', 'delete', '--cascade', '--dry-run', '--force-stuck', 'A',
+        '-f', 'json',
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    actions = {
+        r['Action'] for r in json.loads(result.stdout) if r['ID'] == vol['id']
+    }
+    assert actions == {'reset_volume_state', 'delete'}
+    assert cloud.changes == []
+
+
+def test_the_commands_take_force_stuck(osc):
+    for command in (('project', 'delete'), ('orphan', 'purge')):
+        assert '--force-stuck' in osc('help', *command).stdout
