@@ -273,6 +273,11 @@ class ResourceKind:
                 '--force-stuck'
             )
         if self.force_action and self.options.get('force_stuck'):
+            if self.forcing(ref):  # stuck after the plan was made
+                return (
+                    f'{text}; it got there after the plan was made: run '
+                    'again, and --force-stuck will reset it'
+                )
             # forced only what the project owns and nothing else uses
             return f'{text}; --force-stuck leaves it: another project uses it'
         if self.force_action:

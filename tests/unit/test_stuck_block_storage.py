@@ -449,3 +449,16 @@ def test_the_dry_run_with_force_stuck_shows_the_reset(cloud, pid, osc):
 def test_the_commands_take_force_stuck(osc):
     for command in (('project', 'delete'), ('orphan', 'purge')):
         assert '--force-stuck' in osc('help', *command).stdout
+
+
+def test_stuck_after_the_plan_with_force_stuck_says_to_run_again(cloud, pid):
+    vol = volume(cloud, pid, 'data')
+    kinds, plan = plan_of(cloud.connection(), pid, force_stuck=True)
+    vol.update(status='error_deleting', updated_at=SINCE)
+    got = run(cloud, kinds, plan).results[f'delete:{VOL}:{vol["id"]}']
+    assert got.outcome == STUCK
+    assert got.error.endswith(
+        '; it got there after the plan was made: run again, and '
+        '--force-stuck will reset it'
+    )
+    assert cloud.reset_calls == []
