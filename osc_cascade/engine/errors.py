@@ -46,6 +46,14 @@ class Kept(Exception):
     (``ResourceKind.recheck``)."""
 
 
+class Stuck(Exception):
+    """A delete that the service refused from a state that waiting does
+    not change (a volume ``error_deleting``, ``attaching``): not retried,
+    and what waits for it is skipped. The message is the kind's one line
+    (``ResourceKind.stuck_reason``): its state, since when, what the
+    service needs and what would force it."""
+
+
 class PlanError(CascadeError):
     """The resources found cannot be put in a safe deletion order."""
 

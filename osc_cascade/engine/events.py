@@ -28,6 +28,8 @@ INTERRUPTED = 'interrupted'
 FAILED = 'failed'
 SKIPPED = 'skipped'
 KEPT = 'kept'
+#: a resource its service will not delete from its state (``Stuck``)
+STUCK = 'stuck'
 #: what a workflow reports besides its executors' steps (``Event.kind``):
 #: a project drained (disabled, quotas frozen), a verification round's
 #: discovery (``planned``: what it found), a project deleted or not
@@ -110,7 +112,7 @@ class RunResult:
                 row[1 if r.step.is_break_action else 0] += 1
             elif r.outcome == KEPT:
                 row[2] += 1
-            elif r.outcome == FAILED:
+            elif r.outcome in (FAILED, STUCK):
                 row[3] += 1
             else:
                 row[4] += 1

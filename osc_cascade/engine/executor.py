@@ -46,6 +46,7 @@ from osc_cascade.engine.events import (
     INTERRUPTED,
     KEPT,
     SKIPPED,
+    STUCK,
     Event,
     RunResult,
     StepResult,
@@ -155,15 +156,20 @@ class Executor(StepRunner):
                 for nxt in sorted(
                     succs[step_id], key=order.__getitem__, reverse=True
                 ):
-                    blocked = result.outcome in (FAILED, SKIPPED, KEPT)
+                    blocked = result.outcome in (FAILED, SKIPPED, KEPT, STUCK)
                     if blocked and (step_id, nxt) not in plan.soft_edges:
                         if nxt not in results:
                             # recorded now so that no other path queues it
                             results[nxt] = StepResult(
                                 plan.steps[nxt],
                                 SKIPPED,
-                                error=f'after {result.step.describe()}, '
-                                f'which was {result.outcome}',
+                                error=(
+                                    f'after {result.step.target.label()}, '
+                                    'which is stuck'
+                                    if result.outcome == STUCK
+                                    else f'after {result.step.describe()}, '
+                                    f'which was {result.outcome}'
+                                ),
                             )
                             todo.append((nxt, results[nxt]))
                         continue
@@ -218,7 +224,9 @@ class Executor(StepRunner):
                         finish(
                             step_id,
                             StepResult(
-                                step, KEPT, error=step.params.get('reason', '')
+                                step,
+                                STUCK if step.params.get('stuck') else KEPT,
+                                error=step.params.get('reason', ''),
                             ),
                             ready,
                         )

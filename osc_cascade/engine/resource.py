@@ -134,6 +134,9 @@ class Step:
     def describe(self) -> str:
         if self.action == DELETE:
             return f'delete {self.target.label()}'
+        if self.action == KEEP and self.params.get('stuck'):
+            # the reason starts with its state: "is 'attaching' since ..."
+            return f'{self.target.label()} {self.params.get("reason", "")}'
         if self.action == KEEP:
             return (
                 f'keep {self.target.label()}: {self.params.get("reason", "")}'
@@ -169,10 +172,15 @@ def keep(
     *,
     blocking: bool = True,
     shared: bool = False,
+    stuck: bool = False,
 ) -> Step:
     """``shared``: kept because others may use it, which ``--delete-shared``
-    overrides (the refusal then says so)."""
+    overrides (the refusal then says so); ``stuck``: kept because its
+    service refuses to delete it from its state, which waiting does not
+    change (``ResourceKind.stuck_statuses``; ``--force-stuck``)."""
     params: dict[str, Any] = {'reason': reason}
+    if stuck:
+        params['stuck'] = True
     if not blocking:
         params['blocking'] = False
     if shared:

@@ -30,12 +30,13 @@ import queue
 import threading
 from typing import Any
 
-from osc_cascade.engine.errors import Kept, one_line
+from osc_cascade.engine.errors import Kept, Stuck, one_line
 from osc_cascade.engine.events import (
     DONE,
     FAILED,
     INTERRUPTED,
     KEPT,
+    STUCK,
     Event,
     StepResult,
 )
@@ -183,6 +184,16 @@ class StepRunner:
                 started,
                 queue.seconds,
             )
+        except Stuck as exc:  # refused from a state waiting will not change
+            return StepResult(
+                step,
+                STUCK,
+                self.clock.now() - started,
+                attempts or 1,
+                str(exc),
+                started,
+                queue.seconds,
+            )
         except StepFailed as exc:
             # raised before the count was returned: the count is on exc
             return StepResult(
@@ -253,11 +264,17 @@ class StepRunner:
                         )
                     call()
                 return attempt
-            except (StepFailed, Kept):
+            except (StepFailed, Kept, Stuck):
                 raise
             except Exception as exc:
                 if is_gone(exc):
                     return 0
+                if what == 'delete':
+                    # one GET, only where the kind has states its service
+                    # refuses to delete from and the answer is a refusal
+                    why = kind.stuck_now(self._conn(step.target), step, exc)
+                    if why:
+                        raise Stuck(why) from exc
                 if not (is_transient(exc) or kind.is_in_use(exc)):
                     raise StepFailed(one_line(exc), attempt) from exc
                 if attempt >= self.retry.max_attempts:
@@ -363,6 +380,9 @@ class StepRunner:
                 status, listed = 'unknown', False
             if status is GONE:
                 return
+            if status in kind.stuck_statuses:
+                # accepted, then left in a state it will not leave alone
+                raise Stuck(kind.stuck_reason(step.target, status))
             if status in kind.error_statuses:
                 raise StepFailed(f'delete failed: status is {status}')
             if status in kind.unfinished_statuses:

@@ -32,6 +32,7 @@ project's; the rest is kept (``errors.Kept``), and keeps the project.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+import datetime
 import functools
 import threading
 from typing import Any, ClassVar, TypeVar
@@ -117,6 +118,31 @@ class ResourceKind:
     #: statuses of a resource on offer to another project (a pending
     #: transfer): it is kept, not retried, if the offer is still there
     offered_statuses: ClassVar[frozenset[str]] = frozenset()
+    #: statuses its service refuses to delete from and that waiting does
+    #: not change (a volume ``error_deleting``): such a resource is
+    #: ``stuck``, shown so in the plan, never retried (``stuck_reason``).
+    #: The states a delete is refused from that end by themselves (a
+    #: volume ``in-use`` until its server goes) are not among them.
+    stuck_statuses: ClassVar[frozenset[str]] = frozenset()
+    #: statuses its service refuses to delete from that its own workers
+    #: leave by themselves (a load balancer ``PENDING_UPDATE``): stuck only
+    #: once the resource has not changed for ``stuck_after`` seconds
+    slow_statuses: ClassVar[frozenset[str]] = frozenset()
+    stuck_after: ClassVar[float] = 3600.0
+    #: the service's own condition for a delete, in a person's words
+    #: ("Cinder deletes a volume only when it is available or error")
+    deletable_when: ClassVar[str] = ''
+    #: the command with which an admin resets the state by hand, or ''
+    reset_command: ClassVar[str] = ''
+    #: the break action ``--force-stuck`` puts before the delete of a
+    #: stuck resource (``force_stuck``), '' if the kind has none
+    force_action: ClassVar[str] = ''
+    #: what gets one out where neither ``reset_command`` nor
+    #: ``force_action`` can (an operator's change in the service's database)
+    stuck_help: ClassVar[str] = ''
+    #: the HTTP statuses with which the service refuses a delete for the
+    #: resource's state (then ``stuck_now`` reads the state)
+    stuck_refusals: ClassVar[frozenset[int]] = frozenset({400, 409})
     #: what a 403 on listing means the caller lacks
     forbidden_hint: ClassVar[str] = (
         'the cascade needs the admin role in the {service_type} service'
@@ -127,6 +153,9 @@ class ResourceKind:
         own = cls.__dict__.get('delete')
         if own is not None:
             cls.delete = _rechecked(own)  # type: ignore[method-assign]
+        own = cls.__dict__.get('relations')
+        if own is not None:
+            cls.relations = _with_force(own)  # type: ignore[method-assign]
 
     def __init__(self, *, facts: Facts | None = None, **options: Any):
         #: the command's options that change what a kind does
@@ -179,12 +208,133 @@ class ResourceKind:
     def primary_step(self, ref: ResourceRef) -> Step | None:
         """The plan step of the resource itself; None if it goes with
         its owner (a DHCP port goes with its network)."""
-        return resource.delete(ref)
+        return self.stuck_step(ref) or resource.delete(ref)
+
+    # stuck resources ---------------------------------------------------------
+
+    def stuck_status(self, ref: ResourceRef) -> str:
+        """The state the resource was listed in, if its service refuses
+        to delete from it and waiting will not change it; else ''."""
+        return self.stuck_in(
+            str(ref.attrs.get('status') or ''), ref.attrs.get('updated_at')
+        )
+
+    def stuck_in(self, status: str, since: Any) -> str:
+        """``status`` if it is stuck there (``slow_statuses``: for longer
+        than ``stuck_after`` since ``since``, its ``updated_at``)."""
+        if status in self.stuck_statuses:
+            return status
+        if status in self.slow_statuses and older_than(
+            since, self.stuck_after
+        ):
+            return status
+        return ''
+
+    def forcing(self, ref: ResourceRef) -> bool:
+        """Whether ``--force-stuck`` forces this stuck resource: asked for,
+        as an admin (the forced calls are the admin's), by a kind that can,
+        and only what the project owns and nothing else uses (a kind keeps
+        what another project uses before it asks: ``used_by``)."""
+        return bool(
+            self.options.get('force_stuck')
+            and not self.scoped
+            and self.force_action
+            and ref.project_id
+            and not ref.attrs.get('used_by')
+        )
+
+    def stuck_step(self, ref: ResourceRef) -> Step | None:
+        """A stuck resource's keep step (``stuck``), or None: not stuck,
+        or forced (its delete waits for ``force_action``)."""
+        status = self.stuck_status(ref)
+        if not status or self.forcing(ref):
+            return None
+        return resource.keep(
+            ref,
+            self.stuck_reason(ref, status, ref.attrs.get('updated_at')),
+            stuck=True,
+        )
+
+    def stuck_reason(
+        self, ref: ResourceRef, status: str, since: Any = ''
+    ) -> str:
+        """One line after the resource's label: its state, since when,
+        what the service needs, and what would get it out."""
+        when = f' since {since}' if since else ''
+        text = f"is '{status}'{when}: {self.deletable_when}"
+        reset = (
+            f'reset its state ({self.reset_command})'
+            if self.reset_command
+            else ''
+        )
+        if self.force_action and self.scoped:
+            return (
+                f'{text}; only an admin can {reset or "force it"} or use '
+                '--force-stuck'
+            )
+        if self.force_action and self.options.get('force_stuck'):
+            if self.forcing(ref):  # stuck after the plan was made
+                return (
+                    f'{text}; it got there after the plan was made: run '
+                    'again, and --force-stuck will reset it'
+                )
+            # forced only what the project owns and nothing else uses
+            return f'{text}; --force-stuck leaves it: another project uses it'
+        if self.force_action:
+            how = f'an admin can {reset} or use' if reset else 'use'
+            return f'{text}; {how} --force-stuck'
+        if reset:
+            return f'{text}; an admin can {reset} (--force-stuck cannot)'
+        return (
+            f'{text}; {self.stuck_help or "only its service can get it out"}'
+        )
+
+    def stuck_now(self, conn: Any, step: Step, exc: Exception) -> str:
+        """After a refused delete (``stuck_refusals``): the stuck line, if the
+        resource, read again (one GET), is in a stuck state; else ''.
+        The answer alone cannot tell: Cinder says the same to a volume
+        ``in-use`` until its server goes, which waiting does change."""
+        # slow_statuses are told at listing alone: a run's timeout is far
+        # shorter than stuck_after
+        if (
+            not self.stuck_statuses
+            or getattr(exc, 'status_code', None) not in self.stuck_refusals
+        ):
+            return ''
+        try:
+            found = self.read(conn, step.target)
+        except Exception:  # unknown: retried as before
+            return ''
+        if found is GONE:
+            return ''
+        since = getattr(found, 'updated_at', '') or ''
+        status = self.stuck_in(str(self.status_in(found) or ''), since)
+        return self.stuck_reason(step.target, status, since) if status else ''
+
+    def status_in(self, found: Any) -> str:
+        """The state shown by what ``read`` returned."""
+        return getattr(found, 'status', '') or ''
+
+    def force_stuck(self, conn: Any, step: Step) -> None:
+        """``force_action``: get a stuck resource into a state its service
+        deletes from (an admin's reset of its status)."""
+        raise NotImplementedError(f'{self.name} cannot force its state')
+
+    def force_edges(self, ref: ResourceRef) -> Iterable[Edge]:
+        """The forced action before the delete of a stuck resource that
+        ``--force-stuck`` forces."""
+        status = self.stuck_status(ref)
+        if status and self.forcing(ref):
+            yield Edge(
+                Step(self.force_action, ref, {'status': status}),
+                resource.delete(ref),
+            )
 
     def relations(
         self, ref: ResourceRef, inventory: Inventory
     ) -> Iterable[Edge]:
-        return ()
+        # a kind's own relations get the forced actions too (_with_force)
+        return self.force_edges(ref)
 
     def parts(
         self, conn: Any, ref: ResourceRef
@@ -330,6 +480,10 @@ class ResourceKind:
         return ()
 
     def apply(self, conn: Any, step: Step) -> None:
+        if self.force_action and step.action == self.force_action:
+            # what the plan forces must still be the project's, and stuck
+            self.recheck(conn, step.target)
+            return self.force_stuck(conn, step)
         raise NotImplementedError(f'{self.name} has no action {step.action}')
 
     def is_in_use(self, exc: Exception) -> bool:
@@ -365,6 +519,37 @@ def _rechecked(delete: Callable[..., None]) -> Callable[..., None]:
         delete(self, conn, ref)
 
     return rechecked
+
+
+def older_than(when: Any, seconds: float) -> bool:
+    """Whether the ISO 8601 time ``when`` (a service's ``updated_at``,
+    UTC when it names no zone) is more than ``seconds`` ago; False when
+    it cannot be read."""
+    try:
+        then = datetime.datetime.fromisoformat(
+            str(when).replace('Z', '+00:00')
+        )
+    except ValueError:
+        return False
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return (now - then).total_seconds() > seconds
+
+
+def _with_force(
+    relations: Callable[..., Iterable[Edge]],
+) -> Callable[..., Iterable[Edge]]:
+    """A kind's own ``relations``, with its ``force_edges`` after them."""
+
+    @functools.wraps(relations)
+    def with_force(
+        self: ResourceKind, ref: ResourceRef, inventory: Inventory
+    ) -> Iterator[Edge]:
+        yield from relations(self, ref, inventory)
+        yield from self.force_edges(ref)
+
+    return with_force
 
 
 def sdk_microversion(proxy: Any, sdk_resource: Any) -> str | None:

@@ -37,6 +37,7 @@ from openstack.block_storage.v3 import volume as sdk_volume
 
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
+from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.access import AccessKind
@@ -49,6 +50,9 @@ from osc_cascade.kinds.registry import register
 class _CinderKind(ResourceKind):
     service_type = 'block-storage'
     error_statuses = frozenset({'error_deleting'})
+    # Cinder refuses a delete for its state with 400 "Invalid ...": a 409
+    # is something else (a lock), and needs no look at the state
+    stuck_refusals = frozenset({400})
 
     #: the key of an item's project in a detail list (shown to admins)
     project_key: str
@@ -75,6 +79,23 @@ class _CinderKind(ResourceKind):
             self.sdk_resource,
         )
 
+    def stuck_attrs(self, item):
+        """Since when a stuck item is in its state (its ``updated_at``),
+        for the stuck line; nothing for the rest."""
+        if item.get('status') in self.stuck_statuses:
+            return {'updated_at': item.get('updated_at')}
+        return {}
+
+    def reset_status(self, conn, step, path, **body):
+        """Cinder's ``os-reset_status`` (admin) to ``error``, which its
+        delete accepts."""
+        request(
+            conn.block_storage,
+            'POST',
+            f'/{path}/{step.target.id}/action',
+            json={'os-reset_status': {'status': 'error', **body}},
+        )
+
     def list_statuses(self, conn, project_id):
         # cinder lists a volume, snapshot or backup until it is deleted
         return self.detail_statuses(
@@ -97,6 +118,17 @@ class Volume(_CinderKind):
     sdk_get = 'block_storage.get_volume'
     reread = True
     offered_statuses = frozenset({'awaiting-transfer'})
+    # cinder/volume/api.py delete: expected status; "in-use" ends when the
+    # server goes, "deleting" by itself; these stay until an admin acts
+    stuck_statuses = frozenset(
+        {'error_deleting', 'creating', 'attaching', 'detaching', 'maintenance'}
+    )
+    deletable_when = (
+        'Cinder deletes a volume only when it is available, error, '
+        'error_restoring, error_extending or error_managing'
+    )
+    reset_command = 'openstack volume set --state error'
+    force_action = 'reset_volume_state'
     heat_types = ('OS::Cinder::Volume',)
     project_key = 'os-vol-tenant-attr:tenant_id'
     sdk_resource = sdk_volume.Volume
@@ -152,6 +184,7 @@ class Volume(_CinderKind):
             snapshot_id=v.get('snapshot_id'),
             attachments=attachments,
             used_by=sorted(used_by),
+            **self.stuck_attrs(v),
         )
 
     def primary_step(self, ref):
@@ -188,6 +221,49 @@ class Volume(_CinderKind):
 
     def status(self, conn, ref):
         return conn.block_storage.get_volume(ref.id).status
+
+    def force_edges(self, ref):
+        yield from super().force_edges(ref)
+        status = self.stuck_status(ref)
+        if status and self.forcing(ref):
+            # the project's servers go first: their deletes detach it, and
+            # a reset then clears only what they left
+            for att in ref.attrs.get('attachments', []):
+                yield Edge(
+                    delete_of(Server.name, att['server_id']),
+                    Step(self.force_action, ref, {'status': status}),
+                )
+
+    def force_stuck(self, conn, step):
+        # read again: attached meanwhile to a server of another project,
+        # the volume is kept (resetting its attachments would cut that
+        # guest's disk)
+        found = self.read(conn, step.target)
+        if found is GONE:
+            return
+        if found.status not in self.stuck_statuses:
+            return  # it got out by itself: the delete will do
+        servers = {a.get('server_id') for a in found.attachments or [] if a}
+        if None in servers or '' in servers:
+            raise Kept('not forced: it has an attachment that names no server')
+        owners = server_owners(
+            conn, step.target.project_id, servers, scoped=self.scoped
+        )
+        others = sorted(
+            f'server {sid} of project {owner or "(unknown)"}'
+            for sid, owner in owners.items()
+            if owner is not GONE and owner != step.target.project_id
+        )
+        if others:
+            raise Kept(f'not forced: attached to {", ".join(others)}')
+        # detached: Cinder clears the volume's attachment records, all of
+        # them the project's own servers' or gone servers' (checked above)
+        self.reset_status(
+            conn,
+            step,
+            'volumes',
+            **({'attach_status': 'detached'} if servers else {}),
+        )
 
     def apply(self, conn, step):
         if step.action != 'detach_volume':
@@ -246,6 +322,13 @@ class Snapshot(_CinderKind):
     sdk_get = 'block_storage.get_snapshot'
     reread = True
     project_key = 'os-extended-snapshot-attributes:project_id'
+    # cinder/volume/api.py delete_snapshot: available or error
+    stuck_statuses = frozenset({'error_deleting', 'creating'})
+    deletable_when = (
+        'Cinder deletes a snapshot only when it is available or error'
+    )
+    reset_command = 'openstack volume snapshot set --state error'
+    force_action = 'reset_snapshot_state'
     sdk_resource = sdk_snapshot.Snapshot
     detail_path, detail_key = '/snapshots/detail', 'snapshots'
 
@@ -258,6 +341,7 @@ class Snapshot(_CinderKind):
                     owner=self.owner_of(s, project_id),
                     volume_id=s.get('volume_id'),
                     status=s.get('status'),
+                    **self.stuck_attrs(s),
                 )
                 for s in self.listed(conn, project_id)
             ),
@@ -273,6 +357,9 @@ class Snapshot(_CinderKind):
     def delete(self, conn, ref):
         conn.block_storage.delete_snapshot(ref.id, ignore_missing=False)
 
+    def force_stuck(self, conn, step):
+        self.reset_status(conn, step, 'snapshots')
+
     def status(self, conn, ref):
         return conn.block_storage.get_snapshot(ref.id).status
 
@@ -282,6 +369,13 @@ class Backup(_CinderKind):
     name = 'block_storage.backup'
     sdk_get = 'block_storage.get_backup'
     error_statuses = frozenset({'error_deleting', 'error'})
+    # cinder/backup/api.py delete: available or error
+    stuck_statuses = frozenset({'error_deleting', 'creating'})
+    deletable_when = (
+        'Cinder deletes a backup only when it is available or error'
+    )
+    reset_command = 'openstack volume backup set --state error'
+    force_action = 'reset_backup_state'
 
     project_key = 'os-backup-project-attr:project_id'
     sdk_resource = sdk_backup.Backup
@@ -298,6 +392,7 @@ class Backup(_CinderKind):
                     status=b.get('status'),
                     incremental=bool(b.get('is_incremental')) or None,
                     taken_at=b.get('data_timestamp') or b.get('created_at'),
+                    **self.stuck_attrs(b),
                 )
                 for b in self.listed(conn, project_id)
             ),
@@ -326,6 +421,9 @@ class Backup(_CinderKind):
 
     def delete(self, conn, ref):
         conn.block_storage.delete_backup(ref.id, ignore_missing=False)
+
+    def force_stuck(self, conn, step):
+        self.reset_status(conn, step, 'backups')
 
     def status(self, conn, ref):
         return conn.block_storage.get_backup(ref.id).status

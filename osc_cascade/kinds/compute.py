@@ -28,6 +28,7 @@ from osc_cascade.kinds.base import (
     GONE,
     ResourceKind,
     delete_of,
+    older_than,
     owned,
     unless_absent,
 )
@@ -52,6 +53,33 @@ class Server(ResourceKind):
     # with reclaim_instance_interval set, nova only soft-deletes: the
     # server would wait there for the reclaim, and the cascade with it
     unfinished_statuses = frozenset({'SOFT_DELETED'})
+    # nova/compute/api.py delete: accepted in every vm and task state
+    # (check_instance_state(vm_state=None, task_state=None)); a task that
+    # never ends (its compute died with it) can hold the delete up on the
+    # host: --force-stuck clears it first (os-resetState, an admin's)
+    force_action = 'reset_server_state'
+
+    def stuck_status(self, ref):
+        """Its task, if one has not moved for ``stuck_after``."""
+        task = ref.attrs.get('task_state')
+        if task and older_than(ref.attrs.get('updated_at'), self.stuck_after):
+            return f'task {task}'
+        return ''
+
+    def stuck_step(self, ref):
+        return None  # Nova accepts its delete whatever its state
+
+    def force_stuck(self, conn, step):
+        # read again (base.apply made sure it is still the project's): a
+        # task that ended meanwhile is left alone
+        if not conn.compute.get_server(step.target.id).task_state:
+            return
+        request(
+            conn.compute,
+            'POST',
+            f'/servers/{step.target.id}/action',
+            json={'os-resetState': {'state': 'error'}},
+        )
 
     def list(self, conn, project_id):
         # Every state: ERROR, SHELVED_OFFLOADED, SOFT_DELETED and locked
@@ -65,6 +93,10 @@ class Server(ResourceKind):
                     created_key='created',
                     status=s.get('status'),
                     locked=bool(s.get('locked')) or None,
+                    task_state=s.get('OS-EXT-STS:task_state'),
+                    updated_at=s.get('updated')
+                    if s.get('OS-EXT-STS:task_state')
+                    else None,
                     volumes=[v['id'] for v in s.get(ATTACHED_VOLUMES) or []],
                 )
                 for s in self.detail_items(

@@ -49,6 +49,20 @@ class LoadBalancer(ResourceKind):
     heat_types = ('OS::Octavia::LoadBalancer',)
     service_type = 'load-balancer'
     error_statuses = frozenset({'ERROR'})
+    # octavia/db/repositories.py test_and_set_provisioning_status: a delete
+    # only from DELETABLE_STATUSES (ACTIVE, ERROR), else 409; PENDING_* is
+    # left by the worker that set it, unless the worker died: stuck then
+    slow_statuses = frozenset(
+        {'PENDING_CREATE', 'PENDING_UPDATE', 'PENDING_DELETE'}
+    )
+    deletable_when = (
+        'Octavia deletes a load balancer only when it is ACTIVE or ERROR, '
+        'and only the worker that set PENDING_* clears it'
+    )
+    stuck_help = (
+        'no API resets it: an operator must set its provisioning_status to '
+        "ERROR in Octavia's database (--force-stuck cannot)"
+    )
 
     @staticmethod
     def listed(lbaas, project_id):
@@ -109,6 +123,9 @@ class LoadBalancer(ResourceKind):
                     self.name,
                     lb,
                     status=lb.get('provisioning_status'),
+                    updated_at=lb.get('updated_at')
+                    if lb.get('provisioning_status') in self.slow_statuses
+                    else None,
                     vip_port_id=lb.get('vip_port_id'),
                     vip_network_id=lb.get('vip_network_id'),
                     subnet_ids=sorted(s for s in subnets if s),

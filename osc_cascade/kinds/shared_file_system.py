@@ -128,6 +128,7 @@ class _ManilaKind(ResourceKind):
         return types.SimpleNamespace(
             project_id=found.get('project_id') or '',
             status=found.get('status') or '',
+            updated_at=found.get('updated_at') or '',
         )
 
     def is_in_use(self, exc):
@@ -147,6 +148,35 @@ class Share(_ManilaKind):
     reread = True
     collection = ('shares', 'share')
     offered_statuses = frozenset({'awaiting_transfer'})
+    # manila/share/api.py delete: only from available, error or inactive;
+    # these failed states stay until an admin resets them
+    stuck_statuses = frozenset(
+        {
+            'error_deleting',
+            'manage_error',
+            'unmanage_error',
+            'extending_error',
+            'shrinking_error',
+            'shrinking_possible_data_loss_error',
+            'reverting_error',
+        }
+    )
+    stuck_refusals = frozenset({400})
+    deletable_when = (
+        'Manila deletes a share only when it is available, error or inactive'
+    )
+    reset_command = 'openstack share set --status error'
+    force_action = 'reset_share_state'
+
+    def force_stuck(self, conn, step):
+        # the admin's reset_status (manila/api/v2/shares.py, 2.7 on)
+        request(
+            manila(conn),
+            'POST',
+            f'/shares/{step.target.id}/action',
+            json={'reset_status': {'status': 'error'}},
+            microversion=MICROVERSION,
+        )
 
     def list(self, conn, project_id):
         return owned(
@@ -158,6 +188,9 @@ class Share(_ManilaKind):
                     share_group_id=s.get('share_group_id'),
                     snapshot_id=s.get('snapshot_id'),
                     replicated=bool(s.get('replication_type')),
+                    updated_at=s.get('updated_at')
+                    if s.get('status') in self.stuck_statuses
+                    else None,
                 )
                 for s in listing(conn, '/shares/detail', project_id)
             ),

@@ -107,6 +107,16 @@ class UsageGroup:
         return getattr(self.group, name)
 
 
+def add_force_stuck_option(group: Any) -> None:
+    """``--force-stuck``: of the commands that delete a project's
+    resources (``project delete --cascade``, ``orphan purge``)."""
+    group.add_argument(
+        '--force-stuck',
+        action='store_true',
+        help='Reset what is stuck (admin), then delete it',
+    )
+
+
 def add_execution_options(group: Any, tuning: Any = None) -> None:
     """Options of every command that runs a plan: --dry-run and --yes in
     ``group``, the others in ``tuning`` (default: ``group``)."""

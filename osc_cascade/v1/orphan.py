@@ -21,13 +21,14 @@ from osc_lib import exceptions
 from osc_lib.command import command
 
 from osc_cascade.engine.errors import Interrupted
-from osc_cascade.engine.executor import KEPT
+from osc_cascade.engine.executor import KEPT, STUCK
 from osc_cascade.v1.common import (
     EXIT_ORPHANS_FOUND,
     EXIT_OWNERS_UNCONFIRMED,
     ExitStatusHelp,
     add_api_timeout_option,
     add_execution_options,
+    add_force_stuck_option,
     add_tuning_group,
     confirm,
     connection,
@@ -90,7 +91,11 @@ def _search(
     search = orphans.OrphanSearch(
         conn,
         orphans.select_kinds(
-            kinds_mod.build(), parsed_args.service, parsed_args.kind
+            kinds_mod.build(
+                force_stuck=getattr(parsed_args, 'force_stuck', False)
+            ),
+            parsed_args.service,
+            parsed_args.kind,
         ),
         regions=Regions(conn, parsed_args.region),
         parallel=parsed_args.parallel_discovery,
@@ -148,6 +153,7 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         tuning = add_tuning_group(parser)
         _add_search_options(parser, tuning)
         add_execution_options(parser, tuning)
+        add_force_stuck_option(parser)
         # the plan as a Graphviz graph, as the cascade's: no formatter of
         # cliff's, so ``run`` prints it
         for action in parser._actions:
@@ -294,9 +300,11 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             progress.close()
         if not result.ok:
             self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
+            stuck = len(result.by_outcome(STUCK))
             raise exceptions.CommandError(
-                f'{len(result.by_outcome("failed"))} of {len(plan.steps)} '
-                f'orphaned resource(s) could not be deleted'
+                f'{len(result.by_outcome("failed")) + stuck} of '
+                f'{len(plan.steps)} orphaned resource(s) could not be deleted'
+                + (f', {stuck} of them stuck' if stuck else '')
             )
         # the rest is purged; what was kept (a stack whose delete would
         # delete another project's network), or what a project left in a

@@ -209,6 +209,8 @@ def _dot_node(plan: Plan, step_id: str) -> str:
 def verb(step: Step) -> str:
     """The word a person reads for a step's action, the same in the plan,
     the progress and the summary (``remove`` for an allocation)."""
+    if step.params.get('stuck') and step.action == 'keep':
+        return 'stuck'
     return VERBS.get((step.target.kind, step.action), step.action)
 
 

@@ -132,11 +132,11 @@ class Progress:
             self.finished += 1
             if not event.run:
                 self.outside += 1
-            if event.kind == events.FAILED:
+            if event.kind in (events.FAILED, events.STUCK):
                 self.failed += 1
             if self.json:
                 self._json(event)
-            elif not self.tty or event.kind == events.FAILED:
+            elif not self.tty or event.kind in (events.FAILED, events.STUCK):
                 self._line(self._final_line(event))
         if self.tty:
             self._bar()
@@ -222,6 +222,10 @@ class Progress:
     def _final_line(self, event: events.Event) -> str:
         result = event.result
         text = f'{event.kind}: {step_text(event.step)}'
+        if event.kind == events.STUCK and event.step.is_delete:
+            # found at its delete: "stuck: <label> is '<state>' since ..."
+            text = f'{event.kind}: {event.step.target.label()}'
+            return f'[{self.finished}/{self.total}] {text} {event.message}'
         if result is not None and result.outcome == events.DONE:
             text += f' ({result.seconds:.1f}s)'
         # a keep's description already ends with its reason, the message

@@ -32,6 +32,7 @@ from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
+    add_force_stuck_option,
     add_tuning_group,
     confirm,
     connection,
@@ -51,6 +52,7 @@ _CASCADE_ONLY = (
     'yes',
     'recursive',
     'delete_shared',
+    'force_stuck',
     'plan_file',
     'plan_max_age',
     'report_file',
@@ -78,6 +80,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             help='First delete all it owns (admin or domain manager)',
         )
         add_execution_options(group, tuning := add_tuning_group(parser))
+        add_force_stuck_option(group)
         group.add_argument(
             '--recursive',
             action='store_true',
@@ -197,6 +200,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         options = cascade.CascadeOptions(
             recursive=parsed_args.recursive,
             delete_shared=parsed_args.delete_shared,
+            force_stuck=parsed_args.force_stuck,
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
             report_file=record.path or None,

@@ -78,7 +78,9 @@ from osc_cascade.workflows.cascade_messages import (
     elsewhere_message,
     kept_message,
     leftover_message,
+    stop_if_stuck,
 )
+from osc_cascade.workflows.cascade_options import CascadeOptions
 from osc_cascade.workflows.lowering import Lowering
 from osc_cascade.workflows.projects import (
     Projects,
@@ -88,33 +90,6 @@ from osc_cascade.workflows.projects import (
     project_ref,
     protected_message,
 )
-
-
-@dataclasses.dataclass
-class CascadeOptions:
-    recursive: bool = False
-    #: delete shared and public images and shared zones too
-    delete_shared: bool = False
-    parallel: int = 10
-    timeout: float = 600.0
-    #: discovery rounds after the plan has run, to catch what appeared
-    verify_rounds: int = 3
-    #: where to write what was done, as JSON (``engine.report``)
-    report_file: str | None = None
-    #: who runs it, where and since when (``report.context``)
-    report_context: dict[str, Any] = dataclasses.field(default_factory=dict)
-    #: the oldest saved plan that may be run, in seconds
-    plan_max_age: float = 24 * 3600
-    #: the regions to cascade in (``--region``); none: every region. The
-    #: projects are deleted only if the other regions hold nothing of them
-    regions: tuple[str, ...] = ()
-    #: seconds to wait after the projects are deleted (the services' token
-    #: cache time) before deleting what appeared with their IDs; 0: none
-    settle: float = 0.0
-    #: where the per-project locks live (``actor.coordination_url``);
-    #: None: the environment, clouds.yaml, or this host's directory
-    coordination_url: str | None = None
-
 
 #: what a run is, for the refusals of other actors (``actor.holder``)
 _DOING = {
@@ -158,7 +133,10 @@ class ProjectCascade:
             doing=_DOING.get(verb, verb),
         )
         self.kinds = quota.without_quotas(
-            kinds_mod.build(delete_shared=self.options.delete_shared)
+            kinds_mod.build(
+                delete_shared=self.options.delete_shared,
+                force_stuck=self.options.force_stuck,
+            )
         )
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
@@ -403,6 +381,7 @@ class ProjectCascade:
         self.runs = runs = []
         runs.append(self.run_round(without_projects(checked.plan)))
         self.check_interrupted()
+        stop_if_stuck(runs[-1])
         ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
             leftover = still_to_do(self._plan_here(targets))
@@ -414,6 +393,7 @@ class ProjectCascade:
                 break
             runs.append(self.run_round(leftover))
             self.check_interrupted()
+            stop_if_stuck(runs[-1])
             ran |= set(runs[-1].results)
         else:
             leftover = still_to_do(self._plan_here(targets))

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from osc_cascade.engine.executor import RunResult
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import STUCK, RunResult, StepResult
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import ResourceRef, Step
 
@@ -55,6 +56,28 @@ def elsewhere_message(remaining: Sequence[ResourceRef]) -> str:
             for region, labels in sorted(by_region.items())
         )
         + '. Cascade those regions too (--region, or no --region for all).'
+    )
+
+
+def stop_if_stuck(run: RunResult) -> None:
+    """No more verification rounds after a round with what its service
+    will not delete from its state: another would find it as it is."""
+    stuck = run.by_outcome(STUCK)
+    if stuck:
+        raise CascadeError(stuck_message(stuck))
+
+
+def stuck_message(stuck: Sequence[StepResult]) -> str:
+    """The projects stay: what their services will not delete from the
+    state it is in, one line each (its state, since when, what the
+    service needs, what would force it)."""
+    return (
+        'The projects were not deleted and stay drained (disabled): their '
+        f'services will not delete {len(stuck)} resource(s) from the state '
+        'they are in, which waiting does not change: '
+        + '; '.join(
+            sorted(f'{r.step.target.label()} {r.error}' for r in stuck)
+        )
     )
 
 

@@ -33,7 +33,7 @@ scoped token cannot see it cannot prove safe: a volume attached to a
 server it cannot see is kept, and the kinds only an admin can list are
 named in a note.
 
-The drain (``ScopedDrain``) cannot disable the project first: Keystone
+The drain (``scoped_drain``) cannot disable the project first: Keystone
 refuses tokens for a disabled project, the cascade's own included. It
 removes every other role assignment on the project the caller may
 (``workflows.assignments``, recorded first, put back by the restore), and
@@ -62,15 +62,13 @@ from osc_cascade.workflows.projects import (
     project_ref,
     protected_message,
 )
+from osc_cascade.workflows.scoped_drain import ScopedDrain
 
 #: the role a domain manager gives itself on the project for the run: the
 #: one the services' default policies let act on a project's resources
 WORKING_ROLE = 'member'
 #: Keystone's domain-manager persona
 MANAGER_ROLE = 'manager'
-
-#: what a failed revoke left (``ScopedDrain._revoke_failed``)
-REFUSED, GONE, STAYS = 'refused', 'gone', 'stays'
 
 #: what stays open without admin, said in the plan (and the README)
 STAYS_OPEN = (
@@ -139,95 +137,6 @@ def grant_command(user_id: str, role: str, where: str) -> str:
     return f'`openstack role add --user {user_id} {where} {role}`'
 
 
-class ScopedDrain(drain_mod.Drain):
-    """The drain without admin: the project's role assignments taken away
-    (recorded first), no quota frozen, the project left enabled until it is
-    deleted (``ScopedCascade.disable_last``)."""
-
-    def unfrozen(self, service_types: Any) -> list[str]:
-        return []  # no quota is frozen: STAYS_OPEN says so, once
-
-    def drain(self, project_id: str) -> tuple[dict[str, Any], list[str]]:
-        record = self.begin(project_id)
-        record['scoped'] = True
-        mine = self.conn.current_user_id
-        removed = record.setdefault(assignments.ASSIGNMENTS, [])
-        present = self._retried_api_call(
-            f'listing the role assignments on project {project_id}',
-            lambda: assignments.on_project(self.conn, project_id),
-        )
-        kept, unsure = [], []
-        for assignment in present:
-            if assignment.get('user_id') == mine:
-                continue  # the cascade's own: taken back before the delete
-            if assignment not in removed:
-                removed.append(assignment)
-                self._write(project_id, record)  # the intent first
-            try:
-                self._retried_api_call(
-                    'removing the role assignment '
-                    f'{assignments.label(assignment)} on project {project_id}',
-                    lambda a=assignment: keystone.revoke(
-                        self.conn, project_id, a
-                    ),
-                )
-            except CascadeError as exc:
-                failed = self._revoke_failed(project_id, assignment, exc)
-                if failed == REFUSED:
-                    removed.remove(assignment)
-                    kept.append(f'{assignments.label(assignment)} ({exc})')
-                elif failed == STAYS:
-                    unsure.append(f'{assignments.label(assignment)} ({exc})')
-                # GONE: its answer was lost; it is recorded, as removed
-        notes = []
-        if kept:
-            notes.append(
-                'role assignments the caller may not remove stay on the '
-                'project: ' + '; '.join(kept)
-            )
-        if unsure:
-            notes.append(
-                'role assignments whose removal failed may stay on the '
-                'project (kept in the drain record, which the restore puts '
-                'back): ' + '; '.join(unsure)
-            )
-        others = self._retried_api_call(
-            f'listing the users with a role on project {project_id}',
-            lambda: assignments.effective_users(self.conn, project_id),
-        ) - {mine}
-        if others:
-            notes.append(
-                f'{len(others)} other user(s) keep a role on the project '
-                'through its domain, a parent or an assignment that stays: '
-                + ', '.join(sorted(others))
-            )
-        self.complete(project_id, record)
-        return record, notes
-
-    def _revoke_failed(
-        self, project_id: str, assignment: dict[str, Any], exc: CascadeError
-    ) -> str:
-        """After a failed revoke, what the record does with the assignment:
-        REFUSED (a 4xx but 429: nothing changed, it stays on the project
-        and leaves the record), else it stays in the record: Keystone may
-        have taken the revoke and lost its answer (a timeout, then 5xx),
-        or take it later; putting back an assignment that is there is no
-        change. Checked (one HEAD, only then) to say whether it is GONE
-        or may STAY."""
-        code = status_code(exc.__cause__)
-        if code is not None and 400 <= code < 500 and code != 429:
-            return REFUSED
-        try:
-            there = self._retried_api_call(
-                'checking the role assignment '
-                f'{assignments.label(assignment)} on project {project_id}',
-                lambda: keystone.has_grant(self.conn, project_id, assignment),
-            )
-        except CascadeError:
-            return STAYS
-        return STAYS if there else GONE
-
-
 class ScopedCascade(cascade.ProjectCascade):
     """``project delete --cascade`` without cloud admin; with
     ``keep_project``, the project is emptied and stays (and nothing is
@@ -246,7 +155,9 @@ class ScopedCascade(cascade.ProjectCascade):
         self.caller = Caller.of(conn)
         self.kinds = quota.without_quotas(
             kinds_mod.build(
-                delete_shared=self.options.delete_shared, scoped=True
+                delete_shared=self.options.delete_shared,
+                force_stuck=self.options.force_stuck,
+                scoped=True,
             )
         )
         if self.options.settle:

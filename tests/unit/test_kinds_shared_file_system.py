@@ -17,7 +17,7 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.engine.executor import FAILED
+from osc_cascade.engine.executor import STUCK
 from osc_cascade.kinds import shared_file_system as manila
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
@@ -139,15 +139,21 @@ def test_a_project_of_shares_is_emptied_in_one_round(cloud, shares):
     assert cloud.owned_by(shares['project']) == []
 
 
-def test_a_share_delete_that_errors_fails(cloud):
+def test_a_share_delete_that_errors_is_stuck(cloud):
+    # error_deleting: Manila refuses another delete (only from available,
+    # error or inactive), so it is stuck, not retried, and says so
     a = scenarios.project(cloud, 'A')['id']
     cloud.share(a, 'files', fail_delete=True)
     kind = kinds_mod.build()[manila.Share.name]
     [result] = run_kind(
         cloud, kind, kind.list(cloud.connection(), a)
     ).results.values()
-    assert result.outcome == FAILED
-    assert result.error == 'delete failed: status is error_deleting'
+    assert result.outcome == STUCK
+    assert result.error == (
+        "is 'error_deleting': Manila deletes a share only when it is "
+        'available, error or inactive; an admin can reset its state '
+        '(openstack share set --status error) or use --force-stuck'
+    )
 
 
 def test_invalid_share_answers_are_in_use_other_400s_are_not():

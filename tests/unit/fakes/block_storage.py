@@ -27,6 +27,19 @@ import re
 
 from tests.unit.fakes.common import ENDPOINTS, Conflict, versions
 
+#: cinder/volume/api.py delete: the statuses a volume is deleted from
+VOLUME_DELETABLE = (
+    'available',
+    'error',
+    'error_restoring',
+    'error_extending',
+    'error_managing',
+)
+
+
+def _bad(message):
+    return {'badRequest': {'code': 400, 'message': message}}
+
 
 class BlockStorage:
     def _block_storage(self, method, path, query, body):
@@ -106,6 +119,14 @@ class BlockStorage:
         )
         return 202, {'backup': {'id': backup['id'], 'name': backup['name']}}
 
+    #: whether the caller may reset states (``os-reset_status``)
+    admin_actions = True
+
+    @property
+    def reset_calls(self):
+        """Each ``os-reset_status``: (id, its body)."""
+        return self.__dict__.setdefault('_reset_calls', [])
+
     #: what a new backup becomes (``error``: the backup service failed)
     backup_status_after_create = 'available'
 
@@ -113,7 +134,8 @@ class BlockStorage:
         snapshots = [
             s for s in self.all('snapshots') if s['volume_id'] == volume['id']
         ]
-        if volume['status'] not in ('available', 'error') or snapshots:
+        # cinder/volume/api.py delete: the statuses it deletes from
+        if volume['status'] not in VOLUME_DELETABLE or snapshots:
             raise Conflict(
                 400,
                 {
@@ -205,14 +227,41 @@ class BlockStorage:
         return True
 
     def _check_delete_snapshot(self, snapshot):
-        pass  # allowed with dependent volumes, as the file driver does
+        # allowed with dependent volumes, as the file driver does; from
+        # available or error alone (cinder/volume/api.py delete_snapshot)
+        if snapshot['status'] not in ('available', 'error'):
+            raise Conflict(
+                400,
+                _bad(
+                    'Invalid snapshot: Snapshot status must be available or '
+                    'error and must not be part of a group.'
+                ),
+            )
 
     def _check_delete_backup(self, backup):
         # As admin, Cinder accepts deleting a full backup that still has
-        # incrementals (it looks for them in the caller's project only).
-        pass
+        # incrementals (it looks for them in the caller's project only);
+        # from available or error alone (cinder/backup/api.py delete)
+        if backup['status'] not in ('available', 'error'):
+            raise Conflict(
+                400,
+                _bad(
+                    'Invalid backup: Backup status must be available or error'
+                ),
+            )
 
     def _volume_action(self, volume, body):
+        if 'os-reset_status' in body:
+            # cinder/api/contrib/admin_actions.py _reset_status: the
+            # admin's; attach_status detached clears every attachment
+            self.reset_calls.append((volume['id'], body['os-reset_status']))
+            asked = body['os-reset_status']
+            if not self.admin_actions:
+                return 403, {'forbidden': {'code': 403, 'message': 'policy'}}
+            volume['status'] = asked['status']
+            if asked.get('attach_status') == 'detached':
+                volume['attachments'] = []
+            return 202, None
         if 'os-force_detach' in body:
             attachment = body['os-force_detach'].get('attachment_id')
             volume['attachments'] = [

@@ -39,6 +39,8 @@ class Compute:
         self.nova_max_limit = nova_max_limit
         #: as nova.conf's: when set, a DELETE only soft-deletes a server
         self.reclaim_instance_interval = reclaim_instance_interval
+        #: each ``os-resetState``: (server id, its body)
+        self.server_resets = []
 
     def _compute(self, method, path, query, body):
         if path in ('', '/'):
@@ -93,6 +95,12 @@ class Compute:
             if method == 'DELETE' and self.reclaim_instance_interval:
                 server['status'] = 'SOFT_DELETED'
                 return 204, None
+            if action and 'os-resetState' in body:
+                # nova/api/openstack/compute/admin_actions.py _reset_state
+                self.server_resets.append((server_id, body['os-resetState']))
+                server['status'] = body['os-resetState']['state'].upper()
+                server['task_state'] = None
+                return 202, None
             if action and 'forceDelete' in body:
                 if server.get('status') != 'SOFT_DELETED':
                     return 409, {

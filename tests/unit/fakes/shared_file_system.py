@@ -77,6 +77,11 @@ class SharedFileSystem:
             **obj,
         )
 
+    @property
+    def share_resets(self):
+        """Each ``reset_status`` of a share: (id, its body)."""
+        return self.__dict__.setdefault('_share_resets', [])
+
     def offer_share(self, share):
         share['status'] = 'awaiting_transfer'
         return self.add(
@@ -154,6 +159,14 @@ class SharedFileSystem:
                     and query.get('share_id') in (None, o.get('share_id'))
                 ]
             }
+        m = re.fullmatch(r'/shares/([^/]+)/action', path)
+        if m and method == 'POST' and 'reset_status' in body:
+            share = self.get('shares', m.group(1))
+            if share is None:
+                return 404, {'itemNotFound': {'code': 404, 'message': 'no'}}
+            self.share_resets.append((share['id'], body['reset_status']))
+            share['status'] = body['reset_status']['status']
+            return 202, None
         m = re.fullmatch(r'/([a-z-]+)/([^/]+)', path)
         if m and m.group(1) in MANILA:
             coll = MANILA[m.group(1)]
@@ -184,7 +197,8 @@ class SharedFileSystem:
             ]
 
         if coll == 'shares':
-            if obj['status'] == 'awaiting_transfer':
+            # manila/share/api.py delete
+            if obj['status'] not in ('available', 'error', 'inactive'):
                 raise manila_error(
                     400,
                     'Invalid share: Share status must be one of '
