@@ -242,7 +242,9 @@ def test_a_token_neutron_cached_before_the_drain_creates_nothing(admin, cli):
             f'project in {"/".join(REGIONS)}, {len(orphans)} orphan(s)'
         )
         assert left == []
-        assert orphans == []
+        # the freeze outlives the project (issue 29 item 8): its quota rows
+        # stay at 0 until a later purge releases them, and nothing else
+        assert [o for o in orphans if not o['Kind'].startswith('quota.')] == []
         assert made['network']['id'] not in {n[2] for n in left}
     finally:
         member.delete()
