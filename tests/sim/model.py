@@ -77,6 +77,16 @@ class World:
     expected: dict[tuple[str, str, str], dict] = dataclasses.field(
         default_factory=dict
     )
+    #: (collection, id) -> why no run may delete it (a stack's Retain)
+    keep: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
+    #: the verb of the command running now ('delete', 'sweep', ...)
+    running: str = ''
+    #: the projects an actor re-enabled (no run may delete them)
+    re_enabled: set[str] = dataclasses.field(default_factory=set)
+    #: what a cached token of T made after T's delete: collection -> id
+    window: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: whether that token still works (closed before a later purge)
+    window_open: bool = True
 
     def expect(self, collection: str, obj: dict, cloud=None) -> None:
         """An actor changed ``obj`` of another project: that is now how
@@ -87,7 +97,14 @@ class World:
     def targets(self, scenario) -> set[str]:
         """The projects the run may empty: the child too where the
         cascade recurses, and where an orphan purge names it."""
-        if scenario.recursive or scenario.command == 'orphan-purge':
+        if scenario.command == 'cascade-without-admin':
+            return {self.t}  # C is its sibling there
+        if scenario.recursive or scenario.command in (
+            'orphan-purge',
+            'cascade-then-purge',
+            'sweep',
+            'drain-restore-again',
+        ):
             return {self.t, self.child}
         return {self.t}
 
@@ -266,3 +283,7 @@ def _rule_later(w):
             rule,
         )
     ]
+
+
+# the features and actors of more holes, in modules of their own
+from tests.sim import holes  # noqa: E402,F401
