@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from tests.sim.model import _hook, actor, feature
 from tests.unit import scenarios
+from tests.unit.fakes.orchestration import PHYSICAL
 from tests.unit.fakes.quota import (
     CINDER_DEFAULT_QUOTAS,
     NEUTRON_DEFAULT_QUOTAS,
@@ -175,6 +176,15 @@ def _room(cloud, service, key, default, collection, owner_key, pid):
     return limit == -1 or used < limit
 
 
+def _deleted_by_tool(cloud, pid):
+    """Whether the tool deleted the project (after its drain's freeze;
+    not Keystone alone, as before an orphan purge)."""
+    return any(
+        r.collection == 'projects' and r.id == pid and r.by == 'tool'
+        for r in cloud.removals()
+    )
+
+
 @actor('cached-token-after-delete')
 def _cached_token(w):
     """A user of T whose token was issued before the drain (Keystone's
@@ -187,7 +197,7 @@ def _cached_token(w):
     def attempt(cloud):
         if not w.window_open:
             return True
-        if not cloud.exists('projects', w.t):
+        if _deleted_by_tool(cloud, w.t):
             for coll, (svc, key, dflt), owner_key, make in WINDOW_MAKES:
                 if coll not in w.window and _room(
                     cloud, svc, key, dflt, coll, owner_key, w.t
@@ -257,34 +267,29 @@ def t_stack(w):
     if 't-app' not in w.made:
         net, _ = scenarios.network(w.cloud, w.t, 't-app-net', '10.6.0.0/24')
         stack = w.cloud.stack('t-app', w.t)
-        w.cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
         w.made['t-app'] = stack
+        _leftover(w, 'net', 'OS::Neutron::Net', net)
     return w.made['t-app']
+
+
+def _leftover(w, name, type_, obj, cloud=None, **definition):
+    """A resource of T's stack, which its force delete leaves behind."""
+    w.cloud.resource(t_stack(w), name, type_, obj['id'], **definition)
+    region = (cloud or w.cloud).region
+    w.leftovers.append((region, PHYSICAL[type_], obj['id']))
 
 
 @feature('t-stack-retains-volume')
 def _retained(w):
     vol = scenarios.volume(w.cloud, w.t, 't-app-data')
-    w.cloud.resource(
-        t_stack(w),
-        'data',
-        'OS::Cinder::Volume',
-        vol['id'],
-        deletion_policy='Retain',
-    )
+    _leftover(w, 'data', 'OS::Cinder::Volume', vol, deletion_policy='Retain')
     w.keep[('volumes', vol['id'])] = 'the stack retains it'
 
 
 @feature('t-stack-adopted-network')
 def _adopted(w):
     net, _ = scenarios.network(w.cloud, w.t, 't-adopted', '10.7.0.0/24')
-    w.cloud.resource(
-        t_stack(w),
-        'adopted',
-        'OS::Neutron::Net',
-        net['id'],
-        external_id=net['id'],
-    )
+    _leftover(w, 'adopted', 'OS::Neutron::Net', net, external_id=net['id'])
     w.keep[('networks', net['id'])] = 'the stack only adopted it'
 
 
@@ -293,4 +298,13 @@ def _others_leftover(w):
     """A resource of T's stack that is O's (made for O by an admin, or
     given to O since): a leftover the force delete must not delete."""
     net, _ = scenarios.network(w.cloud, w.o, 'o-in-t-app', '10.8.0.0/24')
-    w.cloud.resource(t_stack(w), 'o-net', 'OS::Neutron::Net', net['id'])
+    _leftover(w, 'o-net', 'OS::Neutron::Net', net)
+
+
+@feature('t-stack-holds-region-two-network')
+def _other_regions_leftover(w):
+    """A resource of T's stack in RegionTwo (a stack whose template names
+    a region): the force delete's lookup in RegionOne alone finds no such
+    network, which is no proof that it is gone."""
+    net = w.made['t-r2-net']
+    _leftover(w, 'r2-net', 'OS::Neutron::Net', net, w.region_two)

@@ -33,6 +33,8 @@
 9. The freeze outlives a project the tool deleted: a token issued before
    the drain creates nothing in it afterwards (the quotas stay at 0 until
    the later purge releases them).
+10. A force delete that ends 0 left nothing of what its stack left
+    behind but what it must keep (8.).
 
 Without admin, 2. spares what the project had and the tool says it may
 not delete (its default security group: Neutron's admins' alone), never
@@ -233,6 +235,15 @@ def check(scenario, world, before: Before, runs) -> list[str]:
                 f'8: deleted {removal.collection} {removal.id}: {why} '
                 f'({removal.request})'
             )
+    if scenario.command == 'force-delete' and last.code == 0:
+        regions = {c.region: c for c in cloud.regions()}
+        for region, collection, id_ in world.leftovers:
+            there = regions[region].exists(collection, id_)
+            if there and (collection, id_) not in world.keep:
+                broken.append(
+                    f'10: exit 0 with the leftover {collection} {id_} '
+                    f'still in {region}'
+                )
     for collection, id_ in sorted(world.window.items()):
         broken.append(
             f'9: a token of the deleted project made {collection} {id_} '

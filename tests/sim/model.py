@@ -87,6 +87,10 @@ class World:
     window: dict[str, str] = dataclasses.field(default_factory=dict)
     #: whether that token still works (closed before a later purge)
     window_open: bool = True
+    #: what T's stack t-app leaves behind: (region, collection, id)
+    leftovers: list[tuple[str, str, str]] = dataclasses.field(
+        default_factory=list
+    )
 
     def expect(self, collection: str, obj: dict, cloud=None) -> None:
         """An actor changed ``obj`` of another project: that is now how

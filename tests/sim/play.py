@@ -219,6 +219,12 @@ VERBS = ('delete', 'purge', 'drain', 'restore', 'sweep', 'force-delete')
 
 def play(scenario: Scenario) -> list[str]:
     """Play ``scenario``; the invariants it broke (none: it held)."""
+    return played(scenario)[0]
+
+
+def played(scenario: Scenario) -> tuple[list[str], model.World, list[Run]]:
+    """Play ``scenario``: the invariants it broke, the world after it and
+    the runs (for a test that asserts what a scenario went through)."""
     cloud_class = (
         ScopedSimCloud
         if scenario.command == 'cascade-without-admin'
@@ -268,4 +274,4 @@ def play(scenario: Scenario) -> list[str]:
             if last and cloud.killed:
                 cloud.revive()
                 runs.append(shell(*argv))
-        return invariants.check(scenario, world, before, runs)
+        return invariants.check(scenario, world, before, runs), world, runs
