@@ -179,7 +179,7 @@ def _room(cloud, service, key, default, collection, owner_key, pid):
 def _deleted_by_tool(cloud, pid):
     """Whether the tool deleted the project (after its drain's freeze;
     not Keystone alone, as before an orphan purge)."""
-    return any(
+    return not cloud.exists('projects', pid) and any(
         r.collection == 'projects' and r.id == pid and r.by == 'tool'
         for r in cloud.removals()
     )
@@ -202,7 +202,9 @@ def _cached_token(w):
                 if coll not in w.window and _room(
                     cloud, svc, key, dflt, coll, owner_key, w.t
                 ):
+                    had = set(cloud.owned_by(w.t))
                     w.window[coll] = make(cloud, w.t)['id']
+                    w.window_made.update(set(cloud.owned_by(w.t)) - had)
         return False
 
     return [rearming('cached-token-after-delete', '*', '', attempt)]
@@ -261,11 +263,25 @@ def _restore_refused(w):
 # -- 11.-13. what a force delete keeps --------------------------------------
 
 
+def bare_network(cloud, pid, name):
+    """A network without subnet or DHCP port: the fake Heat's delete of a
+    stack removes its network alone, where Neutron would take the DHCP
+    port along."""
+    return cloud.add(
+        'networks',
+        name=name,
+        project_id=pid,
+        tenant_id=pid,
+        shared=False,
+        **{'router:external': False},
+    )
+
+
 def t_stack(w):
     """T's stack ``t-app``, with a network of T's own: the one the
     ``force-delete`` command works on (it hangs there, as a stuck one)."""
     if 't-app' not in w.made:
-        net, _ = scenarios.network(w.cloud, w.t, 't-app-net', '10.6.0.0/24')
+        net = bare_network(w.cloud, w.t, 't-app-net')
         stack = w.cloud.stack('t-app', w.t)
         w.made['t-app'] = stack
         _leftover(w, 'net', 'OS::Neutron::Net', net)
@@ -288,7 +304,7 @@ def _retained(w):
 
 @feature('t-stack-adopted-network')
 def _adopted(w):
-    net, _ = scenarios.network(w.cloud, w.t, 't-adopted', '10.7.0.0/24')
+    net = bare_network(w.cloud, w.t, 't-adopted')
     _leftover(w, 'adopted', 'OS::Neutron::Net', net, external_id=net['id'])
     w.keep[('networks', net['id'])] = 'the stack only adopted it'
 
@@ -297,7 +313,7 @@ def _adopted(w):
 def _others_leftover(w):
     """A resource of T's stack that is O's (made for O by an admin, or
     given to O since): a leftover the force delete must not delete."""
-    net, _ = scenarios.network(w.cloud, w.o, 'o-in-t-app', '10.8.0.0/24')
+    net = bare_network(w.cloud, w.o, 'o-in-t-app')
     _leftover(w, 'o-net', 'OS::Neutron::Net', net)
 
 

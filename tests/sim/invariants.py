@@ -29,10 +29,11 @@
    something left names each (its kept row, with the reason).
 7. A project someone re-enabled while the tool worked is not deleted.
 8. What a stack retains (deletion_policy Retain) or only adopted
-   (external_id) is not deleted.
+   (external_id) is not deleted by its force delete.
 9. The freeze outlives a project the tool deleted: a token issued before
    the drain creates nothing in it afterwards (the quotas stay at 0 until
-   the later purge releases them).
+   the later purge releases them). Without admin nothing is frozen (the
+   run's note says so): what such a token made is no break of 2. either.
 10. A force delete that ends 0 left nothing of what its stack left
     behind but what it must keep (8.).
 
@@ -185,6 +186,10 @@ def check(scenario, world, before: Before, runs) -> list[str]:
         # not delete (a default group: Neutron's admins' alone); never
         # what it made
         left = {k for k in left if k not in before.own or k[2] not in said}
+        # nor does it freeze quotas (an admin's call; its note says so)
+        left = {k for k in left if k[1:] not in world.window_made}
+        # nor are the services whose fakes know no scoped token there
+        left = {k for k in left if k[1] not in cloud.UNSERVED}
     gone = not cloud.exists('projects', world.t)
     cascade = scenario.command.startswith('cascade')
     if cascade and gone and left:
@@ -230,7 +235,8 @@ def check(scenario, world, before: Before, runs) -> list[str]:
             broken.append(f'7: deleted project {pid}, which was re-enabled')
     for removal in cloud.removals():
         why = world.keep.get((removal.collection, removal.id))
-        if why and removal.by == 'tool':
+        # (a cascade or a purge deletes the stack and all of T with it)
+        if why and removal.by == 'tool' and scenario.command == 'force-delete':
             broken.append(
                 f'8: deleted {removal.collection} {removal.id}: {why} '
                 f'({removal.request})'
@@ -244,7 +250,8 @@ def check(scenario, world, before: Before, runs) -> list[str]:
                     f'10: exit 0 with the leftover {collection} {id_} '
                     f'still in {region}'
                 )
-    for collection, id_ in sorted(world.window.items()):
+    frozen = scenario.command != 'cascade-without-admin'
+    for collection, id_ in sorted(world.window.items() if frozen else ()):
         broken.append(
             f'9: a token of the deleted project made {collection} {id_} '
             'in it: its quotas were not kept frozen'

@@ -85,6 +85,8 @@ class World:
     re_enabled: set[str] = dataclasses.field(default_factory=set)
     #: what a cached token of T made after T's delete: collection -> id
     window: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: all it made (a network's subnet and port too): (collection, id)
+    window_made: set[tuple[str, str]] = dataclasses.field(default_factory=set)
     #: whether that token still works (closed before a later purge)
     window_open: bool = True
     #: what T's stack t-app leaves behind: (region, collection, id)
