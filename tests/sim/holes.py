@@ -125,6 +125,29 @@ def _accept_on_delete(w):
     ]
 
 
+@actor(
+    'o-takes-t-port-as-nic-after-plan',
+    finds="the cascade and the orphan purge delete T's port that O's "
+    'server took as its NIC after their last listing: a port is not read '
+    'again before its delete (volumes, images, zones and shares are)',
+    seen_by='cascade',
+)
+def _attach_port_after_plan(w):
+    """An admin attaches T's spare port to O's server once the tool has
+    listed everything: right before its first delete of anything."""
+
+    def attach(cloud):
+        w.made['t-spare'].update(
+            device_id=w.made['o-vm']['id'], device_owner='compute:nova'
+        )
+
+    return [
+        _hook(
+            'o-takes-t-port-as-nic-after-plan', 'DELETE', '', attach, 'before'
+        )
+    ]
+
+
 # -- 4. a stack of T that made O's network -----------------------------------
 
 

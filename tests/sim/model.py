@@ -235,14 +235,17 @@ def _hook(name, method, pattern, action, when='after', status=None):
 @actor('o-takes-t-port-as-nic')
 def _attach_port_later(w):
     """An admin attaches T's spare port to O's server after the tool
-    listed the ports."""
+    listed T's ports (a listing filtered by project: an orphan purge's
+    unfiltered listings run in parallel, and which came first decided
+    whether the purge saw the NIC; ``o-takes-t-port-as-nic-after-plan``
+    is that case, played the same way every time)."""
 
     def attach(cloud):
         w.made['t-spare'].update(
             device_id=w.made['o-vm']['id'], device_owner='compute:nova'
         )
 
-    return [_hook('o-takes-t-port-as-nic', 'GET', r'/v2\.0/ports\b', attach)]
+    return [_hook('o-takes-t-port-as-nic', 'GET', r'/v2\.0/ports\?', attach)]
 
 
 @actor('o-attaches-t-volume')
