@@ -153,3 +153,36 @@ def test_the_defect_stays_fixed(defect):
         f'{replay_line(scenario)} no longer reaches defect {defect}: '
         + ' / '.join(f'{r.code}: {r.stderr[-300:]}' for r in runs)
     )
+
+
+def test_the_new_invariants_see_what_they_claim():
+    """The harness's own check of invariants 7 to 10, with no run: a
+    re-enabled project deleted, a token's network after the delete, a
+    Retain'd volume deleted by a force delete that ends 0 with a
+    leftover still there."""
+    from tests.sim import invariants, model
+    from tests.sim.play import Run, isolated
+    from tests.sim.world import SimCloud
+
+    with isolated(), SimCloud() as cloud:
+        two = cloud.add_region('RegionTwo', ['network'], shared=['image'])
+        world = model.build(cloud, two)
+        model.FEATURES['t-stack-retains-volume'](world)
+        before = invariants.Before.take(world)
+        [(_, vol)] = world.keep
+        cloud._remove('volumes', vol)
+        cloud._remove('projects', world.t)
+        world.re_enabled.add(world.t)
+        world.window['networks'] = 'n-late'
+        done = Run(('cluster', 'force-delete'), 0, '', '')
+        broken = invariants.check(
+            Scenario('force-delete'), world, before, [done]
+        )
+    numbers = [b.split(':')[0] for b in broken]
+    # 10: the stack's own network (t-app-net) is still there
+    assert [n for n in numbers if n in ('7', '8', '9', '10')] == [
+        '7',
+        '8',
+        '10',
+        '9',
+    ], broken
