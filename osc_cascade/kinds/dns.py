@@ -19,7 +19,10 @@ the admin lists, gets and deletes a project's zones on its behalf with the
 (Designate's shared zones) holds their record sets too, which its delete
 takes along: it is kept, which keeps the project, unless the command's
 ``delete_shared`` option asks for shared zones to go as well (then, and
-only then, the delete says ``X-Designate-Delete-Shares``). A floating IP's
+only then, the delete says ``X-Designate-Delete-Shares``, and only if the
+zone is shared with no project the plan did not name: its shares are read
+again first, one GET). A zone shared after the plan, without the option,
+is refused by Designate (``ZoneShared``). A floating IP's
 PTR record is unset before the floating IP goes, or it outlives it in the
 reverse zone.
 
@@ -29,6 +32,13 @@ the zone to the other project (central ``create_zone_transfer_accept``
 sets its ``tenant_id``), so a zone is read again, as admin across
 projects, before each delete (``reread``): one given away meanwhile is
 kept, and named with its new owner, not counted as gone.
+
+A zone another project shares with the project (Designate 2.1 and later)
+holds the project's record sets (their project is the project, the zone
+another's): they are deleted one by one (``RecordSet``), as the project;
+nothing else in that zone is. Left behind they would outlive the project
+and keep the zone's owner from unsharing the zone (central's
+``unshare_zone`` refuses while the target has record sets in it).
 """
 
 from __future__ import annotations
@@ -39,11 +49,13 @@ from openstack import exceptions as sdk_exc
 
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
+from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.network.core import FloatingIP
+from osc_cascade.kinds.paging import pages
 from osc_cascade.kinds.registry import register
 
 SUDO = 'X-Auth-Sudo-Project-ID'
@@ -130,6 +142,29 @@ class Zone(ResourceKind):
             headers=on_behalf_of(ref.project_id),
         ).json()['status']
 
+    def recheck(self, conn, ref):
+        super().recheck(conn, ref)
+        planned = ref.attrs.get('shared_with')
+        if not (planned and self.options.get('delete_shared')):
+            return  # unshared: Designate refuses it if shared since
+        # --delete-shared takes along the record sets of the projects the
+        # plan named, not of one the zone was shared with since
+        now = self.shared_with(
+            conn,
+            types.SimpleNamespace(
+                id=ref.id, project_id=ref.project_id, is_shared=True
+            ),
+        )
+        new = sorted(set(now) - set(planned))
+        if new:
+            why = (
+                'shared since the plan with project(s) '
+                + ', '.join(new)
+                + ', whose record sets in it its delete would take along'
+            )
+            self.facts.keep(ref, why)
+            raise Kept(why)
+
     def read(self, conn, ref):
         # across projects: on the project's behalf, a zone given away
         # would answer 404 and pass for gone (through a token scoped to
@@ -147,6 +182,110 @@ class Zone(ResourceKind):
             project_id=zone.get('project_id') or '',
             status=zone.get('status') or '',
         )
+
+
+@register
+class RecordSet(ResourceKind):
+    """The project's record sets in zones of other projects (shared with
+    it). Central's ``find_recordsets`` without a zone filters record sets
+    by their own project (storage's tenant criteria on the record set's
+    ``tenant_id``), whatever zone holds them: one list on the project's
+    behalf finds them, and one of its zones tells which are in zones of
+    its own (those go with their zone: no step each). The orphan search
+    lists every project's (``X-Auth-All-Projects``) and keeps those whose
+    project is not their zone's; one in a zone it cannot see is left
+    alone. Each delete reads it again first (one GET): one whose zone was
+    given to another project since is that project's now, and kept."""
+
+    name = 'dns.recordset'
+    service_type = 'dns'
+    error_statuses = frozenset({'ERROR'})
+    # a transfer of its zone gives it to the zone's new owner (storage's
+    # update_zone sets every record set's tenant_id): read again first
+    reread = True
+
+    def _headers(self, project_id):
+        if project_id is None:
+            return ALL_PROJECTS
+        # a token scoped to the project lists its own (sudo is an admin's)
+        return {} if self.scoped else on_behalf_of(project_id)
+
+    def list(self, conn, project_id):
+        headers = self._headers(project_id)
+        zone_owner = {
+            z['id']: z.get('project_id') or ''
+            for z in pages(conn.dns, '/zones', 'zones', headers=headers)
+        }
+        return owned(
+            (
+                ResourceRef(
+                    kind=self.name,
+                    id=r['id'],
+                    name=r.get('name') or '',
+                    project_id=r.get('project_id') or '',
+                    attrs={
+                        'zone_id': r['zone_id'],
+                        'zone_name': r.get('zone_name') or '',
+                        'type': r.get('type') or '',
+                    },
+                    created_at=r.get('created_at') or '',
+                )
+                for r in pages(
+                    conn.dns, '/recordsets', 'recordsets', headers=headers
+                )
+                if r.get('project_id')
+                and r.get('action') != 'DELETE'
+                and elsewhere(r, zone_owner, project_id)
+            ),
+            project_id,
+        )
+
+    def _path(self, ref):
+        return f'/zones/{ref.attrs["zone_id"]}/recordsets/{ref.id}'
+
+    def delete(self, conn, ref):
+        request(
+            conn.dns,
+            'DELETE',
+            self._path(ref),
+            headers=self._headers(ref.project_id),
+        )
+
+    def status(self, conn, ref):
+        # a 404 here is the executor's "gone"
+        return request(
+            conn.dns,
+            'GET',
+            self._path(ref),
+            headers=self._headers(ref.project_id),
+        ).json()['status']
+
+    def read(self, conn, ref):
+        # across projects, as Zone.read: one given away stays visible
+        try:
+            found = request(
+                conn.dns,
+                'GET',
+                self._path(ref),
+                headers={} if self.scoped else ALL_PROJECTS,
+            ).json()
+        except sdk_exc.NotFoundException:
+            return GONE
+        return types.SimpleNamespace(
+            project_id=found.get('project_id') or '',
+            status=found.get('status') or '',
+        )
+
+
+def elsewhere(recordset, zone_owner, project_id) -> bool:
+    """Whether the record set is in a zone of another project than its
+    own. The project's list names all its zones (and those shared with
+    it): one it does not name is another's. The orphan search's names
+    every zone: one it does not name is unknown, and left alone."""
+    owner = zone_owner.get(recordset.get('zone_id'))
+    if owner is None:
+        return project_id is not None
+    return owner != recordset['project_id']
 
 
 @register

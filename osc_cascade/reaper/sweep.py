@@ -28,6 +28,17 @@ protected one (Keystone's ``immutable`` option, which makes Keystone
 refuse its delete) needs no check here. The lock is the one the commands
 take (``workflows.actor``): with the same ``coordination_url``, the
 reaper never purges a project a cascade or a sweep is working on.
+
+The sweep resets no quota row (Neutron's, Octavia's, Barbican's,
+Magnum's: the quota kinds) of an owner before the services' token cache
+window after its delete has passed (``QuotaHold``): a cascade without
+``--settle`` leaves them frozen for that window (``late_release``), and a
+sweep that found the owner before the reaper's notification would
+otherwise reopen them. The delete's time is rarely known here (the pending
+release is written on the cascade's host): the window is counted from the
+sweep that first found the owner, or from the pending release's end when
+this host has a later one. A later pass (the purge the reaper schedules a
+grace period after, or a later sweep) resets them.
 """
 
 from __future__ import annotations
@@ -48,8 +59,9 @@ from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.kinds.quota import without_quotas
 from osc_cascade.reaper.lock import Locks
-from osc_cascade.workflows import orphans
+from osc_cascade.workflows import late_release, orphans
 
 LOG = logging.getLogger(__name__)
 
@@ -77,6 +89,66 @@ def only(
         [r for r in findings.owned_by_gone if r.project_id in keep],
         {o: e for o, e in findings.unconfirmed.items() if o in keep},
         {o: why for o, why in findings.unlisted.items() if o in keep},
+    )
+
+
+class QuotaHold:
+    """When the sweep first found each owner, to hold its quota rows
+    until the token cache window has passed since then (and since the end
+    of its pending release on this host, if later)."""
+
+    def __init__(self, clock: Clock, window: float = late_release.WINDOW):
+        self.clock = clock
+        self.window = window
+        self._first_seen: dict[str, float] = {}
+
+    def until(
+        self, owners: Iterable[str], cloud_now: Callable[[], Any]
+    ) -> dict[str, str]:
+        """The owners whose quota rows are held, with until when. Owners
+        no longer found are forgotten (a later sighting starts again)."""
+        owners = set(owners)
+        now = self.clock.now()
+        self._first_seen = {
+            o: self._first_seen.get(o, now) for o in sorted(owners)
+        }
+        held = {
+            o: f'{first + self.window - now:g}s from now'
+            for o, first in self._first_seen.items()
+            if now - first < self.window
+        }
+        if late_release.any_pending(owners):
+            at = cloud_now()
+            for owner in sorted(owners):
+                later = late_release.not_yet(late_release.pending(owner), at)
+                if later:
+                    held[owner] = later
+        return held
+
+
+def held_back(
+    findings: orphans.Findings,
+    kinds: Mapping[str, ResourceKind],
+    held: Mapping[str, str],
+) -> orphans.Findings:
+    """The findings without the quota rows of the ``held`` owners."""
+    plain = without_quotas(dict(kinds))
+
+    def kept(ref: Any) -> bool:
+        return ref.project_id not in held or ref.kind in plain
+
+    return dataclasses.replace(
+        findings,
+        orphans=[o for o in findings.orphans if kept(o.ref)],
+        owned_by_gone=[r for r in findings.owned_by_gone if kept(r)],
+    )
+
+
+def held_line(owner: str, until: str) -> str:
+    return (
+        f'project {owner}: its quota rows stay frozen until {until} (the '
+        'token cache window after its delete, counted from when the sweep '
+        'first found it): a later pass resets them'
     )
 
 
@@ -120,6 +192,7 @@ class Purger:
         self.clock = clock or Clock()
         self.retry = retry or RetryPolicy()
         self._stopping = threading.Event()
+        self.quota_hold = QuotaHold(self.clock)
         #: the search whose purge may be under way, for ``stop``
         self._search_now: orphans.OrphanSearch | None = None
 
@@ -199,10 +272,25 @@ class Purger:
             {r.project_id for r in findings.owned_by_gone} - set(skip)
         )
         LOG.info('sweep: %d deleted project(s) left something', len(owners))
+        hold = self.quota_hold.until(
+            owners,
+            lambda: late_release.cloud_now(
+                search.conn, search.retry, search.clock
+            ),
+        )
+        for owner, until in sorted(hold.items()):
+            LOG.info('%s', held_line(owner, until))
+        findings = held_back(findings, self.kinds, hold)
         with contextlib.ExitStack() as held:
             mine, outcomes = self._lock(owners, held)
             if mine:
                 outcomes.update(self._guarded(mine, lambda: findings, search))
+        for owner, until in hold.items():
+            done = outcomes.get(owner)
+            if done is not None and done.state == CLEAN:
+                outcomes[owner] = Outcome(
+                    CLEAN, f'nothing left but its quota rows, until {until}'
+                )
         return outcomes
 
     def _lock(

@@ -115,8 +115,10 @@ class ProjectDeleteCascade(hooks.CommandHook):
             action='store_true',
             help="With --cascade, also delete the project's public, "
             'community, shared and protected images, its zones shared '
-            'with other projects and its public workflows (kept by default, '
-            'which keeps the project too)',
+            "with other projects (and those projects' record sets in them; "
+            'a zone shared with a project the plan did not name is still '
+            'kept) and its public workflows (kept by default, which keeps '
+            'the project too)',
         )
         group.add_argument(
             '--region',

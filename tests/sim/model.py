@@ -273,12 +273,7 @@ def _plug_later(w):
     return [_hook('o-plugs-into-t-network', 'GET', r'/v2\.0/ports\b', plug)]
 
 
-@actor(
-    'o-names-t-group-later',
-    finds='orphan purge deletes a group whose rule O added after '
-    'discovery: Neutron deletes the rule with it',
-    seen_by='orphan-purge',
-)
+@actor('o-names-t-group-later')
 def _rule_later(w):
     def rule(cloud):
         scenarios.add_rule(cloud, w.made['o-web'], w.made['t-web'])

@@ -48,6 +48,10 @@ def twins(cloud, external):
     a = all_services_project(cloud, 'A', external)
     b = all_services_project(cloud, 'B', external)
     share_image_with(cloud, b['project'], a['project'])
+    # B's zone shared with A, and A's record set in it (dns.recordset)
+    zone = cloud.get('zones', b['zone'])
+    cloud.zone_share(zone, a['project'])
+    cloud.recordset(zone, a['project'], 'a.b.example.')
     return a, b
 
 

@@ -28,6 +28,7 @@ from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.fakes.common import ADMIN_PROJECT
+from tests.unit.fakes.data_processing import sahara_description
 
 GRACE = 60.0
 
@@ -45,10 +46,12 @@ def clock():
     return FakeClock(yields=True)
 
 
-def k8s_stack(cloud, project_id, name='k8s-abc', on_delete='hang'):
+def k8s_stack(
+    cloud, project_id, name='k8s-abc', on_delete='hang', **stack_args
+):
     """A cluster's stack: a routed network, a nested group with a server
     and a Swift container, a random string."""
-    stack = cloud.stack(name, project_id, on_delete=on_delete)
+    stack = cloud.stack(name, project_id, on_delete=on_delete, **stack_args)
     net, subnet = scenarios.network(cloud, project_id, name=name + '-net')
     router, _ = scenarios.router(cloud, project_id, subnet)
     cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
@@ -187,12 +190,27 @@ def test_magnum_ambiguous_name_is_a_clear_error(cloud):
         find(cloud, 'k8s', clusters.MagnumClusters())
 
 
+def sahara_k8s(cloud, sahara, **stack_args):
+    """The Sahara cluster's stack, named and described as Sahara does."""
+    return k8s_stack(
+        cloud,
+        sahara['project_id'],
+        name=cloud.sahara_stack_name(sahara),
+        description=sahara_description(sahara['name']),
+        **stack_args,
+    )
+
+
 def test_finds_sahara_cluster_by_name_and_its_stack_by_cluster_name(cloud):
     project = scenarios.project(cloud, 'hadoop-team')
     sahara = cloud.sahara_cluster('hadoop', project['id'])
-    stack = k8s_stack(cloud, project['id'], name='hadoop')['stack']
+    stack = sahara_k8s(cloud, sahara)['stack']
     # a stack of the same name in another project is not its stack
-    cloud.stack('hadoop', ADMIN_PROJECT)
+    cloud.stack(
+        stack['stack_name'],
+        ADMIN_PROJECT,
+        description=sahara_description('hadoop'),
+    )
     service = clusters.SaharaClusters()
     found = find(cloud, 'hadoop', service)
     assert (found.id, found.service) == (sahara['id'], 'sahara')
@@ -939,7 +957,7 @@ def test_without_wait_the_record_status_is_reported(cloud, clock):
 def test_sahara_cluster_is_force_deleted(cloud, clock):
     project = scenarios.project(cloud, 'hadoop-team')
     sahara = cloud.sahara_cluster('hadoop', project['id'])
-    built = k8s_stack(cloud, project['id'], name='hadoop')
+    built = sahara_k8s(cloud, sahara)
     engine = force(cloud, clock, wait=True)
     outcome = engine.run(
         engine.preview(find(cloud, 'hadoop', clusters.SaharaClusters()))
@@ -954,7 +972,7 @@ def test_sahara_cluster_is_force_deleted(cloud, clock):
 def test_sahara_cluster_left_in_error_is_deleted_again(cloud, clock):
     project = scenarios.project(cloud, 'hadoop-team')
     sahara = cloud.sahara_cluster('hadoop', project['id'], status='Error')
-    k8s_stack(cloud, project['id'], name='hadoop', on_delete='fail')
+    sahara_k8s(cloud, sahara, on_delete='fail')
     engine = force(cloud, clock, wait=True)
     outcome = engine.run(
         engine.preview(find(cloud, 'hadoop', clusters.SaharaClusters()))
@@ -962,6 +980,90 @@ def test_sahara_cluster_left_in_error_is_deleted_again(cloud, clock):
     deletes = [p for _, p in mutations(cloud) if p.startswith('/v2/')]
     assert deletes == [f'/v2/clusters/{sahara["id"]}'] * 2
     assert outcome.record == 'gone'
+
+
+# -- which stack is a Sahara cluster's (issue #29, suspect 3) -----------------
+
+
+def sahara_stacks(cloud, sahara):
+    return clusters.SaharaClusters().stacks(
+        cloud.connection(), find(cloud, sahara['name'], SAHARA)
+    )
+
+
+SAHARA = clusters.SaharaClusters()
+
+
+def test_a_sahara_stack_named_after_the_cluster_and_its_id_is_found(cloud):
+    project = scenarios.project(cloud, 'hadoop-team')
+    sahara = cloud.sahara_cluster('hadoop', project['id'])
+    stack = sahara_k8s(cloud, sahara)['stack']
+    assert stack['stack_name'] == 'hadoop' + sahara['id'][:8]
+    # a stack of the cluster's bare name, Sahara's or not, is not its stack
+    cloud.stack('hadoop', project['id'])
+    assert [s.id for s in sahara_stacks(cloud, sahara)] == [stack['id']]
+
+
+def test_a_legacy_sahara_stack_named_after_the_cluster_is_found(cloud):
+    project = scenarios.project(cloud, 'hadoop-team')
+    sahara = cloud.sahara_cluster('hadoop', project['id'], legacy=True)
+    stack = sahara_k8s(cloud, sahara)['stack']
+    assert [s.id for s in sahara_stacks(cloud, sahara)] == [stack['id']]
+
+
+def test_a_stack_of_the_clusters_name_that_sahara_did_not_make_is_refused(
+    cloud, clock
+):
+    """The cluster's own stack is gone; a user's stack of the cluster's
+    name in its project is not abandoned, nor what it holds deleted."""
+    project = scenarios.project(cloud, 'hadoop-team')
+    sahara = cloud.sahara_cluster('hadoop', project['id'], status='Error')
+    theirs = k8s_stack(cloud, project['id'], name='hadoop')
+    engine = force(cloud, clock, delete_leftovers=True)
+    [preview] = engine.preview_all([find(cloud, 'hadoop', SAHARA)])
+    assert preview.error == (
+        f'sahara cluster hadoop ({sahara["id"]}): stack hadoop '
+        f'({theirs["stack"]["id"]}) of its project is named after it, but '
+        f'its description does not say that Sahara made it for this '
+        f'cluster: refusing; force-delete the right stack with --stack.'
+    )
+    assert engine.run(preview).ok is False
+    assert not mutations(cloud)
+    assert cloud.exists('networks', theirs['network']['id'])
+
+
+def test_two_sahara_stacks_of_the_clusters_name_are_refused(cloud, clock):
+    project = scenarios.project(cloud, 'hadoop-team')
+    sahara = cloud.sahara_cluster('hadoop', project['id'], legacy=True)
+    one = cloud.sahara_stack(sahara)
+    two = cloud.sahara_stack(sahara)
+    engine = force(cloud, clock, delete_leftovers=True)
+    [preview] = engine.preview_all([find(cloud, 'hadoop', SAHARA)])
+    assert preview.error == (
+        f'sahara cluster hadoop ({sahara["id"]}): 2 stacks of project '
+        f'{project["id"]} are named \'hadoop\': {one["id"]}, {two["id"]}; '
+        f'force-delete the right one with --stack.'
+    )
+    assert not mutations(cloud)
+
+
+def test_the_command_ends_1_refusing_a_stranger_of_the_clusters_name(
+    cloud, osc
+):
+    project = scenarios.project(cloud, 'hadoop-team')
+    sahara = cloud.sahara_cluster('hadoop', project['id'], status='Error')
+    theirs = k8s_stack(cloud, project['id'], name='hadoop')
+    result = osc(
+        'cluster', 'force-delete', sahara['id'], '--yes',
+        '--delete-leftovers', '--grace', '0',
+    )  # fmt: skip
+    assert result.code == 1
+    assert (
+        f'stack hadoop ({theirs["stack"]["id"]}) of its project is named '
+        'after it, but its description does not say that Sahara made it '
+        'for this cluster: refusing'
+    ) in result.stderr, result.stderr
+    assert not mutations(cloud)
 
 
 def test_plain_stack_is_force_deleted(cloud, clock):
@@ -1130,7 +1232,11 @@ def test_stuck_sweep_of_sahara_treats_error_as_final(cloud):
         ('active', 'Active'),
     ):
         cloud.sahara_cluster(
-            name, ADMIN_PROJECT, status=status, updated='2026-11-01T10:00:00'
+            name,
+            ADMIN_PROJECT,
+            status=status,
+            updated='2026-11-01T10:00:00',
+            legacy=True,
         )
     # Sahara's delete waits for its stack
     cloud.stack(

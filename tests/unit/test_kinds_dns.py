@@ -16,7 +16,7 @@ behalf (sudo), and a PTR unset before its floating IP goes."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.engine.executor import DONE, FAILED
+from osc_cascade.engine.executor import DONE, FAILED, KEPT
 from osc_cascade.kinds import dns
 from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
@@ -196,3 +196,92 @@ def test_a_zone_shared_after_the_plan_is_refused_by_designate(cloud, zones):
     assert result.outcome == FAILED
     assert 'shared with other projects' in result.error
     assert cloud.exists('zones', zone['id'])
+
+
+# -- record sets of the project in zones other projects share with it ------
+
+
+def test_recordsets_in_another_projects_shared_zone_are_deleted(cloud):
+    """Issue 29: B shares its zone with A, A creates record sets in it:
+    they are A's (Designate's ``tenant_id``: A) though the zone is B's. A
+    list of record sets on A's behalf (``GET /v2/recordsets``: central
+    filters them by their own project) finds them; the cascade of A
+    deletes them, and none of B's."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    zone = cloud.zone(b, 'b.example.')
+    cloud.zone_share(zone, a)
+    mine = cloud.recordset(zone, a, 'a.b.example.')
+    theirs = cloud.recordset(zone, b, 'www.b.example.')
+    pc, targets, plan = cascade_for(cloud, a)
+    assert step_id('delete', 'dns.recordset', mine['id']) in plan.steps
+    pc.execute(plan, targets)
+    assert not cloud.exists('recordsets', mine['id'])
+    assert cloud.exists('recordsets', theirs['id'])
+    assert cloud.exists('zones', zone['id'])
+    assert (
+        'DELETE',
+        f'/v2/zones/{zone["id"]}/recordsets/{mine["id"]}',
+        a,
+    ) in cloud.dns_calls
+
+
+def test_recordsets_in_the_projects_own_zones_go_with_the_zone(cloud):
+    # no step each: the zone's delete takes them along (one call, not N)
+    a = scenarios.project(cloud, 'A')['id']
+    zone = cloud.zone(a, 'a.example.')
+    cloud.recordset(zone, a, 'www.a.example.')
+    kind = kinds_mod.build()['dns.recordset']
+    assert kind.list(cloud.connection(), a) == []
+
+
+def test_the_orphan_search_finds_recordsets_a_gone_project_left(cloud):
+    b = scenarios.project(cloud, 'B')['id']
+    zone = cloud.zone(b, 'b.example.')
+    cloud.zone_share(zone, 'p-gone')
+    left = cloud.recordset(zone, 'p-gone', 'x.b.example.')
+    cloud.recordset(zone, b, 'www.b.example.')
+    kind = kinds_mod.build()['dns.recordset']
+    refs = kind.list(cloud.connection(), None)
+    assert [(r.id, r.project_id) for r in refs] == [(left['id'], 'p-gone')]
+
+
+def test_delete_shared_keeps_a_zone_shared_with_another_project_since(cloud):
+    # --delete-shared takes along the record sets of the projects the plan
+    # named; a project the zone was shared with after the plan was named
+    # nowhere: its record sets must not go (Designate deletes every
+    # record set of the zone with it)
+    a = scenarios.project(cloud, 'A')['id']
+    zone = cloud.zone(a, 'a.example.')
+    cloud.zone_share(zone, 'p-b')
+    zones = kinds_mod.build(delete_shared=True)[dns.Zone.name]
+    refs = zones.list(cloud.connection(), a)
+    cloud.zone_share(zone, 'p-c')
+    theirs = cloud.recordset(zone, 'p-c', 'c.a.example.')
+    [result] = run_kind(cloud, zones, refs).results.values()
+    assert (result.outcome, result.error) == (
+        KEPT,
+        'shared since the plan with project(s) p-c, whose record sets in '
+        'it its delete would take along',
+    )
+    assert cloud.exists('recordsets', theirs['id'])
+    assert cloud.exists('zones', zone['id'])
+
+
+def test_a_recordset_whose_zone_was_given_away_since_the_plan_is_kept(cloud):
+    # central's transfer accept gives the zone's record sets, A's among
+    # them, to the new owner (storage update_zone: tenant_id_changed):
+    # each delete reads the record set again first (one GET)
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    c = scenarios.project(cloud, 'C')['id']
+    zone = cloud.zone(b, 'b.example.')
+    cloud.zone_share(zone, a)
+    mine = cloud.recordset(zone, a, 'a.b.example.')
+    kind = kinds_mod.build()['dns.recordset']
+    refs = kind.list(cloud.connection(), a)
+    assert [r.id for r in refs] == [mine['id']]
+    assert cloud.accept_zone_transfer(cloud.offer_zone(zone, c)['id'], c)
+    [result] = run_kind(cloud, kind, refs).results.values()
+    assert (result.outcome, result.error) == (KEPT, f'owner is now {c}')
+    assert cloud.exists('recordsets', mine['id'])

@@ -16,6 +16,7 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import Step
@@ -27,6 +28,7 @@ from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud, ignoring_filters
 from tests.unit.fakes.kinds import kinds_of
+from tests.unit.fakes.run import cascade_for
 
 PORT, ROUTER, FIP = (
     core.Port.name,
@@ -627,3 +629,56 @@ def test_floating_ips_cost_one_port_list_and_a_get_per_foreign_port(
     assert [p for _m, p in cloud.requests if p.startswith('/v2.0/')] == [
         f'/v2.0/floatingips?project_id={pid}'
     ]
+
+
+def test_a_group_another_project_names_after_the_plan_is_kept(cloud):
+    """The simulation's ``o-names-t-group-later``: project O adds a rule
+    naming T's group as its remote group after the cascade listed the
+    groups. Deleting T's group would make Neutron delete O's rule (ON
+    DELETE CASCADE): the delete reads the rules naming it again first
+    (one GET) and keeps the group, and the project."""
+    t = scenarios.project(cloud, 'T')['id']
+    o = scenarios.project(cloud, 'O')['id']
+    mine = scenarios.security_group(cloud, t, 'web')
+    theirs = scenarios.security_group(cloud, o, 'db')
+    pc, targets, plan = cascade_for(cloud, t)
+    assert plan.kept() == []
+    added = []
+
+    def o_adds_a_rule(event):
+        step = event.step
+        if (
+            event.kind == 'started'
+            and step.is_delete
+            and step.target.id == mine['id']
+            and not added
+        ):
+            added.append(scenarios.add_rule(cloud, theirs, mine))
+
+    pc.on_event = o_adds_a_rule
+    with pytest.raises(CascadeError) as refused:
+        pc.execute(plan, targets)
+    [rule] = added
+    why = (
+        f'rule {rule["id"]} of project {o} names it as remote group: '
+        'deleting the group would delete that rule'
+    )
+    assert why in str(refused.value)
+    assert cloud.exists('security_group_rules', rule['id'])
+    assert cloud.exists('security_groups', mine['id'])
+    assert rule in theirs['security_group_rules']
+    gets = [
+        p
+        for m, p in cloud.requests
+        if m == 'GET' and p.startswith('/v2.0/security-group-rules')
+    ]
+    assert gets == [f'/v2.0/security-group-rules?remote_group_id={mine["id"]}']
+
+
+def test_a_group_only_its_own_projects_rules_name_is_deleted(cloud):
+    t = scenarios.project(cloud, 'T')['id']
+    web = scenarios.security_group(cloud, t, 'web')
+    scenarios.security_group(cloud, t, 'db', rules_to=[web])
+    pc, targets, plan = cascade_for(cloud, t)
+    pc.execute(plan, targets)
+    assert not cloud.exists('security_groups', web['id'])

@@ -33,6 +33,7 @@ from __future__ import annotations
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.engine import resource
+from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import GONE, delete_of, owned
@@ -44,6 +45,7 @@ from osc_cascade.kinds.network.common import (
     neutron_project,
     others,
 )
+from osc_cascade.kinds.network.remote_group import foreign_rules_now, why_kept
 from osc_cascade.kinds.network.usage import network_users, nic_server_owners
 from osc_cascade.kinds.paging import item_ref
 from osc_cascade.kinds.registry import register
@@ -450,6 +452,17 @@ class SecurityGroup(_NeutronKind):
     sdk_get = 'network.get_security_group'
     heat_types = ('OS::Neutron::SecurityGroup',)
     sdk_delete = 'delete_security_group'
+    # another project's rule may name it as remote group since the plan
+    reread = True
+
+    def recheck(self, conn, ref):
+        # Not the group (its owner cannot change): the rules naming it. A
+        # scoped token sees no other project's rule, and its list could
+        # make its project's default group: not asked.
+        why = '' if self.scoped else why_kept(foreign_rules_now(conn, ref))
+        if why:
+            self.facts.keep(ref, why)
+            raise Kept(why)
 
     def list(self, conn, project_id):
         # No project filter: Neutron answers a list filtered by project

@@ -39,17 +39,23 @@ _SPELLINGS = {
 }
 
 
+#: the Heat type whose template property says whether its delete empties it
+CONTAINER = 'OS::Swift::Container'
+#: Heat's Boolean property values (oslo's strutils.bool_from_string, strict)
+_TRUE = frozenset({'1', 't', 'true', 'on', 'y', 'yes'})
+_FALSE = frozenset({'0', 'f', 'false', 'off', 'n', 'no'})
+
+
 @dataclasses.dataclass(frozen=True)
 class Policy:
     deletion_policy: str
     external_id: str = ''
+    purge_on_delete: bool | None = None
 
 
-def _resolve(value: Any, data: dict[str, Any]) -> str:
-    """A literal policy, or one a ``get_param`` names (the environment's
-    value, else the parameter's default); '' for anything else."""
-    if value is None:
-        return DELETE
+def _param(value: Any, data: dict[str, Any]) -> Any:
+    """The value a ``get_param`` names (the environment's value, else the
+    parameter's default), or ``value`` itself."""
     if isinstance(value, dict) and list(value) in (['get_param'], ['Ref']):
         name = next(iter(value.values()))
         if not isinstance(name, str):
@@ -62,9 +68,35 @@ def _resolve(value: Any, data: dict[str, Any]) -> str:
         value = params.get(
             name, declared.get('default', declared.get('Default'))
         )
+    return value
+
+
+def _resolve(value: Any, data: dict[str, Any]) -> str:
+    """A literal policy, or one a ``get_param`` names; '' for anything
+    else."""
+    if value is None:
+        return DELETE
+    value = _param(value, data)
     if not isinstance(value, str):
         return ''
     return _SPELLINGS.get(value.lower(), '')
+
+
+def _purge(definition: dict[str, Any], data: dict[str, Any]) -> bool | None:
+    """A container's PurgeOnDelete (Heat's default: False), literal or
+    from a parameter; None when it cannot be told (another function)."""
+    props = definition.get('properties') or definition.get('Properties')
+    if not isinstance(props, dict):
+        return False if props is None else None
+    value = _param(props.get('PurgeOnDelete', False), data)
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower() if isinstance(value, str | int) else ''
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    return None
 
 
 def _walk(
@@ -87,6 +119,10 @@ def _walk(
                     ),
                     data,
                 )
+            )
+        if definition.get('type') == CONTAINER:
+            policy = dataclasses.replace(
+                policy, purge_on_delete=_purge(definition, data)
             )
         if inherited == RETAIN:
             # Heat keeps a retained nested stack whole
@@ -126,6 +162,7 @@ def with_policies(
                 res,
                 deletion_policy=policy.deletion_policy,
                 external_id=policy.external_id,
+                purge_on_delete=policy.purge_on_delete,
             )
         out.append(res)
     return out

@@ -110,6 +110,14 @@ class StackResource:
     deletion_policy: str = ''
     #: the resource the template only adopted (Heat never deletes it)
     external_id: str = ''
+    #: a Swift container's PurgeOnDelete: whether Heat's delete empties
+    #: it (else it refuses one that holds objects); None when the template
+    #: does not say (another type, or a template a delete emptied)
+    purge_on_delete: bool | None = None
+    #: which Swift container of that name it was when the manifest was
+    #: written: Swift's ``X-Timestamp`` (its creation) and
+    #: ``X-PUT-Timestamp`` (its last PUT); '' when not read
+    incarnation: str = ''
 
     @property
     def kind(self) -> str:
@@ -145,7 +153,12 @@ class StackResource:
         """A resource as a manifest lists it (``to_dict``)."""
         fields = {f.name for f in dataclasses.fields(cls)} - {'nested'}
         # a manifest written before the template was read lacks them
-        optional = {'deletion_policy', 'external_id'}
+        optional = {
+            'deletion_policy',
+            'external_id',
+            'purge_on_delete',
+            'incarnation',
+        }
         return cls(
             **{k: data[k] for k in fields if k in data or k not in optional}
         )

@@ -191,9 +191,53 @@ class SaharaClusters(ClusterService):
             pass
 
     def stacks(self, conn, cluster):
-        # Sahara names the stack after the cluster, in its project
-        named = heat.stacks(conn, name=cluster.name, tenant=cluster.project_id)
-        return [StackRecord.from_api(s) for s in named]
+        """Sahara's Heat engine names the stack ``<name><first 8 of the
+        cluster's id>`` (its extra['heat_stack_name'], which the API does
+        not show); a cluster made before that (``stack_name`` falls back to
+        it) after the cluster alone. Either is in the cluster's project
+        and described ``Data Processing Cluster by Sahara`` / ``Sahara
+        cluster name: <name>`` (service/heat/templates.py). A stack of the
+        name that is not so is refused, not passed over: the cluster's
+        normal delete would make Sahara delete it by that name."""
+        for name in (cluster.name + cluster.id[:8], cluster.name):
+            named = [
+                s
+                for s in heat.stacks(
+                    conn, name=name, tenant=cluster.project_id
+                )
+                # checked here too: a filter Heat ignored would let others in
+                if s.get('stack_name') == name
+                and heat.project_of(s) == cluster.project_id
+            ]
+            strangers = [s for s in named if not _made_for(s, cluster)]
+            if strangers:
+                s = strangers[0]
+                raise CascadeError(
+                    f'{cluster.label()}: stack {name} ({s["id"]}) of its '
+                    f'project is named after it, but its description does '
+                    f'not say that Sahara made it for this cluster: '
+                    f'refusing; force-delete the right stack with --stack.'
+                )
+            if named:
+                return [StackRecord.from_api(s) for s in named]
+        return []
+
+
+#: how Sahara describes a cluster's stack: its first line, and the line
+#: that names the cluster
+SAHARA_STACK = 'Data Processing Cluster by Sahara'
+SAHARA_CLUSTER_LINE = 'Sahara cluster name: {}'
+
+
+def _made_for(stack: dict[str, Any], cluster: ClusterRecord) -> bool:
+    """Whether the stack's description says Sahara made it for a cluster
+    of the cluster's name."""
+    lines = (stack.get('description') or '').splitlines()
+    return bool(lines) and (
+        lines[0].strip() == SAHARA_STACK
+        and SAHARA_CLUSTER_LINE.format(cluster.name)
+        in (line.strip() for line in lines)
+    )
 
 
 class HeatStacks(ClusterService):

@@ -50,6 +50,7 @@ from osc_cascade.workflows.clusters.records import (
     ROUTER_INTERFACE,
     StackResource,
 )
+from osc_cascade.workflows.force_delete import containers
 from osc_cascade.workflows.force_delete import keeps as keeps_mod
 from osc_cascade.workflows.stopping import PausingClock, Stop
 
@@ -305,7 +306,7 @@ def check(
     found = find(conn, left, parallel=parallel, retry=retry, clock=clock)
     there = [r for r in left if found.exists(r) is not False]
     gone = [r for r in left if found.exists(r) is False]
-    _found_keeps(left, found, kept)
+    _found_keeps(conn, left, found, kept, retry=retry, clock=clock)
     return there, gone, {k: v for k, v in kept.items() if k in _keys(there)}
 
 
@@ -314,11 +315,17 @@ def _keys(resources: Sequence[StackResource]) -> set[str]:
 
 
 def _found_keeps(
-    left: Sequence[StackResource], found: Found, kept: dict[str, str]
+    conn: Any,
+    left: Sequence[StackResource],
+    found: Found,
+    kept: dict[str, str],
+    *,
+    retry: RetryPolicy,
+    clock: Clock,
 ) -> None:
     """Add to ``kept`` what the look-up keeps (another project's or
-    region's, a router with someone else's interface), then what that
-    holds (``_hold``)."""
+    region's, a router with someone else's interface, a container Heat's
+    delete would refuse), then what that holds (``_hold``)."""
     for res in left:
         pair = (res.kind, res.physical_id)
         if res.key in kept:
@@ -329,6 +336,9 @@ def _found_keeps(
             res.physical_id in found.foreign
         ):
             kept[res.key] = found.foreign[res.physical_id]
+    containers.keeps(
+        conn, left, set(found.mine), kept, retry=retry, clock=clock
+    )
     _hold(left, found, kept)
 
 
@@ -407,7 +417,7 @@ def delete(
     projects = [
         {'id': p, 'name': ''} for p in sorted({r.project_id for r in left})
     ]
-    _found_keeps(left, found, kept)
+    _found_keeps(conn, left, found, kept, retry=retry, clock=clock)
     for res in rest:
         if (
             res.deletion_policy == policies.SNAPSHOT

@@ -30,7 +30,7 @@ from osc_cascade.workflows.clusters.records import (
     record_resources,
 )
 from osc_cascade.workflows.clusters.services import ClusterService
-from osc_cascade.workflows.force_delete import leftovers
+from osc_cascade.workflows.force_delete import containers, leftovers
 from osc_cascade.workflows.force_delete import manifest as manifests
 from osc_cascade.workflows.force_delete.abandon import StackAbandon
 from osc_cascade.workflows.force_delete.manifest import default_manifest_name
@@ -86,9 +86,10 @@ class ForceDelete(StackAbandon, LeftoverSteps):
         )
         if len(found) > 1:
             raise CascadeError(
-                f'{cluster.label()}: more than one stack of project '
-                f'{cluster.project_id} is named {cluster.name!r}; '
-                f'force-delete the right one with --stack.'
+                f'{cluster.label()}: {len(found)} stacks of project '
+                f'{found[0].project_id} are named {found[0].name!r}: '
+                f'{", ".join(s.id for s in found)}; force-delete the right '
+                f'one with --stack.'
             )
         return found[0] if found else None
 
@@ -193,6 +194,11 @@ class ForceDelete(StackAbandon, LeftoverSteps):
         left = policies.with_policies(
             [r for r in self._resources(stack) if r.left_behind],
             [preview.export],
+        )
+        # which container of its name each is: a later deletion keeps one
+        # made since under the same name
+        left = containers.recorded(
+            self.conn, left, retry=self.retry, clock=self.clock
         )
         path = self.options.manifest or default_manifest_name(cluster, stack)
         self.stop.check(

@@ -23,6 +23,16 @@ import re
 from tests.unit.fakes.common import ENDPOINTS, new_id, versions
 
 
+def sahara_description(name):
+    """The description Sahara's Heat engine gives a cluster's stack
+    (sahara/service/heat/templates.py)."""
+    return (
+        'Data Processing Cluster by Sahara\n'
+        f'Sahara cluster name: {name}\n'
+        'Sahara engine: heat.3.0'
+    )
+
+
 class DataProcessing:
     def sahara_cluster(
         self,
@@ -31,8 +41,13 @@ class DataProcessing:
         *,
         status='Active',
         updated='2026-11-01T10:00:00',
+        legacy=False,
     ):
-        return self.add(
+        """A cluster; its stack is named as Sahara names it (its
+        extra['heat_stack_name'], which the API does not show): after the
+        cluster and the first 8 of its id, or, ``legacy``, as before,
+        after the cluster alone."""
+        cluster = self.add(
             'sahara_clusters',
             id=new_id('h'),
             name=name,
@@ -46,6 +61,21 @@ class DataProcessing:
             created_at='2026-11-01T09:00:00',
             updated_at=updated,
             node_groups=[],
+        )
+        names = self.__dict__.setdefault('sahara_stack_names', {})
+        names[cluster['id']] = name if legacy else name + cluster['id'][:8]
+        return cluster
+
+    def sahara_stack_name(self, cluster):
+        return self.sahara_stack_names[cluster['id']]
+
+    def sahara_stack(self, cluster, **stack_args):
+        """The cluster's stack as Sahara makes it."""
+        return self.stack(
+            self.sahara_stack_name(cluster),
+            cluster['project_id'],
+            description=sahara_description(cluster['name']),
+            **stack_args,
         )
 
     def _data_processing(self, method, path, query, body):
@@ -81,7 +111,9 @@ class DataProcessing:
             return 200, {'cluster': cluster}
         if method == 'DELETE':
             cluster['status'] = 'Deleting'
-            stack = self.stack_by_name(cluster['name'], cluster['project_id'])
+            stack = self.stack_by_name(
+                self.sahara_stack_name(cluster), cluster['project_id']
+            )
             if stack is not None:
                 self.delete_stack(stack)
             return 204, None
@@ -92,7 +124,9 @@ class DataProcessing:
         cluster if the stack delete failed."""
         if cluster is None or cluster['status'] != 'Deleting':
             return cluster
-        stack = self.stack_by_name(cluster['name'], cluster['project_id'])
+        stack = self.stack_by_name(
+            self.sahara_stack_name(cluster), cluster['project_id']
+        )
         if stack is not None and not self.stack_gone(stack['id']):
             if stack['stack_status'] == 'DELETE_FAILED':
                 cluster['status'] = 'Error'

@@ -16,7 +16,8 @@ floating IPs. A call acts for the project of its
 logged in ``dns_calls``.
 
 A zone may be shared with other projects (``zone_share``), which then hold
-record sets in it (``recordset``): as Designate does, the zone says
+record sets in it (``recordset``) and list it with their own zones
+(storage's ``find_zones``, ``include_shared``): as Designate does, the zone says
 ``shared``, its delete is refused (400 ``zone_shared``) unless it says
 ``X-Designate-Delete-Shares: true``, and then it takes the shares and every
 record set in it along.
@@ -25,8 +26,17 @@ A zone may be on offer to another project (``offer_zone``: a transfer
 request, ``ACTIVE``): as central and storage have it, a project is listed
 the requests it made and those made to it, the admin every one with
 ``X-Auth-All-Projects``; accepting one (``accept_zone_transfer``) gives
-the zone to the other project and leaves the request ``COMPLETE``. An
-admin's GET of a zone across projects sees any project's zone."""
+the zone, and every record set in it, to the other project and leaves
+the request ``COMPLETE``. An
+admin's GET of a zone across projects sees any project's zone.
+
+Record sets are listed across zones (``GET /v2/recordsets``) as central's
+``find_recordsets`` does without a zone: by their own project (storage's
+tenant criteria on the record set's ``tenant_id``), whatever zone they
+are in, every project's with ``X-Auth-All-Projects``. One is deleted
+(``DELETE /v2/zones/{zone}/recordsets/{id}``, at once here) by the admin
+(whatever project it acts for), the zone's project or its own (policy
+``delete_recordset``)."""
 
 from __future__ import annotations
 
@@ -96,6 +106,10 @@ class Dns:
         if req is None or req['status'] != 'ACTIVE':
             return False
         self.get('zones', req['zone_id'])['project_id'] = project_id
+        # storage's update_zone gives every record set of the zone along
+        for rs in self.all('recordsets'):
+            if rs['zone_id'] == req['zone_id']:
+                rs['project_id'] = project_id
         req['status'] = 'COMPLETE'
         return True
 
@@ -158,15 +172,36 @@ class Dns:
         if path.startswith('/v2/zones/tasks/transfer_requests'):
             return self._transfer_requests(method, path, scope, all_projects)
         if path == '/v2/zones':
+            # storage's find_zones: the project's and those shared with it
+            shared_with = {
+                s['zone_id']
+                for s in self.all('zone_shares')
+                if s['target_project_id'] == scope
+            }
             return 200, {
                 'zones': [
                     z
                     for z in self.all('zones')
-                    if all_projects or z['project_id'] == scope
+                    if all_projects
+                    or z['project_id'] == scope
+                    or z['id'] in shared_with
                 ],
                 'links': {},
                 'metadata': {},
             }
+        if path == '/v2/recordsets' and method == 'GET':
+            return 200, {
+                'recordsets': [
+                    r
+                    for r in self.all('recordsets')
+                    if all_projects or r['project_id'] == scope
+                ],
+                'links': {},
+                'metadata': {},
+            }
+        m = re.fullmatch(r'/v2/zones/([^/]+)/recordsets/([^/]+)', path)
+        if m:
+            return self._recordset(method, *m.groups(), scope, all_projects)
         m = re.fullmatch(r'/v2/zones/([^/]+)/shares', path)
         if m and method == 'GET':
             zone = self.get('zones', m.group(1))
@@ -223,6 +258,22 @@ class Dns:
                 ptr['ptrdname'] = body['ptrdname']
             return 202, ptr
         return 404, {'code': 404, 'message': 'no route'}
+
+    def _recordset(self, method, zone_id, rs_id, scope, all_projects):
+        zone = self.get('zones', zone_id)
+        rs = self.get('recordsets', rs_id)
+        if zone is None or rs is None or rs['zone_id'] != zone_id:
+            return 404, {'code': 404, 'type': 'recordset_not_found'}
+        # policy delete_recordset: the admin (whose role stays under sudo),
+        # a member of the zone's project or of the record set's own
+        admin = getattr(self, '_caller', lambda: None)() is None
+        may = admin or scope in (zone['project_id'], rs['project_id'])
+        if method == 'GET' and (may or all_projects):
+            return 200, rs
+        if method == 'DELETE' and may:
+            self._remove('recordsets', rs_id)
+            return 202, dict(rs, action='DELETE', status='PENDING')
+        return 403, {'code': 403, 'type': 'forbidden'}
 
     def _delete_shares(self, zone):
         """What Designate checks, and deletes along, when a shared zone

@@ -74,8 +74,13 @@ class ObjectStore:
         versions=None,
         history=None,
         versioned=False,
+        created=None,
     ):
-        headers = {}
+        # when the container was created (Swift's X-Timestamp) and last
+        # PUT (X-PUT-Timestamp): a new container each call, a new time
+        self._created = getattr(self, '_created', 0) + 1
+        stamp = created or f'{1795000000 + self._created:.5f}'
+        headers = {'X-Timestamp': stamp, 'X-PUT-Timestamp': stamp}
         if versions:
             headers['X-Versions-Location'] = versions
         if history:

@@ -274,7 +274,7 @@ class Orchestration:
             'stack_name': stack['stack_name'],
             'stack_status': stack['stack_status'],
             'stack_status_reason': '',
-            'description': '',
+            'description': stack.get('description', ''),
             'creation_time': stack['creation_time'],
             'updated_time': stack['updated_time'],
             'deletion_time': None,
