@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import io
 import json
 import os
@@ -26,8 +27,8 @@ import sys
 import tempfile
 from unittest import mock
 
-from tests.sim import invariants, model
-from tests.sim.world import SimCloud
+from tests.sim import holes, invariants, model
+from tests.sim.world import ScopedSimCloud, SimCloud
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud
 
@@ -37,6 +38,11 @@ COMMANDS = (
     'cascade-plan-file',
     'orphan-purge',
     'drain-restore',
+    'cascade-then-purge',
+    'cascade-without-admin',
+    'sweep',
+    'drain-restore-again',
+    'force-delete',
 )
 
 
@@ -90,6 +96,8 @@ def isolated():
         from osc_cascade.engine.retry import Clock
 
         with (
+            # where a force delete writes its manifest
+            contextlib.chdir(home),
             mock.patch.dict(os.environ, env, clear=True),
             mock.patch.object(Clock, 'now', lambda self: clock.now()),
             mock.patch.object(Clock, 'sleep', lambda self, s: clock.sleep(s)),
@@ -126,6 +134,9 @@ def _cascade_argv(scenario, world, *extra):
 def _commands(scenario, world, home):
     """The command lines of the scenario, the re-run after a kill
     included: a list of argv; the first run is the one the kill hits."""
+    more = _more_commands(scenario, world)
+    if more:
+        return more
     if scenario.command == 'cascade':
         return [_cascade_argv(scenario, world, '--yes')]
     if scenario.command == 'cascade-plan-file':
@@ -164,15 +175,77 @@ def _commands(scenario, world, home):
     raise ValueError(f'no command {scenario.command!r}')
 
 
+LEFTOVERS = ('--delete-leftovers', '--yes')
+#: OSC's options of a login as the manager of T's domain (the later
+#: options win over the admin's; an empty project scope is none)
+MANAGER = (
+    *('--os-username', 'managed-manager', '--os-user-domain-id', 'default'),
+    *('--os-project-name', '', '--os-project-domain-id', ''),
+    *('--os-domain-id', 'default'),
+)
+
+
+def _more_commands(scenario, world):
+    """The commands of #29's other paths: a cascade then the operator's
+    purge after the freeze's window, a cascade without admin, a drain
+    then the sweep, a drain then a restore run twice, a force delete."""
+    t, child = world.t, world.child
+    purge = ['orphan', 'purge', '--project', t, '--project', child, '--yes']
+    drain = ['project', 'drain', '--recursive', t]
+    restore = ['project', 'restore', '--recursive', t]
+    return {
+        'cascade-then-purge': [
+            ['project', 'delete', '--cascade', '--yes', '--recursive', t],
+            purge,
+        ],
+        'cascade-without-admin': [
+            [
+                *MANAGER,
+                *_cascade_argv(scenario, world, '--yes', '--without-admin'),
+            ]
+        ],
+        'sweep': [drain, ['project', 'sweep', '--older-than', '1s', '--yes']],
+        'drain-restore-again': [drain, restore, restore],
+        'force-delete': [
+            [*('cluster', 'force-delete', '--stack', 't-app'), *LEFTOVERS]
+        ],
+    }.get(scenario.command)
+
+
+#: the verbs ``world.running`` names (the command's last word before
+#: its options)
+VERBS = ('delete', 'purge', 'drain', 'restore', 'sweep', 'force-delete')
+
+
 def play(scenario: Scenario) -> list[str]:
     """Play ``scenario``; the invariants it broke (none: it held)."""
-    with isolated() as home, SimCloud() as cloud:
+    return played(scenario)[0]
+
+
+def played(scenario: Scenario) -> tuple[list[str], model.World, list[Run]]:
+    """Play ``scenario``: the invariants it broke, the world after it and
+    the runs (for a test that asserts what a scenario went through)."""
+    cloud_class = (
+        ScopedSimCloud
+        if scenario.command == 'cascade-without-admin'
+        else SimCloud
+    )
+    with isolated() as home, cloud_class() as cloud:
         region_two = cloud.add_region(
             'RegionTwo', ['network'], shared=['image']
         )
         world = model.build(cloud, region_two)
         for name in scenario.features:
             model.FEATURES[name](world)
+        if scenario.command == 'cascade-without-admin':
+            # a domain's manager, on T alone (the path without admin takes
+            # one project at a time): C is T's sibling here
+            manager = cloud.add_user('managed-manager', 'default')
+            cloud.assign(manager, 'manager', domain='default')
+            cloud.get('projects', world.child)['parent_id'] = 'default'
+        if scenario.command == 'force-delete':
+            # T's stack is stuck: its delete hangs, as the command is for
+            holes.t_stack(world)['on_delete'] = 'hang'
         before = invariants.Before.take(world)
         if scenario.command == 'orphan-purge':
             # Keystone alone deletes the projects (the child first, as it
@@ -190,8 +263,15 @@ def play(scenario: Scenario) -> list[str]:
             last = n == len(commands) - 1
             if last and scenario.kill_at:
                 cloud.kill_at = cloud.tool_changes + scenario.kill_at
+            if last and scenario.command == 'cascade-then-purge':
+                # the operator's purge comes a day later: the cached
+                # tokens have expired, the freeze's window is over
+                world.window_open = False
+                for region in cloud.regions():
+                    region.now += datetime.timedelta(days=1)
+            world.running = next(v for v in argv if v in VERBS)
             runs.append(shell(*argv))
             if last and cloud.killed:
                 cloud.revive()
                 runs.append(shell(*argv))
-        return invariants.check(scenario, world, before, runs)
+        return invariants.check(scenario, world, before, runs), world, runs

@@ -34,6 +34,11 @@ FAULT_PATHS = (
     r'/v2/images',
     r'/v3/projects',
     r'/os-quota-sets',
+    r'/volume-transfers',
+    r'/zones',
+    r'/share-transfers',
+    r'/stacks',
+    r'/v1/AUTH_',
 )
 
 faults = st.tuples(
