@@ -125,13 +125,7 @@ def _accept_on_delete(w):
     ]
 
 
-@actor(
-    'o-takes-t-port-as-nic-after-plan',
-    finds="the cascade and the orphan purge delete T's port that O's "
-    'server took as its NIC after their last listing: a port is not read '
-    'again before its delete (volumes, images, zones and shares are)',
-    seen_by='cascade',
-)
+@actor('o-takes-t-port-as-nic-after-plan')
 def _attach_port_after_plan(w):
     """An admin attaches T's spare port to O's server once the tool has
     listed everything: right before its first delete of anything."""
