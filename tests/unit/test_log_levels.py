@@ -23,17 +23,55 @@ from osc_cascade.v1.common import drop_unprinted_records
 KEYSTONEAUTH = 'keystoneauth.session'
 
 
+class Root:
+    """The root logger as OSC leaves it: DEBUG, and the handlers the test
+    adds (``add``) are the only ones ``drop`` lets count.
+
+    pytest's logging plugin (on unless ``-p no:logging``) puts capture
+    handlers of its own, at no level, on the root logger around each
+    phase of a test, after the fixtures are set up: counted, they keep
+    the root at DEBUG. Emptying ``root.handlers`` in the fixture and
+    putting the list back afterwards missed them, and put back the setup
+    phase's handlers, which then stayed on the root for later tests."""
+
+    def __init__(self):
+        self.logger = logging.getLogger()
+        self.added = []
+
+    def add(self, h):
+        self.logger.addHandler(h)
+        self.added.append(h)
+        return h
+
+    def drop(self):
+        """drop_unprinted_records() as if only the test's handlers were on
+        the root logger; any other (pytest's, an earlier test's) is taken
+        off for the call and put back."""
+        others = [h for h in self.logger.handlers if h not in self.added]
+        for h in others:
+            self.logger.removeHandler(h)
+        try:
+            drop_unprinted_records()
+        finally:
+            for h in others:
+                self.logger.addHandler(h)
+
+    @property
+    def level(self):
+        return self.logger.level
+
+
 @pytest.fixture
 def root():
-    """The root logger as OSC leaves it: DEBUG, its handlers choose; the
-    loggers' state restored afterwards."""
-    root = logging.getLogger()
-    saved = root.level, list(root.handlers)
-    root.handlers = []
-    root.setLevel(logging.DEBUG)
+    """The root logger at DEBUG; its level restored and the test's
+    handlers removed afterwards."""
+    root = Root()
+    saved = root.logger.level
+    root.logger.setLevel(logging.DEBUG)
     yield root
-    root.handlers = saved[1]
-    root.setLevel(saved[0])
+    for h in root.added:
+        root.logger.removeHandler(h)
+    root.logger.setLevel(saved)
 
 
 def handler(level):
@@ -48,8 +86,8 @@ def printed(h):
 
 def test_without_debug_keystoneauth_formats_nothing(root):
     console = handler(logging.WARNING)
-    root.addHandler(console)
-    drop_unprinted_records()
+    root.add(console)
+    root.drop()
     assert root.level == logging.WARNING
     assert not logging.getLogger(KEYSTONEAUTH).isEnabledFor(logging.DEBUG)
     logging.getLogger(KEYSTONEAUTH).warning('shown')
@@ -57,22 +95,22 @@ def test_without_debug_keystoneauth_formats_nothing(root):
 
 
 def test_a_log_file_at_debug_keeps_every_record(root):
-    root.addHandler(handler(logging.WARNING))
+    root.add(handler(logging.WARNING))
     log_file = handler(logging.DEBUG)
-    root.addHandler(log_file)
-    drop_unprinted_records()
+    root.add(log_file)
+    root.drop()
     assert root.level == logging.DEBUG
     logging.getLogger(KEYSTONEAUTH).debug('REQ: curl')
     assert printed(log_file) == 'REQ: curl\n'
 
 
 def test_a_handler_of_another_logger_counts(root):
-    root.addHandler(handler(logging.WARNING))
+    root.add(handler(logging.WARNING))
     own = logging.getLogger('osc_cascade.test_log_levels')
     mine = handler(logging.INFO)
     own.addHandler(mine)
     try:
-        drop_unprinted_records()
+        root.drop()
         assert root.level == logging.INFO
         own.info('kept')
         assert printed(mine) == 'kept\n'
@@ -81,18 +119,18 @@ def test_a_handler_of_another_logger_counts(root):
 
 
 def test_a_handler_without_a_level_prints_everything(root):
-    root.addHandler(handler(logging.WARNING))
-    root.addHandler(handler(logging.NOTSET))
-    drop_unprinted_records()
+    root.add(handler(logging.WARNING))
+    root.add(handler(logging.NOTSET))
+    root.drop()
     assert root.level == logging.DEBUG
 
 
 def test_a_logger_with_a_level_of_its_own_keeps_it(root):
-    root.addHandler(handler(logging.ERROR))
+    root.add(handler(logging.ERROR))
     chatty = logging.getLogger('osc_cascade.test_log_levels.chatty')
     chatty.setLevel(logging.INFO)
     try:
-        drop_unprinted_records()
+        root.drop()
         assert root.level == logging.ERROR
         assert chatty.isEnabledFor(logging.INFO)
     finally:
