@@ -59,7 +59,7 @@ def default_path(command: str, started: datetime.datetime) -> str:
 
 
 def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def context(

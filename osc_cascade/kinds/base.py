@@ -532,8 +532,8 @@ def older_than(when: Any, seconds: float) -> bool:
     except ValueError:
         return False
     if then.tzinfo is None:
-        then = then.replace(tzinfo=datetime.timezone.utc)
-    now = datetime.datetime.now(datetime.timezone.utc)
+        then = then.replace(tzinfo=datetime.UTC)
+    now = datetime.datetime.now(datetime.UTC)
     return (now - then).total_seconds() > seconds
 
 

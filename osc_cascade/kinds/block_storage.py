@@ -42,7 +42,7 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
-from osc_cascade.kinds.compute import Server
+from osc_cascade.kinds.compute import Server, server_owners
 from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
@@ -279,41 +279,6 @@ def _attachment(att):
         'server_id': att.get('server_id'),
         'attachment_id': att.get('attachment_id'),
     }
-
-
-def server_owners(conn, project_id, server_ids, *, scoped=False):
-    """The project of each server, GONE for one that no longer exists (an
-    admin GET answers 404). Cost: nothing without attachments; else one
-    list of the project's servers (every project's for the orphan search),
-    which at N=300 is one call, and a GET of each server that is not in it
-    (another project's or gone: rare). ``scoped``: through a token scoped
-    to the project, which sees its own servers alone: another project's
-    answers 404 as a gone one does, so a server not listed is unknown
-    (''), and its volume is kept."""
-    if not server_ids:
-        return {}
-    every_project = {} if scoped else {'all_tenants': True}
-    owners = {
-        s['id']: s.get('tenant_id')
-        for s in pages(
-            conn.compute,
-            '/servers/detail',
-            'servers',
-            {'project_id': project_id, **every_project},
-        )
-        if s['id'] in server_ids
-    }
-    for server_id in sorted(set(server_ids) - set(owners)):
-        if scoped:
-            owners[server_id] = ''
-            continue
-        try:
-            server = conn.compute.get_server(server_id)
-        except sdk_exc.NotFoundException:
-            owners[server_id] = GONE
-        else:
-            owners[server_id] = server.project_id or ''
-    return owners
 
 
 @register

@@ -34,11 +34,47 @@ from osc_cascade.kinds.base import (
 )
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.identity import users_of
-from osc_cascade.kinds.paging import item_ref
+from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
 
 #: the detail list's volumes of a server (the SDK's ``attached_volumes``)
 ATTACHED_VOLUMES = 'os-extended-volumes:volumes_attached'
+
+
+def server_owners(conn, project_id, server_ids, *, scoped=False):
+    """The project of each server (of a volume's attachments, of a port's
+    binding), GONE for one that no longer exists (an admin GET answers
+    404). Cost: nothing without servers to ask of; else one
+    list of the project's servers (every project's for the orphan search),
+    which at N=300 is one call, and a GET of each server that is not in it
+    (another project's or gone: rare). ``scoped``: through a token scoped
+    to the project, which sees its own servers alone: another project's
+    answers 404 as a gone one does, so a server not listed is unknown
+    (''), and its volume is kept."""
+    if not server_ids:
+        return {}
+    every_project = {} if scoped else {'all_tenants': True}
+    owners = {
+        s['id']: s.get('tenant_id') or ''
+        for s in pages(
+            conn.compute,
+            '/servers/detail',
+            'servers',
+            {'project_id': project_id, **every_project},
+        )
+        if s['id'] in server_ids
+    }
+    for server_id in sorted(set(server_ids) - set(owners)):
+        if scoped:
+            owners[server_id] = ''
+            continue
+        try:
+            server = conn.compute.get_server(server_id)
+        except sdk_exc.NotFoundException:
+            owners[server_id] = GONE
+        else:
+            owners[server_id] = server.project_id or ''
+    return owners
 
 
 @register

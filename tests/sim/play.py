@@ -204,7 +204,10 @@ def _more_commands(scenario, world):
                 *_cascade_argv(scenario, world, '--yes', '--without-admin'),
             ]
         ],
-        'sweep': [drain, ['project', 'sweep', '--older-than', '1s', '--yes']],
+        'sweep': [
+            drain,
+            ['project', 'sweep', '--older-than', '1s', '--execute', '--yes'],
+        ],
         'drain-restore-again': [drain, restore, restore],
         'force-delete': [
             [*('cluster', 'force-delete', '--stack', 't-app'), *LEFTOVERS]

@@ -29,7 +29,7 @@ from tests.unit.fakes.clock import patch_wall_clock
 from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.test_cluster_force_delete import k8s_stack
 
-NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.UTC)
 #: the stuck sweep of what is a day old
 SWEEP = ('cluster', 'force-delete', '--stuck', '--older-than', '24h')
 

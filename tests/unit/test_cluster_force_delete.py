@@ -161,9 +161,7 @@ def test_format_age_shows_two_largest_units():
 
 
 def test_parse_time_reads_each_services_format():
-    expected = datetime.datetime(
-        2026, 11, 1, 10, 0, tzinfo=datetime.timezone.utc
-    )
+    expected = datetime.datetime(2026, 11, 1, 10, 0, tzinfo=datetime.UTC)
     assert clusters.parse_time('2026-11-01T10:00:00Z') == expected
     assert clusters.parse_time('2026-11-01T10:00:00+00:00') == expected
     assert clusters.parse_time('2026-11-01T10:00:00') == expected  # Sahara
@@ -1186,7 +1184,7 @@ def test_leftover_that_fails_is_reported_and_blocks_what_needs_it(
 
 # -- the stuck sweep ---------------------------------------------------------
 
-NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 11, 3, 10, 0, tzinfo=datetime.UTC)
 DAYS_AGO_2 = '2026-11-01T10:00:00+00:00'
 HOUR_AGO = '2026-11-03T09:00:00+00:00'
 

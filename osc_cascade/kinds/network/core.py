@@ -37,7 +37,7 @@ from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import GONE, delete_of, owned
-from osc_cascade.kinds.compute import Server
+from osc_cascade.kinds.compute import Server, server_owners
 from osc_cascade.kinds.network.common import (
     _NeutronKind,
     may_have_security_groups,
@@ -49,7 +49,6 @@ from osc_cascade.kinds.network.remote_group import foreign_rules_now, why_kept
 from osc_cascade.kinds.network.usage import (
     is_nic,
     network_users,
-    nic_server_owners,
     nic_since_plan,
 )
 from osc_cascade.kinds.paging import item_ref
@@ -280,8 +279,8 @@ class Port(_NeutronKind):
     def list(self, conn, project_id):
         ports = list(neutron_items(conn, '/ports', 'ports', project_id))
         # whose server each NIC is on: one of another project is its
-        # guest's network, kept (cost: nic_server_owners)
-        servers = nic_server_owners(
+        # guest's network, kept (cost: compute.server_owners)
+        servers = server_owners(
             conn,
             project_id,
             {p['device_id'] for p in ports if is_nic(p)},

@@ -16,11 +16,9 @@ ports, subnets, routers and floating IPs are on its networks."""
 
 from __future__ import annotations
 
-from openstack import exceptions as sdk_exc
-
 from osc_cascade.kinds.base import GONE
+from osc_cascade.kinds.compute import server_owners
 from osc_cascade.kinds.network.common import neutron_items, neutron_project
-from osc_cascade.kinds.paging import pages
 
 
 def is_nic(port) -> bool:
@@ -28,38 +26,6 @@ def is_nic(port) -> bool:
     return bool(port.get('device_id')) and (
         port.get('device_owner') or ''
     ).startswith('compute:')
-
-
-def nic_server_owners(conn, project_id, server_ids, *, scoped=False):
-    """The project of each server a port is the NIC of; GONE for one that
-    no longer exists (an admin's GET answers 404), '' for one a token
-    scoped to the project cannot see (another project's, or gone: unknown,
-    so its NIC is kept). Cost: nothing without NICs; else one list of the
-    project's servers (every project's for the orphan search: one call at
-    N=300) and a GET of each server that is not in it (another
-    project's: rare)."""
-    if not server_ids:
-        return {}
-    every_project = {} if scoped else {'all_tenants': True}
-    owners = {
-        s['id']: s.get('tenant_id') or ''
-        for s in pages(
-            conn.compute,
-            '/servers/detail',
-            'servers',
-            {'project_id': project_id, **every_project},
-        )
-        if s['id'] in server_ids
-    }
-    for server_id in sorted(set(server_ids) - set(owners)):
-        if scoped:
-            owners[server_id] = ''
-            continue
-        try:
-            owners[server_id] = conn.compute.get_server(server_id).project_id
-        except sdk_exc.NotFoundException:
-            owners[server_id] = GONE
-    return owners
 
 
 #: IDs a list's filter names at once (``?network_id=a&network_id=b``):
@@ -186,9 +152,9 @@ def nic_since_plan(conn, ref, found, *, scoped=False) -> str:
     if not is_nic(port) or port['device_id'] == ref.attrs.get('device_id'):
         return ''
     server = port['device_id']
-    owner = nic_server_owners(
-        conn, ref.project_id, {server}, scoped=scoped
-    ).get(server, '')
+    owner = server_owners(conn, ref.project_id, {server}, scoped=scoped).get(
+        server, ''
+    )
     if owner is GONE or owner == ref.project_id:
         return ''
     return (

@@ -61,12 +61,12 @@ def parse_time(text: str) -> datetime.datetime:
     (naive, in UTC) writes it."""
     value = datetime.datetime.fromisoformat(text.replace('Z', '+00:00'))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
+        value = value.replace(tzinfo=datetime.UTC)
     return value
 
 
 def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def find_cluster(

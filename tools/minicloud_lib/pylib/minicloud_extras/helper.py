@@ -54,7 +54,7 @@ def certs(directory):
     from cryptography.x509.oid import NameOID
 
     os.makedirs(directory, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     later = now + datetime.timedelta(days=3650)
 
     def key():
