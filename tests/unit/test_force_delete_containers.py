@@ -190,7 +190,7 @@ def test_a_resume_keeps_a_container_put_again_since_the_manifest(cloud, clock):
     assert cloud.exists('containers', container['id'])
     assert outcome.leftovers == {
         f'{CONTAINER} bucket-1': 'kept: container bucket-1 was PUT again '
-        'since the manifest was written (X-PUT-Timestamp 1796000000.00000, '
+        'since the manifest was written (last PUT 1796000000.00000, '
         f'the manifest says {container["headers"]["X-Timestamp"]}): it may '
         'have been deleted and re-created'
     }
@@ -258,3 +258,38 @@ def test_the_resume_ends_1_with_the_re_created_container_said(
         'since the manifest was written'
     ) in result.stderr, result.stderr
     assert cloud.exists('containers', again['id'])
+
+
+def test_swifts_proxy_says_when_a_container_was_put_in_last_modified():
+    """Swift's proxy does not pass on the container server's
+    X-PUT-Timestamp; its Last-Modified is the last PUT's time, which moves
+    when a container is re-created under its name (the minicloud's Swift:
+    X-Timestamp stayed, Last-Modified moved)."""
+    from osc_cascade.workflows.clusters.records import StackResource
+    from osc_cascade.workflows.force_delete import containers
+
+    first = {
+        'X-Timestamp': '1795849059.17942',
+        'Last-Modified': 'Sat, 28 Nov 2026 06:57:40 GMT',
+    }
+    again = {**first, 'Last-Modified': 'Sat, 28 Nov 2026 06:57:42 GMT'}
+    recorded = containers.incarnation(first)
+    assert recorded == '1795849059.17942 Sat, 28 Nov 2026 06:57:40 GMT'
+    res = StackResource(
+        stack='app',
+        stack_id='s1',
+        name='bucket',
+        type=containers.CONTAINER,
+        physical_id='bucket',
+        project_id='p1',
+        status='CREATE_COMPLETE',
+        incarnation=recorded,
+    )
+    assert containers.changed(res, first) == ''
+    assert containers.changed(res, again) == (
+        'kept: container bucket was PUT again since the manifest was '
+        'written (last PUT Sat, 28 Nov 2026 06:57:42 GMT, the manifest says '
+        'Sat, 28 Nov 2026 06:57:40 GMT): it may have been deleted and '
+        're-created'
+    )
+    assert containers.incarnation({'X-Timestamp': '1'}) == ''

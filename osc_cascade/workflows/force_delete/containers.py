@@ -72,8 +72,13 @@ def head(
 
 def incarnation(headers: Any) -> str:
     """Which container of its name it is: when it was created and last
-    PUT; '' when Swift does not say."""
-    created, put = headers.get('X-Timestamp'), headers.get('X-PUT-Timestamp')
+    PUT; '' when Swift does not say. The container server says when it was
+    PUT in ``X-PUT-Timestamp``, which Swift's proxy does not pass on; the
+    proxy's ``Last-Modified`` is that PUT's time (a container re-created
+    under its name keeps its ``X-Timestamp`` until its old record is
+    reclaimed, and its ``Last-Modified`` moves: seen on the minicloud)."""
+    created = headers.get('X-Timestamp')
+    put = headers.get('X-PUT-Timestamp') or headers.get('Last-Modified')
     return f'{created} {put}' if created and put else ''
 
 
@@ -128,7 +133,7 @@ def changed(res: StackResource, headers: Any) -> str:
         )
     return (
         f'kept: container {res.physical_id} was PUT again since the '
-        f'manifest was written (X-PUT-Timestamp {put}, the manifest says '
+        f'manifest was written (last PUT {put}, the manifest says '
         f'{was_put}): it may have been deleted and re-created'
     )
 
