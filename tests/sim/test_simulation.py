@@ -95,7 +95,7 @@ def test_a_scenario_with_a_kill_replays_the_same():
     the same removals (the tool runs on one thread: ``serial``)."""
     scenario = Scenario(
         'cascade',
-        actors=('o-takes-t-port-as-nic',),
+        actors=('cached-token-after-delete',),
         faults=(('DELETE', r'/v2\.0/ports', 503), ('GET', r'/volumes', 500)),
         kill_at=12,
         recursive=True,

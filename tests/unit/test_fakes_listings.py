@@ -175,3 +175,29 @@ def test_the_port_kind_finds_every_page(cloud, conn, pid):
     ]
     found = core.Port().list(conn, pid)
     assert {p['id'] for p in ports} <= {r.id for r in found}
+
+
+def test_neutron_links_repeat_a_filter_given_several_times(cloud, pid):
+    one, _ = scenarios.network(cloud, pid, 'one', '10.0.1.0/24')
+    two, _ = scenarios.network(cloud, pid, 'two', '10.0.2.0/24')
+    url = f'{NEUTRON}/ports?network_id={one["id"]}&network_id={two["id"]}'
+    answer = requests.get(url + '&limit=1', timeout=5).json()
+    [link] = answer['ports_links']
+    assert f'network_id={one["id"]}' in link['href']
+    assert f'network_id={two["id"]}' in link['href']
+
+
+def test_a_network_whose_other_user_is_on_a_later_page_is_kept(cloud, conn):
+    """Another project's port on the project's network, on the second
+    page of a list asked for several networks at once: the network is
+    kept (its users were read from the first page alone, for the last
+    network, before kinds.paging kept a repeated filter)."""
+    cloud.neutron_max_limit = 1
+    t = scenarios.project(cloud, 'T')['id']
+    o = scenarios.project(cloud, 'O')['id']
+    first, subnet = scenarios.network(cloud, t, 'first', '10.0.1.0/24')
+    scenarios.network(cloud, t, 'second', '10.0.2.0/24')
+    first['shared'] = True
+    scenarios.port(cloud, o, first, subnet, 'theirs')
+    [ref] = [r for r in core.Network().list(conn, t) if r.id == first['id']]
+    assert ref.attrs['used_by'][0][1] == o

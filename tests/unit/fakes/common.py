@@ -125,11 +125,12 @@ def versions(id_: str, href: str, **fields) -> dict:
 
 def paged_filters(query) -> str:
     """The query's filters (not its paging) to add to a next link that
-    keeps them (Neutron's, Cinder's): ``&k=v...``, or ''."""
+    keeps them (Neutron's, Cinder's: the request's own, a filter given
+    several times repeated): ``&k=v...``, or ''. ``query``: a value or a
+    list of values by key."""
     kept = {k: v for k, v in query.items() if k not in ('limit', 'marker')}
-    return ''.join(
-        f'&{k}={parse.quote(str(v))}' for k, v in sorted(kept.items())
-    )
+    encoded = parse.urlencode(sorted(kept.items()), doseq=True)
+    return '&' + encoded if encoded else ''
 
 
 def page(items, query, size, key='id', url='', offset=False):

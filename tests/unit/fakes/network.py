@@ -151,7 +151,7 @@ class Network:
             items, query, size, url=f'{ENDPOINTS["network"]}/v2.0/{path}'
         )
         if link:  # the request's filters kept, as Neutron's links keep them
-            link += paged_filters(query)
+            link += paged_filters(getattr(self._request, 'query', query))
         links = [{'rel': 'next', 'href': link}] if link else []
         return 200, {key: chunk, f'{key}_links': links}
 
