@@ -21,6 +21,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'ext'))
 
 extensions = [
     'cliff.sphinxext',
+    # the reaper's options, from its oslo.config.opts entry point
+    'oslo_config.sphinxext',
     'osc_cascade_docs',
 ]
 
