@@ -85,6 +85,9 @@ def set_service_status(
     whatever ``--os-compute-api-version`` says); ``reason`` only with
     ``disabled`` (nova clears it on enabling). The service as nova now
     has it."""
+    # raw: the SDK's enable_service and disable_service send the actions
+    # nova removed at 2.53 (PUT /os-services/enable, host and binary), and
+    # its update_service takes --os-compute-api-version's microversion first
     body: dict[str, Any] = {'status': status}
     if reason is not None:
         body['disabled_reason'] = reason
