@@ -16,8 +16,8 @@ real OSC shell."""
 import argparse
 import datetime
 import json
-import re
 import os
+import re
 
 import pytest
 import yaml
