@@ -246,8 +246,11 @@ def as_project(item: dict[str, Any]) -> Any:
 
 
 def project_body(conn: Any, project_id: str) -> dict[str, Any] | None:
-    """One project as Keystone answers it, with its extra properties
-    (which the SDK's resource drops); None if Keystone answers 404."""
+    """One project as Keystone answers it, with its extra properties;
+    None if Keystone answers 404."""
+    # raw (here and in update_project): Keystone's own field names, as the
+    # record and `project show` keep them; the SDK's Project keeps extras
+    # but renames its fields (is_enabled) and adds its own (location)
     try:
         return request(
             conn.identity, 'GET', f'/projects/{_quoted(project_id)}'

@@ -52,6 +52,8 @@ CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 def call(conn: Any, method: str, path: str, body: dict | None = None) -> dict:
     """One Placement call; an error answer raises the SDK's exception."""
+    # raw: at PLACEMENT_VERSION whatever the SDK would negotiate, and for
+    # allocations and consumer generations, which the SDK has no calls for
     kwargs: dict[str, Any] = {'microversion': PLACEMENT_VERSION}
     if body is not None:
         kwargs['json'] = body

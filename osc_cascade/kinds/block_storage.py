@@ -467,7 +467,8 @@ class VolumeTransfer(ResourceKind):
         )
 
     def status(self, conn, ref):
-        # its delete is synchronous: asked only of a plan file's step
+        # its delete is synchronous: asked only of a plan file's step; raw
+        # as its delete
         request(
             conn.block_storage,
             'GET',
