@@ -19,9 +19,6 @@ delete`` is stood in by a command with the same parser (magnumclient 5.0.0,
 loaded as cliff loads it from the entry point group
 ``openstack.cli.coe_cluster_delete`` (setup.cfg)."""
 
-import io
-import sys
-
 from cliff import command as cliff_command
 from osc_lib.command import command
 import pytest
@@ -29,9 +26,9 @@ from stevedore import extension
 
 from osc_cascade.v1 import coe_cluster
 from tests.unit import scenarios
-from tests.unit.conftest import ShellResult, _TerminalInput
+from tests.unit.conftest import shell_runner
 from tests.unit.fakes.clock import patch_wall_clock
-from tests.unit.fakes.clouds import FakeCloud, FakeHeatCloud
+from tests.unit.fakes.clouds import FakeHeatCloud
 from tests.unit.test_cluster_cli import magnum
 
 GROUP = 'openstack.cli.coe_cluster_delete'
@@ -69,7 +66,6 @@ def cloud(monkeypatch, tmp_path):
 @pytest.fixture
 def coe(monkeypatch, virtual_time):
     """The shell with magnumclient's command and the plugin's hook on it."""
-    from openstackclient import shell
 
     real = extension.ExtensionManager
     DeleteCluster.deleted = []
@@ -88,21 +84,12 @@ def coe(monkeypatch, virtual_time):
         )
 
     monkeypatch.setattr(cliff_command.extension, 'ExtensionManager', manager)
-
-    def run(*argv, stdin='', tty=False):
-        out, err = io.StringIO(), io.StringIO()
-        monkeypatch.setattr(
-            sys, 'stdin', (_TerminalInput if tty else io.StringIO)(stdin)
-        )
-        monkeypatch.setattr(sys, 'stdout', out)
-        monkeypatch.setattr(sys, 'stderr', err)
-        app = shell.OpenStackShell()
-        app.command_manager.add_command('coe cluster delete', DeleteCluster)
-        app.stdout, app.stderr = out, err
-        code = app.run(list(FakeCloud.cli_auth_args()) + list(argv))
-        return ShellResult(code, out.getvalue(), err.getvalue())
-
-    return run
+    return shell_runner(
+        monkeypatch,
+        lambda app: app.command_manager.add_command(
+            'coe cluster delete', DeleteCluster
+        ),
+    )
 
 
 def test_the_help_shows_the_hooks_option(coe):
@@ -135,54 +122,51 @@ def test_it_force_deletes_and_magnums_delete_gets_nothing(cloud, coe):
     assert DeleteCluster.deleted == []
 
 
-def test_without_a_terminal_it_points_to_the_force_path(cloud, coe):
+def a_magnum_cluster(cloud):
     magnum(cloud)
-    result = coe('coe', 'cluster', 'delete', '--force-delete', 'k8s')
-    assert result.code == 1
-    assert result.stderr.strip().splitlines()[-1] == (
-        '--force-delete asks first, and standard input is not a terminal: '
-        "run 'openstack cluster force-delete --yes k8s' instead"
-    )
-    assert cloud.changes == []
-    assert DeleteCluster.deleted == []
+    return 'k8s'
 
 
-def test_answered_no_changes_nothing(cloud, coe):
-    magnum(cloud)
-    result = coe(
-        'coe', 'cluster', 'delete', '--force-delete', 'k8s',
-        stdin='n\n', tty=True,
-    )  # fmt: skip
-    assert result.code == 1
-    assert 'Aborted' in result.stderr
-    assert cloud.changes == []
-    assert DeleteCluster.deleted == []
+def only_a_sahara_cluster(cloud):
+    cloud.sahara_cluster('hadoop', scenarios.project(cloud, 'data')['id'])
+    return 'hadoop'
 
 
-def test_a_sahara_cluster_is_no_coe_cluster(cloud, coe):
-    project = scenarios.project(cloud, 'data')
-    cloud.sahara_cluster('hadoop', project['id'])
-    result = coe(
-        'coe', 'cluster', 'delete', '--force-delete', 'hadoop',
-        stdin='y\n', tty=True,
-    )  # fmt: skip
-    assert result.code == 1
-    assert 'hadoop' in result.stderr
-    assert cloud.changes == []
-    assert DeleteCluster.deleted == []
-
-
-def test_a_failed_force_delete_fails_the_command(cloud, coe):
-    # a cloud without stack abandon: the force path refuses in one line,
-    # and magnumclient's delete gets nothing either
+def no_stack_abandon(cloud):
     magnum(cloud)
     cloud.abandon_enabled = False
+    return 'k8s'
+
+
+NO_TERMINAL = (
+    '--force-delete asks first, and standard input is not a terminal: '
+    "run 'openstack cluster force-delete --yes k8s' instead"
+)
+
+
+@pytest.mark.parametrize(
+    'cluster, answer, says',
+    [
+        # without a terminal: the command to run instead
+        (a_magnum_cluster, None, NO_TERMINAL),
+        (a_magnum_cluster, 'n', 'Aborted: nothing was deleted.'),
+        # a name only a Sahara cluster has is no coe cluster
+        (only_a_sahara_cluster, 'y', 'hadoop'),
+        # the force path refuses: the command fails, nothing is deleted
+        (no_stack_abandon, 'y', 'enable_stack_abandon'),
+    ],
+    ids=['no terminal', 'answered no', 'sahara', 'no abandon'],
+)
+def test_a_refusal_changes_nothing(cloud, coe, cluster, answer, says):
+    name = cluster(cloud)
+    terminal = {'stdin': answer + '\n', 'tty': True} if answer else {}
     result = coe(
-        'coe', 'cluster', 'delete', '--force-delete', 'k8s',
-        stdin='y\n', tty=True,
-    )  # fmt: skip
+        'coe', 'cluster', 'delete', '--force-delete', name, **terminal
+    )
     assert result.code == 1
-    assert 'enable_stack_abandon' in result.stderr
+    assert says in result.stderr
+    if answer is None:  # in one line, the last
+        assert result.stderr.strip().splitlines()[-1] == says
     assert cloud.changes == []
     assert DeleteCluster.deleted == []
 
