@@ -160,25 +160,48 @@ def test_snapshots_and_backups_stuck(
     assert plan.kept()
 
 
-def test_the_issues_project_is_refused_before_anything_runs(cloud, pid):
-    # four volumes reset to error_deleting, error, creating, attaching and
-    # a snapshot error_deleting of the 'error' one
-    for status in ('error_deleting', 'creating', 'attaching'):
-        stuck_volume(cloud, pid, status)
+def test_the_issues_project_is_drained_and_the_rest_goes(cloud, pid):
+    # four volumes reset to error_deleting, error, creating, attaching, a
+    # snapshot error_deleting of the 'error' one, a server in ERROR and a
+    # locked one (issue #33)
+    stuck = {
+        status: stuck_volume(cloud, pid, status)
+        for status in ('error_deleting', 'creating', 'attaching')
+    }
     errored = volume(cloud, pid, 'stuck-error', 'error')
     snap = scenarios.snapshot(cloud, pid, errored)
     snap.update(status='error_deleting', updated_at=SINCE)
+    vm_error = scenarios.server(cloud, pid, 'vm-error', status='ERROR')
+    vm_locked = scenarios.server(cloud, pid, 'vm-locked')
+    vm_locked['locked'] = True
     pc, targets, plan = cascade_for(cloud, pid)
-    stuck = [s for s in plan.steps.values() if s.params.get('stuck')]
-    assert len(stuck) == 4
-    before = len(cloud.requests)
+    assert len(plan.stuck()) == 4
+    assert not plan.refusing()
     with pytest.raises(CascadeError) as err:
         pc.execute(plan, targets)
     text = str(err.value)
-    assert text.startswith('Nothing was changed')
+    assert text.startswith(
+        'The projects were not deleted and stay drained (disabled): their '
+        'services will not delete 4 resource(s)'
+    )
     assert "stuck-attaching" in text and "is 'attaching' since" in text
     assert 'http' not in text and 'Exception' not in text
-    assert not [m for m, _p in cloud.requests[before:] if m == 'DELETE']
+    # no verification round: one run, stuck ones never asked to delete
+    assert len(pc.runs) == 1
+    for vol in stuck.values():
+        assert cloud.get('volumes', vol['id']) is not None
+        assert not [
+            p
+            for m, p in cloud.requests
+            if m == 'DELETE' and p.endswith(vol['id'])
+        ]
+    # the rest is gone: both servers; the 'error' volume waits for its
+    # snapshot (skipped); the project stays, drained
+    assert cloud.get('servers', vm_error['id']) is None
+    assert cloud.get('servers', vm_locked['id']) is None
+    skipped = pc.runs[0].results[f'delete:{VOL}:{errored["id"]}@RegionOne']
+    assert skipped.outcome == SKIPPED
+    assert cloud.get('projects', pid) is not None
 
 
 def test_a_volume_stuck_at_its_delete_is_not_retried(cloud, pid):
@@ -427,6 +450,11 @@ def test_the_dry_run_shows_it_stuck_and_exits_1(cloud, pid, osc):
     assert row['Action'] == 'stuck'
     assert row['Reason'].startswith(f"is 'attaching' since {SINCE}: Cinder")
     assert 'http' not in result.stderr
+    # what the real run would do: the rest goes, the project stays drained
+    assert (
+        'The real run would delete the rest and leave the projects drained: '
+        '1 resource(s) are stuck (see the plan).'
+    ) in result.stderr
     assert cloud.changes == []
 
 
