@@ -265,7 +265,9 @@ def test_a_volume_stuck_attaching_to_another_projects_server_is_kept(
     to_theirs = new_volume(conn, 'to-theirs')
     to_mine = new_volume(conn, 'to-mine')
     try:
-        attaching_runs(admin, cli, project, theirs, mine, to_theirs, to_mine)
+        attaching_runs(
+            admin, cli, project, other, theirs, mine, to_theirs, to_mine
+        )
     finally:
         for record in records_of(admin, to_theirs.id):
             admin.block_storage.delete(
@@ -274,7 +276,9 @@ def test_a_volume_stuck_attaching_to_another_projects_server_is_kept(
         force_away(admin, project)
 
 
-def attaching_runs(admin, cli, project, theirs, mine, to_theirs, to_mine):
+def attaching_runs(
+    admin, cli, project, other, theirs, mine, to_theirs, to_mine
+):
     attachment_record(admin, to_theirs.id, theirs.id)
     attachment_record(admin, to_mine.id, mine.id)
     for vol in (to_theirs, to_mine):
@@ -292,24 +296,22 @@ def attaching_runs(admin, cli, project, theirs, mine, to_theirs, to_mine):
         'project', 'delete', '--cascade', '--yes', '--force-stuck', project.id
     )
     report(
-        '--force-stuck, one volume attaching to another project', run, seconds
+        '--force-stuck, a volume attaching to another project', run, seconds
     )
     out = run.stdout + run.stderr
+    # the plan keeps it, which refuses the run before anything changes
     assert run.code == 1, out
-    # the volume attaching to the other project's server is untouched
+    assert 'Nothing was changed' in out, out
+    assert f'attached to server {theirs.id} of project {other.id}' in out
     kept = admin.block_storage.get_volume(to_theirs.id)
     assert kept.status == 'attaching', kept.status
     assert len(records_of(admin, to_theirs.id)) == 1
-    assert any(theirs.id in line for line in out.splitlines()), out
-    assert admin.identity.find_project(project.id) is not None
-    # the one attaching to the project's own server went with it
-    assert status_of(admin.block_storage, f'/volumes/{to_mine.id}') == 404
-    assert status_of(admin.compute, f'/servers/{mine.id}') == 404
-    # theirs is still theirs
     assert admin.compute.get_server(theirs.id).status == 'ACTIVE'
+    assert admin.identity.get_project(project.id).is_enabled
 
-    # the record removed (the other project's attach given up), the
-    # volume is reset and goes: the project with it
+    # the record removed (the other project's attach given up), both go:
+    # the one attaching to the project's own server through Cinder's
+    # attachment delete, once that server is gone
     for record in records_of(admin, to_theirs.id):
         admin.block_storage.delete(
             f'/attachments/{record["id"]}', microversion=ATTACHMENTS
@@ -319,4 +321,9 @@ def attaching_runs(admin, cli, project, theirs, mine, to_theirs, to_mine):
     )
     report('--force-stuck again, the record gone', again, 0)
     assert again.code == 0, again.stdout + again.stderr
+    assert 'detach=1' in again.stdout + again.stderr
     assert admin.identity.find_project(project.id) is None
+    for vol in (to_theirs, to_mine):
+        assert status_of(admin.block_storage, f'/volumes/{vol.id}') == 404
+    assert status_of(admin.compute, f'/servers/{mine.id}') == 404
+    assert admin.compute.get_server(theirs.id).status == 'ACTIVE'

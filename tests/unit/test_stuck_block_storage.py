@@ -18,7 +18,7 @@ only what the project owns and nothing else uses."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, Kept
 from osc_cascade.engine.executor import (
     DONE,
     KEPT,
@@ -316,20 +316,107 @@ def test_force_stuck_resets_after_the_projects_own_server_goes(
     assert cloud.get('volumes', vol['id']) is None
 
 
-def test_force_stuck_clears_the_attachments_of_the_projects_own_server(
+def test_force_stuck_detaches_the_projects_own_server_through_cinder(
     cloud, conn, pid
 ):
+    # attached to the project's server, stuck detaching; the forced step
+    # is met before the server goes (a plan file's order, a race): Cinder
+    # refuses to delete the record Nova still uses, and the volume is kept
     vm = scenarios.server(cloud, pid)
     vol = stuck_volume(cloud, pid, 'detaching', attach_to=vm)
     kinds, plan = plan_of(conn, pid, force_stuck=True)
-    [reset] = [
+    [forced] = [
         s for s in plan.steps.values() if s.action == 'reset_volume_state'
     ]
-    kinds[VOL].apply(conn, reset)
-    assert cloud.reset_calls == [
-        (vol['id'], {'status': 'error', 'attach_status': 'detached'})
-    ]
-    assert cloud.get('volumes', vol['id'])['attachments'] == []
+    with pytest.raises(Kept) as kept:
+        kinds[VOL].apply(conn, forced)
+    [(record, answer)] = cloud.attachment_deletes
+    assert answer == 409
+    assert str(kept.value) == (
+        f'not forced: Cinder refuses to delete its attachment {record}: '
+        f'server {vm["id"]} still has the volume in Nova'
+    )
+    assert cloud.reset_calls == []
+    assert cloud.get('volumes', vol['id'])['status'] == 'detaching'
+
+
+def test_force_stuck_detaches_a_half_way_record_of_the_projects_server(
+    cloud, conn, pid
+):
+    # Nova's attach to the project's server stopped half-way: the record
+    # ('attaching') is not in the volume's view, and survives the server
+    vm = scenarios.server(cloud, pid)
+    vol = stuck_volume(cloud, pid, 'attaching')
+    record = cloud.hidden_attachment(vol, vm['id'], 'attaching')
+    assert vol['attachments'] == []
+    kinds, plan = plan_of(conn, pid, force_stuck=True)
+    forced = f'reset_volume_state:{VOL}:{vol["id"]}[detach=1,status=attaching]'
+    assert forced in plan.steps, sorted(plan.steps)
+    assert (f'delete:{compute.Server.name}:{vm["id"]}', forced) in plan.edges
+    result = run(cloud, kinds, plan)
+    assert result.ok, result.results
+    # Cinder's own detach (its attachment delete), not a database reset:
+    # the volume, with no record left, is available and goes as it is
+    assert cloud.attachment_deletes == [(record['id'], 200)]
+    assert cloud.reset_calls == []
+    assert cloud.get('volumes', vol['id']) is None
+
+
+def test_force_stuck_keeps_a_volume_being_attached_to_another_project(
+    cloud, conn, pid
+):
+    # the record Nova's attach to B's server left: not in the volume's
+    # view, whose attachments are empty; the plan keeps it all the same
+    other = scenarios.project(cloud, 'B')['id']
+    theirs = scenarios.server(cloud, other)
+    vol = stuck_volume(cloud, pid, 'attaching')
+    cloud.hidden_attachment(vol, theirs['id'], 'attaching')
+    kinds, plan = plan_of(conn, pid, force_stuck=True)
+    step = plan.steps[f'keep:{VOL}:{vol["id"]}']
+    assert step.params['reason'] == (
+        f"attached to server {theirs['id']} of project {other} (a record "
+        "'attaching'): deleting it would force-detach it from that guest"
+    )
+    assert not any(s.is_break_action for s in plan.steps.values())
+    run(cloud, kinds, plan)
+    assert cloud.attachment_deletes == [] and cloud.reset_calls == []
+    assert cloud.get('volumes', vol['id'])['status'] == 'attaching'
+
+
+def test_force_stuck_rereads_the_records_before_it_acts(cloud, conn, pid):
+    vol = stuck_volume(cloud, pid, 'attaching')
+    kinds, plan = plan_of(conn, pid, force_stuck=True)
+    # after the plan, an attach to B's server begins (and stops)
+    other = scenarios.project(cloud, 'B')['id']
+    theirs = scenarios.server(cloud, other)
+    cloud.hidden_attachment(vol, theirs['id'], 'attaching')
+    result = run(cloud, kinds, plan)
+    [forced] = [r for r in result.results.values() if r.step.is_break_action]
+    assert forced.outcome == KEPT
+    assert forced.error == (
+        f'not forced: attached to server {theirs["id"]} of project {other}'
+    )
+    assert cloud.attachment_deletes == [] and cloud.reset_calls == []
+
+
+def test_force_stuck_keeps_a_record_that_names_no_server(cloud, conn, pid):
+    vol = stuck_volume(cloud, pid, 'attaching')
+    cloud.hidden_attachment(vol, None, 'reserved')
+    vol['status'] = 'attaching'
+    _kinds, plan = plan_of(conn, pid, force_stuck=True)
+    step = plan.steps[f'keep:{VOL}:{vol["id"]}']
+    assert 'which names no server' in step.params['reason']
+
+
+def test_force_stuck_without_cinders_attachments_api_keeps_it(
+    cloud, conn, pid
+):
+    # a Cinder before 3.27 cannot say who a volume is being attached to
+    cloud.ATTACHMENTS = (3, 99)
+    vol = stuck_volume(cloud, pid, 'attaching')
+    _kinds, plan = plan_of(conn, pid, force_stuck=True)
+    step = plan.steps[f'keep:{VOL}:{vol["id"]}']
+    assert 'unlisted (attachments API, 3.27)' in step.params['reason']
 
 
 def test_force_stuck_keeps_a_volume_attaching_to_another_projects_server(
