@@ -327,3 +327,85 @@ def attaching_runs(
         assert status_of(admin.block_storage, f'/volumes/{vol.id}') == 404
     assert status_of(admin.compute, f'/servers/{mine.id}') == 404
     assert admin.compute.get_server(theirs.id).status == 'ACTIVE'
+
+
+VOLUME_STACK = {
+    'heat_template_version': '2021-04-16',
+    'resources': {
+        'data': {'type': 'OS::Cinder::Volume', 'properties': {'size': 1}}
+    },
+}
+
+
+def test_a_stack_delete_failed_is_deleted_again_then_abandoned(admin, cli):
+    """A stack whose delete failed (its volume stuck error_deleting, which
+    Cinder refuses to delete): without --force-stuck its delete again
+    fails and the volume is stuck; with it, the volume is reset and
+    deleted, and the stack, failed again, abandoned (Heat's
+    enable_stack_abandon is on on the minicloud)."""
+    project = topology.make_project(admin, unique('stack-failed'))
+    try:
+        stack_runs(admin, cli, project)
+    finally:
+        force_away(admin, project)
+
+
+def stack_runs(admin, cli, project):
+    conn = topology.scoped(admin, project)
+    stack = topology.create_stack(conn, 'failing', VOLUME_STACK)
+    [made] = list(conn.orchestration.resources(stack))
+    volume_id = made.physical_resource_id
+    admin.block_storage.reset_volume_status(
+        volume_id,
+        status='error_deleting',
+        attach_status=None,
+        migration_status=None,
+    )
+    conn.orchestration.delete_stack(stack)
+    wait_for(
+        lambda: (
+            conn.orchestration.get_stack(stack.id).status == 'DELETE_FAILED'
+        ),
+        what='DELETE_FAILED',
+    )
+
+    dry = cli(
+        'project',
+        'delete',
+        '--cascade',
+        '--dry-run',
+        '--force-stuck',
+        project.id,
+        '-f',
+        'json',
+    )
+    report('dry run --force-stuck', dry, 0)
+    planned = {(r['Kind'], r['ID'], r['Action']) for r in dry.json()}
+    assert ('orchestration.stack', stack.id, 'abandon_stack') in planned
+    assert ('orchestration.stack', stack.id, 'delete') in planned
+    assert ('block_storage.volume', volume_id, 'reset_volume_state') in (
+        planned
+    )
+
+    first, seconds = timed(
+        'project', 'delete', '--cascade', '--yes', project.id
+    )
+    report('a DELETE_FAILED stack, without --force-stuck', first, seconds)
+    out = first.stdout + first.stderr
+    assert first.code == 1, out
+    assert seconds < 60, f'{seconds:.0f}s'
+    assert f'({volume_id}) in RegionOne is \'error_deleting\'' in out
+    assert status_of(conn.orchestration, f'/stacks/failing/{stack.id}') != 404
+
+    forced, seconds = timed(
+        'project', 'delete', '--cascade', '--yes', '--force-stuck', project.id
+    )
+    report('a DELETE_FAILED stack, --force-stuck', forced, seconds)
+    assert forced.code == 0, forced.stdout + forced.stderr
+    assert status_of(admin.block_storage, f'/volumes/{volume_id}') == 404
+    assert admin.identity.find_project(project.id) is None
+    assert not [
+        s
+        for s in admin.orchestration.stacks(all_projects=True)
+        if s.id == stack.id
+    ]
