@@ -42,6 +42,10 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade.kinds.cinder_attachments import (
+    attachment_records,
+    detach_record,
+)
 from osc_cascade.kinds.compute import Server, server_owners
 from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
@@ -345,56 +349,6 @@ class Volume(_CinderKind):
         conn.block_storage.detach_volume(
             step.target.id, step.params.get('attachment_id'), force=True
         )
-
-
-#: Cinder's attachments API: every attachment record of a volume
-ATTACHMENTS_MICROVERSION = '3.27'
-
-
-def attachment_records(conn, volume_id):
-    """Every attachment record of the volume, an admin's listing
-    (cinder/api/v3/attachments.py index, all_tenants). The volume's view
-    shows only the attached ones (api/v3/views/volumes.py
-    _get_attachments), not those an attach or a detach left half-way
-    (reserved, attaching, detaching), which still name their server.
-    None from a Cinder without the API (before 3.27), which cannot say
-    who a volume is being attached to."""
-    try:
-        return list(
-            pages(
-                conn.block_storage,
-                '/attachments',
-                'attachments',
-                {'all_tenants': 1, 'volume_id': volume_id},
-                microversion=ATTACHMENTS_MICROVERSION,
-            )
-        )
-    except (sdk_exc.NotFoundException, sdk_exc.NotSupported):
-        return None
-
-
-def detach_record(conn, record):
-    """Cinder's own detach of a record (DELETE /attachments/{id},
-    volume/api.py attachment_delete): the backend ends its connection and
-    the record goes, unlike os-reset_status's attach_status, which marks
-    the records detached in the database alone. Cinder refuses it (409)
-    while Nova's server still has the volume (attachment_deletion_allowed):
-    kept then."""
-    try:
-        request(
-            conn.block_storage,
-            'DELETE',
-            f'/attachments/{record["id"]}',
-            microversion=ATTACHMENTS_MICROVERSION,
-        )
-    except sdk_exc.NotFoundException:
-        return  # gone meanwhile
-    except sdk_exc.ConflictException as exc:
-        raise Kept(
-            f'not forced: Cinder refuses to delete its attachment '
-            f'{record["id"]}: server {record.get("instance")} still has '
-            f'the volume in Nova'
-        ) from exc
 
 
 def _attachment(att):
