@@ -130,6 +130,19 @@ def report(title, result, seconds):
     print(result.stdout + result.stderr)
 
 
+def cascade_within_a_minute(project, title):
+    """A cascade without --force-stuck of a project with stuck resources:
+    it ends at once, exit 1; its output."""
+    result, seconds = timed(
+        'project', 'delete', '--cascade', '--yes', project.id
+    )
+    report(title, result, seconds)
+    out = result.stdout + result.stderr
+    assert result.code == 1, out
+    assert seconds < 60, f'{seconds:.0f}s'
+    return out
+
+
 def stuck_lines(text, ident):
     """The progress lines that say the resource ``ident`` is stuck."""
     return [
@@ -176,13 +189,9 @@ def the_issues_runs(admin, cli, project, made, other, other_vol):
     report('dry run', dry, 0)
     assert dry.code == 1, dry.stdout + dry.stderr
 
-    first, seconds = timed(
-        'project', 'delete', '--cascade', '--yes', project.id
+    out = cascade_within_a_minute(
+        project, 'project delete --cascade (without --force-stuck)'
     )
-    report('project delete --cascade (without --force-stuck)', first, seconds)
-    out = first.stdout + first.stderr
-    assert first.code == 1, out
-    assert seconds < 60, f'{seconds:.0f}s'
     # one readable line per stuck resource: no URL, no exception class
     assert 'http' not in out.lower(), out
     assert 'Exception' not in out and 'Error:' not in out, out
@@ -387,13 +396,9 @@ def stack_runs(admin, cli, project):
         planned
     )
 
-    first, seconds = timed(
-        'project', 'delete', '--cascade', '--yes', project.id
+    out = cascade_within_a_minute(
+        project, 'a DELETE_FAILED stack, without --force-stuck'
     )
-    report('a DELETE_FAILED stack, without --force-stuck', first, seconds)
-    out = first.stdout + first.stderr
-    assert first.code == 1, out
-    assert seconds < 60, f'{seconds:.0f}s'
     assert f'({volume_id}) in RegionOne is \'error_deleting\'' in out
     assert status_of(conn.orchestration, f'/stacks/failing/{stack.id}') != 404
 
