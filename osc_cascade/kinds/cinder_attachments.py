@@ -20,32 +20,25 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.api.http import request
 from osc_cascade.engine.errors import Kept
-from osc_cascade.kinds.paging import pages
-
-#: Cinder's attachments API: every attachment record of a volume
-ATTACHMENTS_MICROVERSION = '3.27'
 
 
 def attachment_records(conn, volume_id):
     """Every attachment record of the volume, an admin's listing
-    (cinder/api/v3/attachments.py index, all_tenants). The volume's view
-    shows only the attached ones (api/v3/views/volumes.py
-    _get_attachments), not those an attach or a detach left half-way
-    (reserved, attaching, detaching), which still name their server.
-    None from a Cinder without the API (before 3.27), which cannot say
-    who a volume is being attached to."""
+    (cinder/api/v3/attachments.py index, all_tenants; the SDK's
+    ``attachments``, at the microversion it negotiates, 3.27 at least).
+    The volume's view shows only the attached ones
+    (api/v3/views/volumes.py _get_attachments), not those an attach or a
+    detach left half-way (reserved, attaching, detaching), which still
+    name their server. None from a Cinder without the API (before 3.27),
+    which cannot say who a volume is being attached to."""
     try:
-        return list(
-            pages(
-                conn.block_storage,
-                '/attachments',
-                'attachments',
-                {'all_tenants': 1, 'volume_id': volume_id},
-                microversion=ATTACHMENTS_MICROVERSION,
+        return [
+            {'id': a.id, 'instance': a.instance, 'status': a.status}
+            for a in conn.block_storage.attachments(
+                volume_id=volume_id, all_projects=True
             )
-        )
+        ]
     except (sdk_exc.NotFoundException, sdk_exc.NotSupported):
         return None
 
@@ -58,14 +51,7 @@ def detach_record(conn, record):
     while Nova's server still has the volume (attachment_deletion_allowed):
     kept then."""
     try:
-        request(
-            conn.block_storage,
-            'DELETE',
-            f'/attachments/{record["id"]}',
-            microversion=ATTACHMENTS_MICROVERSION,
-        )
-    except sdk_exc.NotFoundException:
-        return  # gone meanwhile
+        conn.block_storage.delete_attachment(record['id'])
     except sdk_exc.ConflictException as exc:
         raise Kept(
             f'not forced: Cinder refuses to delete its attachment '

@@ -206,7 +206,9 @@ class BlockStorage:
             if not query.get('volume_id') or v['id'] == query['volume_id']
         ]
         records = [r for v in volumes for r in self.attachment_records_of(v)]
-        if path == '/attachments' and method == 'GET':
+        if path in ('/attachments', '/attachments/detail') and (
+            method == 'GET'
+        ):
             return 200, {
                 'attachments': [
                     {
