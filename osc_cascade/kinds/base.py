@@ -326,9 +326,14 @@ class ResourceKind:
         status = self.stuck_status(ref)
         if status and self.forcing(ref):
             yield Edge(
-                Step(self.force_action, ref, {'status': status}),
+                Step(self.force_action, ref, self.force_params(ref, status)),
                 resource.delete(ref),
             )
+
+    def force_params(self, ref: ResourceRef, status: str) -> dict[str, Any]:
+        """The forced step's parameters, shown in the plan and the
+        record: the state it forces the resource out of."""
+        return {'status': status}
 
     def relations(
         self, ref: ResourceRef, inventory: Inventory

@@ -240,11 +240,17 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 planfile.save(saved, plan)
             self._emit_plan(plan, parsed_args)
             progress.flush_notes()
-            if plan.kept():
+            if plan.refusing():
                 raise exceptions.CommandError(
-                    f'The real run would refuse: {len(plan.kept())} '
+                    f'The real run would refuse: {len(plan.refusing())} '
                     'resource(s) are kept (see the plan), so the projects '
                     'would not be deleted.'
+                )
+            if plan.stuck():
+                raise exceptions.CommandError(
+                    f'The real run would delete the rest and leave the '
+                    f'projects drained: {len(plan.stuck())} resource(s) are '
+                    'stuck (see the plan).'
                 )
             outside = workflow.outside(plan)
             if outside:

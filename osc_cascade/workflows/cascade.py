@@ -337,8 +337,9 @@ class ProjectCascade:
     def _execute(
         self, plan: Plan, targets: Sequence[ResourceRef]
     ) -> CascadeOutcome:
-        if plan.kept():
-            raise CascadeError(kept_message(plan.kept(), drained=False))
+        # a stuck resource keeps the projects, not the rest from going
+        if plan.refusing():
+            raise CascadeError(kept_message(plan.refusing(), drained=False))
         since = self.projects.cloud_time()
         self.drain(targets)
         # Cinder's freezes (at usage) follow the run's deletes down
@@ -373,8 +374,10 @@ class ProjectCascade:
         checked = reconcile(shown, self._plan_here(targets), since)
         self._report_dropped(checked.dropped)
         self._refuse_unpreviewed(checked.unpreviewed)
-        if checked.plan.kept():
-            raise CascadeError(kept_message(checked.plan.kept(), drained=True))
+        if checked.plan.refusing():
+            raise CascadeError(
+                kept_message(checked.plan.refusing(), drained=True)
+            )
         self._mark(targets, drain_record.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises
