@@ -326,7 +326,6 @@ class _Keeps:
             for i in self.ids(LoadBalancer.name)
         }
         vips = {lb.get('vip_port_id') for lb in lbs.values()}
-        lb_networks = {lb.get('vip_network_id') for lb in lbs.values()}
         on_network = {
             n: self.call(
                 f'listing the ports of network {n}',
@@ -335,6 +334,17 @@ class _Keeps:
                 ),
             )
             for n in self.ids(net.Network.name)
+        }
+        # the networks where every load balancer's VIP is the cluster's
+        lb_networks = {
+            n
+            for n, ports in on_network.items()
+            if all(
+                p['id'] in vips
+                for p in ports
+                if p.get('device_owner') in _OCTAVIA_OWNERS
+                and not (p.get('name') or '').startswith('octavia-lb-vrrp-')
+            )
         }
         self._volumes()
         self._floating_ips(vips)
@@ -353,8 +363,11 @@ class _Keeps:
         ):
             return device not in self.ids(net.Router.name)
         if owner in _OCTAVIA_OWNERS:
-            return port['id'] not in vips and (
-                port.get('network_id') not in lb_networks
+            # a VIP of the cluster's load balancers, or an amphora's port
+            # on a network where every VIP is theirs
+            return port['id'] not in vips and not (
+                (port.get('name') or '').startswith('octavia-lb-vrrp-')
+                and port.get('network_id') in lb_networks
             )
         if owner.startswith('compute:'):
             return device not in self.ids(Server.name)

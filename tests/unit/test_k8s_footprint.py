@@ -1,0 +1,243 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A Kubernetes cluster's footprint on the fake cloud, and `cluster
+leftovers delete` in-process: the cluster `prod` beside `prod-2` and
+another project."""
+
+import json
+
+from cliff import commandmanager
+import pytest
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.retry import Clock, RetryPolicy
+from osc_cascade.v1.cluster_leftovers import DeleteClusterLeftovers
+from osc_cascade.workflows.k8s import conventions as conv
+from osc_cascade.workflows.k8s import footprint
+from tests.unit import scenarios
+from tests.unit.fakes.clouds import ServicesCloud
+
+CSI = conv.CINDER_CSI_KEY
+CAPO = 'Created by cluster-api-provider-openstack cluster default-prod'
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+def occm_lb(cloud, pid, subnet, cluster, svc='web', members=()):
+    lb = cloud.load_balancer(pid, subnet, members=members)
+    name = f'kube_service_{cluster}_default_{svc}'
+    lb.update(
+        name=name,
+        description=f'Kubernetes external service default/{svc} from '
+        f'cluster {cluster}',
+        tags=[name],
+    )
+    return lb
+
+
+@pytest.fixture
+def world(cloud, external):
+    p = scenarios.project(cloud, 'k8s')
+    other = scenarios.project(cloud, 'other')
+    pid = p['id']
+    shared_net, shared_subnet = scenarios.network(cloud, other['id'], 'shared')
+    net, subnet = scenarios.network(
+        cloud, pid, 'k8s-clusterapi-cluster-default-prod'
+    )
+    net['description'] = subnet['description'] = CAPO
+    subnet['name'] = net['name']
+    router, _iface = scenarios.router(
+        cloud, pid, subnet, external, name=net['name']
+    )
+    router['description'] = CAPO
+    sg = scenarios.security_group(
+        cloud, pid, 'k8s-cluster-default-prod-secgroup-worker'
+    )
+    node = scenarios.server(cloud, pid, 'prod-md-0-abcde', status='ERROR')
+    scenarios.port(
+        cloud,
+        pid,
+        net,
+        subnet,
+        'prod-md-0-abcde-0',
+        device_id=node['id'],
+        device_owner='compute:nova',
+        description=CAPO,
+        security_groups=[sg['id']],
+    )
+    lb = occm_lb(cloud, pid, subnet, 'prod', members=[shared_subnet])
+    _apps, apps_subnet = scenarios.network(cloud, pid, 'apps')
+    lb2 = occm_lb(cloud, pid, apps_subnet, 'prod-2')
+    near = occm_lb(cloud, pid, apps_subnet, 'prod_x')
+    theirs = occm_lb(cloud, other['id'], shared_subnet, 'prod')
+    vol = scenarios.volume(cloud, pid, 'pvc-1', metadata={CSI: 'prod'})
+    vol2 = scenarios.volume(cloud, pid, 'pvc-2', metadata={CSI: 'prod-2'})
+    return {
+        'pid': pid,
+        'other': other['id'],
+        'net': net,
+        'subnet': subnet,
+        'router': router,
+        'sg': sg,
+        'node': node,
+        'lb': lb,
+        'lb2': lb2,
+        'near': near,
+        'theirs': theirs,
+        'vol': vol,
+        'vol2': vol2,
+        'shared_net': shared_net,
+    }
+
+
+def find(conn, pid, capi=True):
+    ident = conv.Identity.of(
+        'prod', 'default' if capi else '', 'prod' if capi else ''
+    )
+    return footprint.find(conn, ident, pid, retry=RetryPolicy(), clock=Clock())
+
+
+def ids(found):
+    return {r.id for r, _c in found.values()}
+
+
+def test_footprint_is_prods_whole_convention_only(conn, world):
+    fp = find(conn, world['pid'])
+    mine = ids(fp.mine)
+    for key in ('net', 'subnet', 'router', 'sg', 'node', 'lb', 'vol'):
+        assert world[key]['id'] in mine, key
+    for key in ('lb2', 'near', 'theirs', 'vol2', 'shared_net'):
+        assert world[key]['id'] not in mine | ids(fp.kept), key
+    assert world['near']['id'] in ids(fp.strangers)
+    assert world['lb2']['id'] in ids(fp.strangers)
+    assert not fp.active
+
+
+def test_network_with_someone_elses_port_is_kept(cloud, conn, world):
+    # a server that is not the cluster's, on the cluster's network
+    stranger = scenarios.server(cloud, world['pid'], 'mine-not-prods')
+    scenarios.port(
+        cloud,
+        world['pid'],
+        world['net'],
+        world['subnet'],
+        'p',
+        device_id=stranger['id'],
+        device_owner='compute:nova',
+        security_groups=[world['sg']['id']],
+    )
+    fp = find(conn, world['pid'])
+    kept = {r.id: why for r, why in fp.kept.values()}
+    assert world['net']['id'] in kept
+    assert world['subnet']['id'] in kept
+    assert world['router']['id'] in kept  # it serves the kept subnet
+    assert world['sg']['id'] in kept
+    assert world['lb']['id'] in ids(fp.mine)
+
+
+def test_another_clusters_load_balancer_keeps_the_network(cloud, conn, world):
+    occm_lb(cloud, world['pid'], world['subnet'], 'prod-2', svc='api')
+    fp = find(conn, world['pid'])
+    kept = {r.id: why for r, why in fp.kept.values()}
+    assert 'Octavia' in kept[world['net']['id']]
+    assert world['subnet']['id'] in kept
+
+
+def test_volume_on_a_server_not_the_clusters_is_kept(cloud, conn, world):
+    stranger = scenarios.server(cloud, world['pid'], 'db')
+    scenarios.attach(cloud, world['vol'], stranger)
+    fp = find(conn, world['pid'])
+    assert 'db' not in ids(fp.mine)
+    assert world['vol']['id'] in ids(fp.kept)
+
+
+def test_active_nodes_are_reported(conn, world):
+    world['node']['status'] = 'ACTIVE'
+    fp = find(conn, world['pid'])
+    assert [r.id for r in fp.active] == [world['node']['id']]
+
+
+def test_plan_orders_and_keeps(conn, world):
+    fp = find(conn, world['pid'])
+    plan = footprint.plan(fp, kinds_mod.build())
+    order = plan.order()
+    deletes = [s for s in order if s.startswith('delete:')]
+    pos = {plan.steps[s].target.id: i for i, s in enumerate(deletes)}
+    lb, netkey = world['lb']['id'], world['net']['id']
+    assert (plan.steps[deletes[pos[lb]]].id, deletes[pos[netkey]]) in {
+        (a, b) for a, b in plan.edges
+    } or pos[lb] < pos[netkey]
+    kept = [s for s in plan.steps.values() if s.action == 'keep']
+    assert {s.target.id for s in kept} >= {
+        world['near']['id'],
+        world['lb2']['id'],
+    }
+
+
+@pytest.fixture
+def leftovers_cli(monkeypatch):
+    """The command, which the test venv's entry points do not know yet."""
+    load = commandmanager.CommandManager.load_commands
+
+    def load_commands(self, namespace):
+        load(self, namespace)
+        self.add_command('cluster leftovers delete', DeleteClusterLeftovers)
+
+    monkeypatch.setattr(
+        commandmanager.CommandManager, 'load_commands', load_commands
+    )
+
+
+ARGS = (
+    'cluster',
+    'leftovers',
+    'delete',
+    'prod',
+    '--capi-namespace',
+    'default',
+)
+
+
+def test_cli_dry_run_then_delete(cloud, osc, world, leftovers_cli):
+    result = osc(*ARGS, '--project', world['pid'], '--dry-run', '-f', 'json')
+    assert result.code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert {r['ID'] for r in rows} >= {world['lb']['id'], world['vol']['id']}
+    before = {lb['id'] for lb in cloud.all('loadbalancers')}
+    assert world['lb']['id'] in before
+    result = osc(*ARGS, '--project', world['pid'], '--yes')
+    assert result.code == 0, result.stderr
+    lbs = {lb['id'] for lb in cloud.all('loadbalancers')}
+    assert world['lb']['id'] not in lbs
+    assert {
+        world['lb2']['id'],
+        world['near']['id'],
+        world['theirs']['id'],
+    } <= lbs
+    vols = {v['id'] for v in cloud.all('volumes')}
+    assert world['vol']['id'] not in vols and world['vol2']['id'] in vols
+    nets = {n['id'] for n in cloud.all('networks')}
+    assert world['net']['id'] not in nets and world['shared_net']['id'] in nets
+
+
+def test_cli_refuses_a_cluster_with_active_nodes(osc, world, leftovers_cli):
+    world['node']['status'] = 'ACTIVE'
+    result = osc(*ARGS, '--project', world['pid'], '--dry-run')
+    assert result.code == 1
+    assert 'ACTIVE' in result.stderr and '--force' in result.stderr
+    result = osc(*ARGS, '--project', world['pid'], '--dry-run', '--force')
+    assert result.code == 0, result.stderr
