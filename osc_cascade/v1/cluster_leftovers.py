@@ -174,7 +174,7 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
         if parsed_args.dry_run or not deletes:
             if not deletes:
                 self.progress.note(
-                    f'Nothing of {fp.identity.label()} to delete in '
+                    f'Nothing of {fp.label()} to delete in '
                     f'project {fp.project_id}.'
                 )
             return output.plan_table(
@@ -182,7 +182,7 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
             )
         confirm(
             f'Delete {len(deletes)} resource(s) that '
-            f'{fp.identity.label()} left in project {fp.project_id}, in '
+            f'{fp.label()} left in project {fp.project_id}, in '
             f'dependency order ({len(fp.kept)} kept)?',
             parsed_args.yes,
         )
@@ -219,3 +219,46 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
                 f'{failed} of {len(deletes)} resource(s) could not be deleted'
             )
         return SUMMARY_COLUMNS, result.summary()
+
+
+# -- a Magnum cluster on a Cluster API driver in `cluster force-delete` ----
+
+
+def footprint_rows(preview: Any) -> list[tuple[str, ...]]:
+    """The rows of FORCE_DELETE_PLAN_COLUMNS of what the controllers of a
+    Cluster API cluster made: one per step of its plan, in order."""
+    c = preview.cluster
+    rows = []
+    for step_id in preview.plan.order():
+        step = preview.plan.steps[step_id]
+        ref = step.target
+        if step.is_delete:
+            action = 'delete'
+        elif step.action == 'keep':
+            action = f'keep: {step.params.get("reason", "")}'
+        else:
+            action = step.describe()
+        rows.append(
+            (
+                c.name,
+                c.service,
+                c.status,
+                '',
+                ref.kind,
+                ref.id,
+                ref.project_id or c.project_id,
+                action,
+            )
+        )
+    return rows or [
+        (c.name, c.service, c.status, '', '', '', c.project_id, 'nothing')
+    ]
+
+
+def footprint_summary(preview: Any) -> str:
+    deletes = sum(1 for s in preview.plan.steps.values() if s.is_delete)
+    return (
+        f'no stack (Cluster API driver, {preview.cluster.stack_id}): '
+        f'{deletes} resource(s) its controllers made to delete, '
+        f'{len(preview.footprint.kept)} kept'
+    )

@@ -38,7 +38,7 @@ subnet are the load balancer's, and that subnet is not touched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 import dataclasses
 from typing import Any
 
@@ -103,6 +103,13 @@ class Footprint:
     #: the cluster's servers that are ACTIVE: a cluster that may live
     active: list[ResourceRef]
     notes: list[str] = dataclasses.field(default_factory=list)
+    #: every identity looked for (the first is ``identity``)
+    identities: list[Identity] = dataclasses.field(default_factory=list)
+
+    def label(self) -> str:
+        return ' or '.join(
+            i.label() for i in self.identities or [self.identity]
+        )
 
     def deletable(self) -> list[ResourceRef]:
         return [ref for key, (ref, _c) in self.mine.items()]
@@ -216,16 +223,35 @@ def _match(ident: Identity, kind: str, item: Mapping[str, Any]) -> Match:
     return conv.NO
 
 
+def _match_any(
+    idents: Sequence[Identity], kind: str, item: Mapping[str, Any]
+) -> Match:
+    """The match of the cluster known by several identities (a Magnum
+    cluster, whose driver may be either): a doubt in one is a doubt,
+    else the cluster's in one is the cluster's."""
+    found = [_match(i, kind, item) for i in idents]
+    for m in found:
+        if m.doubt:
+            return m
+    for m in found:
+        if m.mine:
+            return m
+    return next((m for m in found if m.why), conv.NO)
+
+
 def find(
     conn: Any,
-    ident: Identity,
+    ident: Identity | Sequence[Identity],
     project_id: str,
     *,
     parallel: int = 8,
     retry: RetryPolicy,
     clock: Clock,
 ) -> Footprint:
-    """The cluster's footprint in the project (changes nothing)."""
+    """The cluster's footprint in the project (changes nothing); a
+    cluster known by several identities (``_match_any``) is their
+    union."""
+    idents = [ident] if isinstance(ident, Identity) else list(ident)
 
     def call(what: str, fn: Callable[[], Any]) -> Any:
         return checked(what, fn, retry=retry, clock=clock, needs=NEEDS)
@@ -245,7 +271,8 @@ def find(
     ).run([project_id])
     by_id = {(r.kind, r.id): r for r in refs}
     raw = _Raw(conn, project_id, usable, call)
-    fp = Footprint(ident, project_id, {}, {}, {}, [], [], list(notes))
+    fp = Footprint(idents[0], project_id, {}, {}, {}, [], [], list(notes))
+    fp.identities = idents
 
     def ref_of(kind: str, item: Mapping[str, Any]) -> ResourceRef:
         return by_id.get((kind, item['id'])) or ResourceRef(
@@ -254,7 +281,7 @@ def find(
 
     for kind in KINDS:
         for item in raw.of(kind).values():
-            m = _match(ident, kind, item)
+            m = _match_any(idents, kind, item)
             ref = ref_of(kind, item)
             if m.mine:
                 fp.mine[ref.key] = (ref, m.convention)
