@@ -129,7 +129,30 @@ class ClusterApiFootprint(ForceDeleteBase):
         """After the grace period: the footprint as it is now, deleted;
         then the record."""
         service = self.services[cluster.service]
+        self._delete_footprint(cluster, outcome)
+        outcome.result = FOOTPRINT_DELETED
+        outcome.record = self._finish_record(service, cluster)
+        self.notify(magnum_state(cluster, outcome.record))
+
+    def _capi_after_normal_delete(
+        self, cluster: ClusterRecord, outcome: ForceDeleteOutcome
+    ) -> None:
+        """Magnum deleted the record, and Cluster API what it made; the
+        cloud controller manager's load balancers and the CSI volumes of
+        a cluster whose workloads were not deleted first stay behind
+        (cloud-provider-openstack's orphaned load balancers): deleted
+        too, the cluster being gone."""
         fp, plan = self._footprint(cluster)
+        if any(s.is_delete for s in plan.steps.values()) or fp.kept:
+            self._delete_footprint(cluster, outcome, (fp, plan))
+
+    def _delete_footprint(
+        self,
+        cluster: ClusterRecord,
+        outcome: ForceDeleteOutcome,
+        found: tuple[Any, Any] | None = None,
+    ) -> None:
+        fp, plan = found or self._footprint(cluster)
         deletes = sum(1 for s in plan.steps.values() if s.is_delete)
         self.notify(
             f'{cluster.label()}: no Heat stack (Cluster API cluster '
@@ -137,11 +160,10 @@ class ClusterApiFootprint(ForceDeleteBase):
             f'controllers made: {deletes} resource(s), {len(fp.kept)} kept'
         )
         self.on_plan(len(plan.steps))
-        kinds = kinds_mod.build()
         result = footprint.execute(
             self.conn,
             plan,
-            kinds,
+            kinds_mod.build(),
             parallel=self.options.parallel,
             timeout=self.options.timeout,
             on_event=self.on_event,
@@ -159,13 +181,10 @@ class ClusterApiFootprint(ForceDeleteBase):
         outcome.leftovers.update(
             {ref.key: f'kept: {why}' for ref, why in fp.kept.values()}
         )
-        outcome.result = FOOTPRINT_DELETED
         self.stop.check(
             f'{cluster.label()}: its footprint was being deleted; run the '
             f'same command again'
         )
-        outcome.record = self._finish_record(service, cluster)
-        self.notify(magnum_state(cluster, outcome.record))
 
 
 def magnum_state(cluster: ClusterRecord, record: str) -> str:

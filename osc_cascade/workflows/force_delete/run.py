@@ -185,6 +185,8 @@ class ForceDelete(StackAbandon, LeftoverSteps, ClusterApiFootprint):
                 f'delete; nothing was abandoned'
             )
             outcome.result, outcome.record = DELETED_NORMALLY, 'gone'
+            if on_cluster_api(cluster):
+                self._capi_after_normal_delete(cluster, outcome)
             return
         if on_cluster_api(cluster):
             self._capi_force_delete(cluster, outcome)

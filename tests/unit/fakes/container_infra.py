@@ -175,7 +175,21 @@ class ContainerInfra:
         fake's own keys hidden."""
         for key in ('capi', 'management_up', 'conductor_down'):
             view.pop(key, None)
-        version = self._microversion('container-infra')
+        # magnum/api/controllers/versions.py: any of its service strings
+        version = next(
+            filter(
+                None,
+                map(
+                    self._microversion,
+                    (
+                        'container-infrastructure-management',
+                        'container-infrastructure',
+                        'container-infra',
+                    ),
+                ),
+            ),
+            None,
+        )
         if version is not None and version >= (1, 13) and 'stack_id' in view:
             view['cluster_id'] = view.pop('stack_id')
         return view
