@@ -103,9 +103,7 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
         tuning = add_tuning_group(parser)
         add_execution_options(parser, tuning)
         add_api_timeout_option(tuning)
-        for action in parser._actions:
-            if action.dest == 'formatter' and action.choices is not None:
-                action.choices = [*action.choices, output.DOT]
+        output.add_dot_format(parser)
         return parser
 
     def run(self, parsed_args: argparse.Namespace) -> int:
@@ -113,14 +111,12 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
         from osc_cascade.v1.progress import Progress
 
         self.progress = Progress(fmt=parsed_args.progress)
-        if parsed_args.formatter != output.DOT:
-            code = super().run(parsed_args)
-        elif not parsed_args.dry_run:
-            raise exceptions.CommandError('-f dot needs --dry-run')
-        else:
-            _conn, _fp, plan = self._plan(parsed_args)
-            self.app.stdout.write(output.plan_dot(plan))
-            code = 0
+        code = output.run_or_dot(
+            parsed_args,
+            self.app.stdout,
+            lambda: super(DeleteClusterLeftovers, self).run(parsed_args),
+            lambda: self._plan(parsed_args)[2],
+        )
         self.progress.flush_notes()
         return code
 
@@ -166,8 +162,7 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         from osc_cascade.engine.retry import Clock, RetryPolicy
         from osc_cascade.v1 import output
-        from osc_cascade.workflows.k8s import footprint
-        from osc_cascade.workflows.stopping import Stop
+        from osc_cascade.workflows.stopping import Stop, run_plan
 
         conn, fp, plan = self._plan(parsed_args)
         deletes = [s for s in plan.steps.values() if s.is_delete]
@@ -190,7 +185,7 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
         self.progress.add_total(len(plan.steps))
         try:
             with stoppable(stop), engine_errors():
-                result = footprint.execute(
+                result = run_plan(
                     conn,
                     plan,
                     self.kinds,

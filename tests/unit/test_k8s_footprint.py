@@ -241,3 +241,17 @@ def test_cli_refuses_a_cluster_with_active_nodes(osc, world, leftovers_cli):
     assert 'ACTIVE' in result.stderr and '--force' in result.stderr
     result = osc(*ARGS, '--project', world['pid'], '--dry-run', '--force')
     assert result.code == 0, result.stderr
+
+
+def test_cli_graph(osc, world, leftovers_cli):
+    result = osc(*ARGS, '--project', world['pid'], '--dry-run', '-f', 'dot')
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith('digraph')
+    assert world['lb']['id'] in result.stdout
+    result = osc(*ARGS, '--project', world['pid'], '-f', 'dot')
+    assert result.code == 1 and '-f dot needs --dry-run' in result.stderr
+
+
+def test_cli_needs_capi_namespace_for_capi_alone(osc, world, leftovers_cli):
+    result = osc(*ARGS[:4], '--project', world['pid'], '--no-cloud-provider')
+    assert result.code == 1 and '--capi-namespace' in result.stderr

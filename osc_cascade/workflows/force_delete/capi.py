@@ -48,6 +48,7 @@ from osc_cascade.workflows.force_delete.outcome import (
 )
 from osc_cascade.workflows.k8s import footprint
 from osc_cascade.workflows.k8s.conventions import Identity
+from osc_cascade.workflows.stopping import run_plan
 
 #: a Heat stack's id; a Cluster API driver's name of its cluster is not
 _UUID = re.compile(
@@ -160,7 +161,7 @@ class ClusterApiFootprint(ForceDeleteBase):
             f'controllers made: {deletes} resource(s), {len(fp.kept)} kept'
         )
         self.on_plan(len(plan.steps))
-        result = footprint.execute(
+        result = run_plan(
             self.conn,
             plan,
             kinds_mod.build(),

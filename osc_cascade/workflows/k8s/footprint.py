@@ -45,7 +45,6 @@ from typing import Any
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine import resource
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.executor import Executor
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
@@ -57,7 +56,6 @@ from osc_cascade.kinds.network.common import neutron_items, neutron_project
 from osc_cascade.kinds.shared_file_system import listing as manila_listing
 from osc_cascade.workflows.k8s import conventions as conv
 from osc_cascade.workflows.k8s.conventions import Identity, Match
-from osc_cascade.workflows.stopping import Stop
 
 SHARE = 'shared_file_system.share'
 
@@ -530,30 +528,3 @@ def plan(fp: Footprint, kinds: Mapping[str, Any]) -> Plan:
         step = resource.keep(ref, why, blocking=False)
         made.steps[step.id] = step
     return made
-
-
-def execute(
-    conn: Any,
-    made: Plan,
-    kinds: Mapping[str, Any],
-    *,
-    parallel: int,
-    timeout: float,
-    on_event: Callable[[Any], None] | None,
-    stop: Stop,
-    retry: RetryPolicy,
-    clock: Clock,
-) -> Any:
-    """Run the plan on the cascade's executor; a signal (``stop``) ends
-    it before its next step."""
-    executor = Executor(
-        conn,
-        kinds,
-        parallel=parallel,
-        timeout=timeout,
-        retry=retry,
-        clock=clock,
-        on_event=on_event,
-    )
-    with stop.running(executor):
-        return executor.run(made)
