@@ -50,7 +50,7 @@ own ``kube_service_prod-2_default_web`` nor ``kube_service_prod_x_y_z``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 import dataclasses
 import re
 from typing import Any
@@ -325,3 +325,57 @@ def match_metadata(key: str, cluster: str, item: Mapping[str, Any]) -> Match:
     if value.startswith(cluster):
         return _near(f'not the cluster\'s: its {key} is {value!r}')
     return NO
+
+
+# -- whose a resource is, by its name alone (orphans of deleted projects) --
+
+_BY_NAME = (
+    (
+        'load_balancer.load_balancer',
+        re.compile(rf'{OCCM_PREFIX}(?P<c>.+)_{_LABEL}_{_LABEL}'),
+        'cloud provider cluster',
+    ),
+    (
+        'load_balancer.load_balancer',
+        re.compile(r'k8s-clusterapi-cluster-(?P<c>.+)-kubeapi'),
+        'Cluster API cluster',
+    ),
+    (
+        'network.network network.subnet network.router',
+        re.compile(r'k8s-clusterapi-cluster-(?P<c>.+)'),
+        'Cluster API cluster',
+    ),
+    (
+        'network.security_group',
+        re.compile(
+            r'k8s-cluster-(?P<c>.+)-secgroup-(controlplane|worker|bastion)'
+        ),
+        'Cluster API cluster',
+    ),
+)
+
+
+def made_for(kind: str, name: str) -> str:
+    """The Kubernetes cluster whose controller named a resource so
+    (``cloud provider cluster prod``, ``Cluster API cluster default-prod``),
+    by the whole convention; '' for none. The name alone, as an orphan's
+    listing has it: for a report, never a deletion's proof."""
+    if not name or len(name) >= NAME_MAX:
+        return ''
+    for kinds, pattern, what in _BY_NAME:
+        m = pattern.fullmatch(name) if kind in kinds.split() else None
+        if m:
+            return f'{what} {m.group("c")}'
+    return ''
+
+
+def clusters_of(refs: Iterable[Any]) -> dict[tuple[str, str], int]:
+    """How many resources each Kubernetes cluster left, by (project,
+    cluster), of resources named by their controllers."""
+    out: dict[tuple[str, str], int] = {}
+    for ref in refs:
+        cluster = made_for(ref.kind, ref.name)
+        if cluster:
+            key = (ref.project_id, cluster)
+            out[key] = out.get(key, 0) + 1
+    return out
