@@ -255,3 +255,65 @@ def test_cli_graph(osc, world, leftovers_cli):
 def test_cli_needs_capi_namespace_for_capi_alone(osc, world, leftovers_cli):
     result = osc(*ARGS[:4], '--project', world['pid'], '--no-cloud-provider')
     assert result.code == 1 and '--capi-namespace' in result.stderr
+
+
+def test_volume_with_a_snapshot_not_the_clusters_is_kept(cloud, conn, world):
+    scenarios.snapshot(cloud, world['pid'], world['vol'], 'manual')
+    fp = find(conn, world['pid'])
+    kept = {r.id: why for r, why in fp.kept.values()}
+    assert 'not the cluster' in kept[world['vol']['id']]
+
+
+def test_cluster_snapshot_of_its_volume_goes_first(cloud, conn, world):
+    snap = scenarios.snapshot(cloud, world['pid'], world['vol'], 'csi')
+    snap['metadata'] = {CSI: 'prod'}
+    fp = find(conn, world['pid'])
+    assert {world['vol']['id'], snap['id']} <= ids(fp.mine)
+
+
+def test_active_nodes_behind_its_load_balancers(cloud, conn, world):
+    """Without Cluster API's marks, the cluster's nodes are its load
+    balancers' members: an ACTIVE one refuses, in any project."""
+    node = scenarios.server(cloud, world['other'], 'worker-1')
+    net = next(
+        n
+        for n in cloud.all('networks')
+        if n['id'] == world['shared_net']['id']
+    )
+    subnet = next(
+        s for s in cloud.all('subnets') if s['network_id'] == net['id']
+    )
+    member = cloud.all('lb_pools')[0]['members'][0]
+    assert member['subnet_id'] == subnet['id']
+    port = scenarios.port(
+        cloud,
+        world['other'],
+        net,
+        subnet,
+        'node-port',
+        device_id=node['id'],
+        device_owner='compute:nova',
+    )
+    port['fixed_ips'] = [
+        {'subnet_id': subnet['id'], 'ip_address': member['address']}
+    ]
+    fp = find(conn, world['pid'], capi=False)
+    assert [r.id for r in fp.active] == [node['id']]
+    node['status'] = 'SHUTOFF'
+    assert not find(conn, world['pid'], capi=False).active
+
+
+def test_what_discovery_does_not_find_the_projects_is_kept(
+    conn, world, monkeypatch
+):
+    run = footprint.Discovery.run
+
+    def without_lb(self, *args, **kwargs):
+        refs, notes = run(self, *args, **kwargs)
+        return [r for r in refs if r.id != world['lb']['id']], notes
+
+    monkeypatch.setattr(footprint.Discovery, 'run', without_lb)
+    fp = find(conn, world['pid'])
+    kept = {r.id: why for r, why in fp.kept.values()}
+    assert 'discovery' in kept[world['lb']['id']]
+    assert world['lb']['id'] not in ids(fp.mine)

@@ -56,6 +56,7 @@ from osc_cascade.kinds.network.common import neutron_items, neutron_project
 from osc_cascade.kinds.shared_file_system import listing as manila_listing
 from osc_cascade.workflows.k8s import conventions as conv
 from osc_cascade.workflows.k8s.conventions import Identity, Match
+from osc_cascade.workflows.k8s.keeps import Keeps, member_nodes
 
 SHARE = 'shared_file_system.share'
 
@@ -124,7 +125,7 @@ class Footprint:
         return out
 
 
-class _Raw:
+class Raw:
     """The raw items of each kind in the project, as the services list
     them (the descriptions, tags and metadata the refs do not carry)."""
 
@@ -268,19 +269,28 @@ def find(
         clock=clock,
     ).run([project_id])
     by_id = {(r.kind, r.id): r for r in refs}
-    raw = _Raw(conn, project_id, usable, call)
+    raw = Raw(conn, project_id, usable, call)
     fp = Footprint(idents[0], project_id, {}, {}, {}, [], [], list(notes))
     fp.identities = idents
-
-    def ref_of(kind: str, item: Mapping[str, Any]) -> ResourceRef:
-        return by_id.get((kind, item['id'])) or ResourceRef(
-            kind, item['id'], item.get('name') or '', project_id
-        )
 
     for kind in KINDS:
         for item in raw.of(kind).values():
             m = _match_any(idents, kind, item)
-            ref = ref_of(kind, item)
+            ref = by_id.get((kind, item['id']))
+            if ref is None:
+                # the cascade's discovery, which checks each owner, did
+                # not find it the project's: never deleted on one list's
+                # word
+                ref = ResourceRef(
+                    kind, item['id'], item.get('name') or '', project_id
+                )
+                if m.mine or m.doubt:
+                    fp.kept[ref.key] = (
+                        ref,
+                        'listed in the project, but the discovery of its '
+                        'resources did not find it; run again',
+                    )
+                continue
             if m.mine:
                 fp.mine[ref.key] = (ref, m.convention)
             elif m.doubt:
@@ -288,7 +298,7 @@ def find(
             elif m.why:
                 fp.strangers[ref.key] = (ref, m.why)
     _servers(fp, raw, by_id)
-    _Keeps(conn, fp, raw, call).run()
+    Keeps(conn, fp, raw, call).run()
     routers = {r.id for r, _c in fp.mine.values() if r.kind == net.Router.name}
     fp.extra = [
         r
@@ -302,12 +312,17 @@ def find(
         for r, _c in fp.mine.values()
         if r.kind == Server.name and r.attrs.get('status') == 'ACTIVE'
     ]
+    # the nodes its load balancers send to, which CAPO's marks miss
+    known = {r.id for r in fp.active}
+    fp.active += [
+        r for r in member_nodes(conn, fp, raw, call) if r.id not in known
+    ]
     return fp
 
 
 def _servers(
     fp: Footprint,
-    raw: _Raw,
+    raw: Raw,
     by_id: Mapping[tuple[str, str], ResourceRef],
 ) -> None:
     """The cluster's servers: those whose every port is the cluster's."""
@@ -325,195 +340,6 @@ def _servers(
 
 def _keys(found: Mapping[str, tuple[ResourceRef, str]]) -> set[str]:
     return {f'{r.kind}:{r.id}' for r, _c in found.values()}
-
-
-class _Keeps:
-    """Keeps what something outside the footprint uses, and what serves
-    a kept resource, to a fixpoint."""
-
-    def __init__(self, conn: Any, fp: Footprint, raw: _Raw, call) -> None:
-        self.conn, self.fp, self.raw, self.call = conn, fp, raw, call
-
-    def ids(self, kind: str) -> set[str]:
-        return {r.id for r, _c in self.fp.mine.values() if r.kind == kind}
-
-    def keep(self, kind: str, id_: str, why: str) -> bool:
-        for key, (ref, _c) in list(self.fp.mine.items()):
-            if ref.kind == kind and ref.id == id_:
-                del self.fp.mine[key]
-                self.fp.kept[key] = (ref, why)
-                return True
-        return False
-
-    def run(self) -> None:
-        lbs = {
-            i: self.raw.of(LoadBalancer.name)[i]
-            for i in self.ids(LoadBalancer.name)
-        }
-        vips = {lb.get('vip_port_id') for lb in lbs.values()}
-        on_network = {
-            n: self.call(
-                f'listing the ports of network {n}',
-                lambda n=n: list(
-                    neutron_items(self.conn, '/ports', 'ports', network_id=n)
-                ),
-            )
-            for n in self.ids(net.Network.name)
-        }
-        # the networks where every load balancer's VIP is the cluster's
-        lb_networks = {
-            n
-            for n, ports in on_network.items()
-            if all(
-                p['id'] in vips
-                for p in ports
-                if p.get('device_owner') in _OCTAVIA_OWNERS
-                and not (p.get('name') or '').startswith('octavia-lb-vrrp-')
-            )
-        }
-        self._volumes()
-        self._floating_ips(vips)
-        self._groups()
-        changed = True
-        while changed:
-            changed = self._networks(on_network, vips, lb_networks)
-
-    def _outsider(self, port, vips, lb_networks) -> bool:
-        owner = port.get('device_owner') or ''
-        device = port.get('device_id') or ''
-        if port['id'] in self.ids(net.Port.name) or owner in _NETWORK_OWNED:
-            return False
-        if owner in net.ROUTER_INTERFACE_OWNERS or owner == (
-            'network:router_gateway'
-        ):
-            return device not in self.ids(net.Router.name)
-        if owner in _OCTAVIA_OWNERS:
-            # a VIP of the cluster's load balancers, or an amphora's port
-            # on a network where every VIP is theirs
-            return port['id'] not in vips and not (
-                (port.get('name') or '').startswith('octavia-lb-vrrp-')
-                and port.get('network_id') in lb_networks
-            )
-        if owner.startswith('compute:'):
-            return device not in self.ids(Server.name)
-        return True
-
-    def _networks(self, on_network, vips, lb_networks) -> bool:
-        changed = False
-        kept_subnets = {
-            r.id
-            for r, _w in self.fp.kept.values()
-            if r.kind == net.Subnet.name
-        }
-        subnets = self.raw.of(net.Subnet.name)
-        for network_id, ports in on_network.items():
-            if network_id not in self.ids(net.Network.name):
-                continue
-            for port in ports:
-                if self._outsider(port, vips, lb_networks):
-                    what = port.get('device_owner') or 'a port'
-                    changed |= self.keep(
-                        net.Network.name,
-                        network_id,
-                        f'port {port["id"]} ({what}) of project '
-                        f'{neutron_project(port)} is on it and is not the '
-                        f'cluster\'s',
-                    )
-                    break
-            else:
-                if any(
-                    s.get('network_id') == network_id
-                    for s in subnets.values()
-                    if s['id'] in kept_subnets
-                ):
-                    changed |= self.keep(
-                        net.Network.name,
-                        network_id,
-                        'a subnet of it is kept',
-                    )
-        kept_networks = {
-            r.id
-            for r, _w in self.fp.kept.values()
-            if r.kind == net.Network.name
-        }
-        for subnet_id in self.ids(net.Subnet.name):
-            if subnets[subnet_id].get('network_id') in kept_networks:
-                changed |= self.keep(
-                    net.Subnet.name, subnet_id, 'its network is kept'
-                )
-        mine_subnets = self.ids(net.Subnet.name)
-        routers = self.ids(net.Router.name)
-        for port in self.raw.of(net.Port.name).values():
-            if port.get('device_owner') not in net.ROUTER_INTERFACE_OWNERS:
-                continue
-            router = port.get('device_id')
-            for ip in port.get('fixed_ips') or []:
-                subnet = ip.get('subnet_id')
-                if router in routers and subnet not in mine_subnets:
-                    changed |= self.keep(
-                        net.Router.name,
-                        router,
-                        f'it has an interface on subnet {subnet}, which is '
-                        f'not the cluster\'s or is kept',
-                    )
-                elif router not in routers and subnet in mine_subnets:
-                    changed |= self.keep(
-                        net.Subnet.name,
-                        subnet,
-                        f'router {router}, not the cluster\'s or kept, has '
-                        f'an interface on it',
-                    )
-        return changed
-
-    def _volumes(self) -> None:
-        servers = self.ids(Server.name)
-        for volume_id in self.ids(Volume.name):
-            item = self.raw.of(Volume.name)[volume_id]
-            for att in item.get('attachments') or []:
-                if att.get('server_id') not in servers:
-                    self.keep(
-                        Volume.name,
-                        volume_id,
-                        f'attached to server {att.get("server_id")}, which '
-                        f'is not the cluster\'s',
-                    )
-                    break
-
-    def _floating_ips(self, vips) -> None:
-        ports = self.ids(net.Port.name)
-        for fip_id in self.ids(net.FloatingIP.name):
-            port = self.raw.of(net.FloatingIP.name)[fip_id].get('port_id')
-            if port and port not in ports and port not in vips:
-                self.keep(
-                    net.FloatingIP.name,
-                    fip_id,
-                    f'associated with port {port}, which is not the '
-                    f'cluster\'s',
-                )
-
-    def _groups(self) -> None:
-        groups = self.ids(net.SecurityGroup.name)
-        mine_ports = self.ids(net.Port.name)
-        for port in self.raw.of(net.Port.name).values():
-            if port['id'] in mine_ports:
-                continue
-            for sg in set(port.get('security_groups') or []) & groups:
-                self.keep(
-                    net.SecurityGroup.name,
-                    sg,
-                    f'port {port["id"]}, not the cluster\'s, uses it',
-                )
-        for group in self.raw.of(net.SecurityGroup.name).values():
-            if group['id'] in groups:
-                continue
-            for rule in group.get('security_group_rules') or []:
-                if rule.get('remote_group_id') in groups:
-                    self.keep(
-                        net.SecurityGroup.name,
-                        rule['remote_group_id'],
-                        f'rule {rule["id"]} of group {group["id"]}, not '
-                        f'the cluster\'s, names it as remote group',
-                    )
 
 
 def plan(fp: Footprint, kinds: Mapping[str, Any]) -> Plan:
