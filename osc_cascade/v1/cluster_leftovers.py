@@ -162,8 +162,10 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         from osc_cascade.engine.retry import Clock, RetryPolicy
         from osc_cascade.v1 import output
+        from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows.stopping import Stop, run_plan
 
+        record = RunRecord(parsed_args, 'cluster leftovers delete')
         conn, fp, plan = self._plan(parsed_args)
         deletes = [s for s in plan.steps.values() if s.is_delete]
         if parsed_args.dry_run or not deletes:
@@ -183,8 +185,24 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
         )
         stop = Stop()
         self.progress.add_total(len(plan.steps))
+        runs: list[Any] = []
+
+        def what_was_done(error: str) -> dict[str, Any]:
+            return record.of_plan(
+                conn,
+                list(filter(None, [conn.config.region_name])),
+                plan,
+                runs,
+                parallel=parsed_args.parallel,
+                error=error,
+            )
+
         try:
-            with stoppable(stop), engine_errors():
+            with (
+                record.recording(what_was_done, self.progress.note),
+                stoppable(stop),
+                engine_errors(),
+            ):
                 result = run_plan(
                     conn,
                     plan,
@@ -195,6 +213,11 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
                     stop=stop,
                     retry=RetryPolicy(),
                     clock=Clock(),
+                )
+                runs.append(result)
+                stop.check(
+                    f'{len(result.by_outcome(DONE))} step(s) of '
+                    f'{len(plan.steps)} done; run the same command again'
                 )
         except Interrupted as exc:
             self.progress.close()

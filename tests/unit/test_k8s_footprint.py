@@ -212,15 +212,23 @@ ARGS = (
 )
 
 
-def test_cli_dry_run_then_delete(cloud, osc, world, leftovers_cli):
+def test_cli_dry_run_then_delete(cloud, osc, world, leftovers_cli, tmp_path):
     result = osc(*ARGS, '--project', world['pid'], '--dry-run', '-f', 'json')
     assert result.code == 0, result.stderr
     rows = json.loads(result.stdout)
     assert {r['ID'] for r in rows} >= {world['lb']['id'], world['vol']['id']}
     before = {lb['id'] for lb in cloud.all('loadbalancers')}
     assert world['lb']['id'] in before
-    result = osc(*ARGS, '--project', world['pid'], '--yes')
+    result = osc(
+        *ARGS, '--project', world['pid'], '--yes',
+        '--report-file', str(tmp_path / 'run.json'),
+    )  # fmt: skip
     assert result.code == 0, result.stderr
+    done = json.loads((tmp_path / 'run.json').read_text())
+    assert done['command'] == 'cluster leftovers delete'
+    assert f'note: the record of the run: {tmp_path / "run.json"}' in (
+        result.stderr
+    )
     lbs = {lb['id'] for lb in cloud.all('loadbalancers')}
     assert world['lb']['id'] not in lbs
     assert {
