@@ -111,8 +111,22 @@ def world(admin):
         cidr='10.78.0.0/24',
         ip_version=4,
     )
-    router = conn.network.create_router(name=name, description=CAPO)
+    public = topology.public_network(admin)
+    router = conn.network.create_router(
+        name=name,
+        description=CAPO,
+        external_gateway_info={'network_id': public.id},
+    )
     conn.network.add_interface_to_router(router, subnet=subnet.id)
+    # prod-2's Cluster API network beside it, and one of prod's name in
+    # the other project: neither is prod's
+    ids['net2'] = conn.network.create_network(
+        name=name + '-2',
+        description=CAPO.replace('prod', 'prod-2'),
+    ).id
+    ids['their_net'] = admin.network.create_network(
+        name=name, description=CAPO, project_id=other.id
+    ).id
     sg = conn.network.create_security_group(
         name='k8s-cluster-default-prod-secgroup-worker',
         description='Cluster API managed group',
@@ -159,6 +173,18 @@ def world(admin):
     lb_settled(conn.load_balancer, lb.id)
     ids['lb'] = lb.id
     ids['lb2'] = occm_lb(conn, apps_subnet.id, 'prod-2').id
+    # floating IPs: CAPO's on its port; the cloud controller manager's of
+    # prod and of prod-2, not associated (the minicloud's Octavia has the
+    # noop network driver: its VIP ports are not in Neutron)
+    ids['fip'] = conn.network.create_ip(
+        floating_network_id=public.id, port_id=port.id, description=CAPO
+    ).id
+    for key, cluster in (('fip_occm', 'prod'), ('fip2', 'prod-2')):
+        ids[key] = conn.network.create_ip(
+            floating_network_id=public.id,
+            description='Floating IP for Kubernetes external service '
+            f'default/web from cluster {cluster}',
+        ).id
     for key, cluster in (('vol', 'prod'), ('vol2', 'prod-2')):
         ids[key] = conn.block_storage.create_volume(
             size=1, name=f'pvc-{key}', metadata={CSI: cluster}
@@ -194,19 +220,28 @@ def test_deletes_prods_footprint_and_nothing_else(admin, world, monkeypatch):
     )
     assert code == 0, err
     plan = {r['ID']: r for r in json.loads(out)}
-    print(json.dumps(list(plan.values()), indent=1))
-    for key in ('lb', 'vol', 'net', 'subnet', 'router', 'sg', 'port'):
+    code, table, err = run(
+        monkeypatch, *ARGS, '--project', world['project'], '--dry-run'
+    )
+    # shown with -s (the run patched sys.stdout)
+    sys.__stdout__.write(table + err)
+    mine = ('lb', 'vol', 'net', 'subnet', 'router', 'sg', 'port', 'fip')
+    for key in (*mine, 'fip_occm'):
         assert world[key] in plan, key
         assert plan[world[key]]['Action'] == 'delete', plan[world[key]]
     assert plan[world['lb2']]['Action'] == 'keep'
     assert plan[world['vol2']]['Action'] == 'keep'
-    for key in ('shared', 'shared_subnet', 'apps'):
-        assert world[key] not in plan
+    for key in ('shared', 'shared_subnet', 'apps', 'their_net'):
+        assert world[key] not in plan, key
+    # a near miss is shown, kept, with why
+    assert plan[world['net2']]['Action'] == 'keep'
+    assert "not the cluster's" in plan[world['net2']]['Reason']
+    assert world['fip2'] not in plan
 
     code, out, err = run(
         monkeypatch, *ARGS, '--project', world['project'], '--yes'
     )
-    print(out, err)
+    sys.__stdout__.write(out + err)
     assert code == 0, err
     lbaas, neutron, cinder = (
         admin.load_balancer,
@@ -225,5 +260,10 @@ def test_deletes_prods_footprint_and_nothing_else(admin, world, monkeypatch):
     assert neutron.find_network(world['shared']) is not None
     assert neutron.find_subnet(world['shared_subnet']) is not None
     assert neutron.find_network(world['apps']) is not None
+    assert neutron.find_network(world['net2']) is not None
+    assert neutron.find_network(world['their_net']) is not None
+    assert neutron.find_ip(world['fip']) is None
+    assert neutron.find_ip(world['fip_occm']) is None
+    assert neutron.find_ip(world['fip2']) is not None
     assert cinder.find_volume(world['vol'], all_projects=True) is None
     assert cinder.find_volume(world['vol2'], all_projects=True) is not None
