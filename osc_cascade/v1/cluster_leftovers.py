@@ -224,8 +224,6 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
             exit_interrupted(exc)
         finally:
             self.progress.close()
-        for step in result.by_outcome(KEPT):
-            self.progress.note(step.step.describe())
         if not result.ok:
             self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
             failed = sum(

@@ -256,18 +256,16 @@ def find(
         return checked(what, fn, retry=retry, clock=clock, needs=NEEDS)
 
     kinds = kinds_mod.build()
-    usable = {
-        k
-        for k in KINDS
-        if k in kinds and conn.has_service(kinds[k].service_type)
-    }
-    refs, notes = Discovery(
+    discovery = Discovery(
         conn,
-        {k: kinds[k] for k in usable},
+        {k: kinds[k] for k in KINDS if k in kinds},
         parallel=parallel,
         retry=retry,
         clock=clock,
-    ).run([project_id])
+    )
+    # the catalog's word, as the discovery reads it
+    usable = {k.name for k in discovery.available_kinds()[0]}
+    refs, notes = discovery.run([project_id])
     by_id = {(r.kind, r.id): r for r in refs}
     raw = Raw(conn, project_id, usable, call)
     fp = Footprint(idents[0], project_id, {}, {}, {}, [], [], list(notes))
