@@ -163,9 +163,8 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
             'if that takes longer than --grace, its Heat stack is '
             'abandoned, leaving what the stack made in place. The manifest '
             'file lists what is left. Needs the admin role and '
-            'enable_stack_abandon = true in heat.conf. A Magnum cluster on '
-            'a Cluster API driver has no stack: what its controllers made '
-            'is deleted instead (see cluster leftovers delete).'
+            'enable_stack_abandon = true in heat.conf. Without a stack '
+            '(Cluster API drivers), what its controllers made is deleted.'
         )
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -207,8 +206,7 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
         group.add_argument(
             '--force',
             action='store_true',
-            help='A Cluster API cluster even if healthy or its servers '
-            'are ACTIVE',
+            help='Even a Cluster API cluster that may run (ACTIVE)',
         )
         group.add_argument(
             '--delete-leftovers',

@@ -201,19 +201,19 @@ class DeleteClusterLeftovers(ExitStatusHelp, command.Lister):
             with (
                 record.recording(what_was_done, self.progress.note),
                 stoppable(stop),
-                engine_errors(),
             ):
-                result = run_plan(
-                    conn,
-                    plan,
-                    self.kinds,
-                    parallel=parsed_args.parallel,
-                    timeout=parsed_args.timeout,
-                    on_event=self.progress,
-                    stop=stop,
-                    retry=RetryPolicy(),
-                    clock=Clock(),
-                )
+                with engine_errors():
+                    result = run_plan(
+                        conn,
+                        plan,
+                        self.kinds,
+                        parallel=parsed_args.parallel,
+                        timeout=parsed_args.timeout,
+                        on_event=self.progress,
+                        stop=stop,
+                        retry=RetryPolicy(),
+                        clock=Clock(),
+                    )
                 runs.append(result)
                 stop.check(
                     f'{len(result.by_outcome(DONE))} step(s) of '

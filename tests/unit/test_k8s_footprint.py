@@ -325,3 +325,48 @@ def test_what_discovery_does_not_find_the_projects_is_kept(
     kept = {r.id: why for r, why in fp.kept.values()}
     assert 'discovery' in kept[world['lb']['id']]
     assert world['lb']['id'] not in ids(fp.mine)
+
+
+def test_a_trunks_parent_port_is_kept(cloud, conn, world):
+    port = next(
+        p for p in cloud.all('ports') if p['name'] == 'prod-md-0-abcde-0'
+    )
+    port['trunk_details'] = {'trunk_id': 'trunk-1', 'sub_ports': []}
+    fp = find(conn, world['pid'])
+    kept = {r.id: why for r, why in fp.kept.values()}
+    assert 'trunk-1' in kept[port['id']]
+    # its server is still the cluster's (its ports are), and goes; what
+    # the port holds stays with it
+    assert world['node']['id'] in ids(fp.mine)
+    assert {world['sg']['id'], world['net']['id']} <= set(kept)
+
+
+def test_a_signal_stops_the_deletion_and_a_rerun_finishes_it(
+    cloud, osc, world, leftovers_cli, monkeypatch, shell_signal_handlers
+):
+    import os
+    import signal
+
+    from osc_cascade.kinds import block_storage
+
+    real_delete = block_storage.Volume.delete
+    signalled = []
+
+    def delete_then_signal(self, conn, ref):
+        real_delete(self, conn, ref)
+        if not signalled:
+            signalled.append(ref.id)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(block_storage.Volume, 'delete', delete_then_signal)
+    with pytest.raises(SystemExit) as exit_:
+        osc(*ARGS, '--project', world['pid'], '--yes', '--parallel', '1')
+    assert exit_.value.code == 130
+    assert signalled == [world['vol']['id']]
+    # stopped before the end: the network's delete comes last
+    assert cloud.exists('networks', world['net']['id'])
+    result = osc(*ARGS, '--project', world['pid'], '--yes')
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('loadbalancers', world['lb']['id'])
+    assert not cloud.exists('networks', world['net']['id'])
+    assert cloud.exists('loadbalancers', world['lb2']['id'])

@@ -81,6 +81,8 @@ class Keeps:
                 and not (p.get('name') or '').startswith('octavia-lb-vrrp-')
             )
         }
+        # what keeps a port first: the rules after it look at the ports
+        self._trunks()
         self._volumes()
         self._floating_ips(vips)
         self._groups()
@@ -91,6 +93,10 @@ class Keeps:
     def _outsider(self, port, vips, lb_networks) -> bool:
         owner = port.get('device_owner') or ''
         device = port.get('device_id') or ''
+        if port['id'] in {
+            r.id for r, _w in self.fp.kept.values() if r.kind == net.Port.name
+        }:
+            return True  # the cluster's, but it stays
         if port['id'] in self.ids(net.Port.name) or owner in _NETWORK_OWNED:
             return False
         if owner in net.ROUTER_INTERFACE_OWNERS or owner == (
@@ -212,6 +218,19 @@ class Keeps:
                     fip_id,
                     f'associated with port {port}, which is not the '
                     f'cluster\'s',
+                )
+
+    def _trunks(self) -> None:
+        """CAPO's trunks are not looked for: Neutron refuses to delete a
+        trunk's parent port, so the cluster's port that is one stays."""
+        for port_id in self.ids(net.Port.name):
+            trunk = self.raw.of(net.Port.name)[port_id].get('trunk_details')
+            if trunk:
+                self.keep(
+                    net.Port.name,
+                    port_id,
+                    f'parent port of trunk {trunk.get("trunk_id")}: delete '
+                    f'the trunk first',
                 )
 
     def _groups(self) -> None:
