@@ -26,9 +26,14 @@ the reason, and so is what serves a kept resource:
   router, and the network of a kept subnet;
 * a security group that a port outside the footprint uses, or that a
   rule of another group of the project names as its remote group;
-* a volume attached to a server that is not the cluster's;
+* a volume attached to a server that is not the cluster's, or with a
+  snapshot that is not the cluster's (Cinder refuses its delete);
 * a floating IP on a port that is neither the cluster's nor the VIP of
-  one of its load balancers.
+  one of its load balancers;
+* a trunk's parent port (Neutron refuses its delete; trunks are not
+  looked for), and what such a kept port is on;
+* what the cascade's discovery (which checks each owner) did not find
+  the project's, though a list showed it.
 
 The cluster's servers are those whose every port is the cluster's (CAPO
 marks ports, not servers). A load balancer's listeners, pools and members
@@ -76,10 +81,6 @@ KINDS = (
     SHARE,
 )
 
-#: ports on a network that are its own or go with it
-_NETWORK_OWNED = frozenset({'network:dhcp', 'network:distributed'})
-_OCTAVIA_OWNERS = frozenset({'Octavia', 'neutron:LOADBALANCERV2'})
-
 #: what the command needs (admin: a project's ports seen by another's)
 NEEDS = 'cluster leftovers needs the admin role'
 
@@ -111,18 +112,7 @@ class Footprint:
         )
 
     def deletable(self) -> list[ResourceRef]:
-        return [ref for key, (ref, _c) in self.mine.items()]
-
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        """(kind, id, name, convention or reason) of each resource."""
-        out = [
-            (r.kind, r.id, r.name, f'mine: {c}') for r, c in self.mine.values()
-        ]
-        out += [
-            (r.kind, r.id, r.name, f'kept: {why}')
-            for r, why in self.kept.values()
-        ]
-        return out
+        return [ref for ref, _convention in self.mine.values()]
 
 
 class Raw:
