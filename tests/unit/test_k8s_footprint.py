@@ -37,18 +37,6 @@ def cloud():
         yield c
 
 
-def occm_lb(cloud, pid, subnet, cluster, svc='web', members=()):
-    lb = cloud.load_balancer(pid, subnet, members=members)
-    name = f'kube_service_{cluster}_default_{svc}'
-    lb.update(
-        name=name,
-        description=f'Kubernetes external service default/{svc} from '
-        f'cluster {cluster}',
-        tags=[name],
-    )
-    return lb
-
-
 @pytest.fixture
 def world(cloud, external):
     p = scenarios.project(cloud, 'k8s')
@@ -79,11 +67,15 @@ def world(cloud, external):
         description=CAPO,
         security_groups=[sg['id']],
     )
-    lb = occm_lb(cloud, pid, subnet, 'prod', members=[shared_subnet])
+    lb = scenarios.occm_load_balancer(
+        cloud, pid, subnet, 'prod', members=[shared_subnet]
+    )
     _apps, apps_subnet = scenarios.network(cloud, pid, 'apps')
-    lb2 = occm_lb(cloud, pid, apps_subnet, 'prod-2')
-    near = occm_lb(cloud, pid, apps_subnet, 'prod_x')
-    theirs = occm_lb(cloud, other['id'], shared_subnet, 'prod')
+    lb2 = scenarios.occm_load_balancer(cloud, pid, apps_subnet, 'prod-2')
+    near = scenarios.occm_load_balancer(cloud, pid, apps_subnet, 'prod_x')
+    theirs = scenarios.occm_load_balancer(
+        cloud, other['id'], shared_subnet, 'prod'
+    )
     vol = scenarios.volume(cloud, pid, 'pvc-1', metadata={CSI: 'prod'})
     vol2 = scenarios.volume(cloud, pid, 'pvc-2', metadata={CSI: 'prod-2'})
     return {
@@ -150,7 +142,9 @@ def test_network_with_someone_elses_port_is_kept(cloud, conn, world):
 
 
 def test_another_clusters_load_balancer_keeps_the_network(cloud, conn, world):
-    occm_lb(cloud, world['pid'], world['subnet'], 'prod-2', svc='api')
+    scenarios.occm_load_balancer(
+        cloud, world['pid'], world['subnet'], 'prod-2', svc='api'
+    )
     fp = find(conn, world['pid'])
     kept = {r.id: why for r, why in fp.kept.values()}
     assert 'Octavia' in kept[world['net']['id']]

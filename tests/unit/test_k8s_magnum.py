@@ -17,7 +17,6 @@ magnum-cluster-api and magnum-capi-helm."""
 
 import json
 
-import openstack.connection
 import pytest
 
 from osc_cascade.engine.retry import RetryPolicy
@@ -28,7 +27,6 @@ from osc_cascade.workflows.k8s import conventions as conv
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
-from tests.unit.fakes.common import AUTH_URL
 
 MAGNUM = clusters.MagnumClusters()
 
@@ -43,31 +41,9 @@ def cloud(monkeypatch, tmp_path):
 def conn_at(cloud, microversion=None):
     if microversion is None:
         return cloud.connection()
-    return openstack.connection.Connection(
-        auth_url=AUTH_URL,
-        username='admin',
-        password='secret',
-        project_name='admin',
-        user_domain_id='default',
-        project_domain_id='default',
-        region_name='RegionOne',
-        identity_api_version='3',
-        container_infrastructure_management_default_microversion=(
-            microversion
-        ),
+    return cloud.connection(
+        container_infrastructure_management_default_microversion=microversion
     )
-
-
-def occm_lb(cloud, pid, subnet, cluster, svc='web'):
-    lb = cloud.load_balancer(pid, subnet)
-    name = f'kube_service_{cluster}_default_{svc}'
-    lb.update(
-        name=name,
-        description=f'Kubernetes external service default/{svc} from '
-        f'cluster {cluster}',
-        tags=[name],
-    )
-    return lb
 
 
 def mca_cluster(cloud, **extra):
@@ -100,9 +76,11 @@ def mca_cluster(cloud, **extra):
         'cluster': cluster,
         'net': net,
         'node': node,
-        'lb': occm_lb(cloud, pid, subnet, uuid),
+        'lb': scenarios.occm_load_balancer(cloud, pid, subnet, uuid),
         # a cluster whose name starts with this one's UUID: not it
-        'near': occm_lb(cloud, pid, apps_subnet, uuid + '-2'),
+        'near': scenarios.occm_load_balancer(
+            cloud, pid, apps_subnet, uuid + '-2'
+        ),
         'vol': scenarios.volume(
             cloud, pid, 'pvc', metadata={conv.CINDER_CSI_KEY: uuid}
         ),
