@@ -94,7 +94,9 @@ class MagnumClusters(ClusterService):
 
     def _get(self, conn: Any, name_or_id: str) -> ClusterRecord | None:
         # Magnum takes a name or a UUID in the URL (409 if a name is
-        # ambiguous); raw, as the SDK's resource knows no cluster_id
+        # ambiguous)
+        # raw: the SDK's Cluster has no cluster_id (microversion 1.13's
+        # name of stack_id)
         try:
             found = request(
                 conn.container_infrastructure_management,
