@@ -16,7 +16,6 @@ another project."""
 
 import json
 
-from cliff import commandmanager
 import pytest
 
 from osc_cascade import kinds as kinds_mod
@@ -25,6 +24,7 @@ from osc_cascade.v1.cluster_leftovers import DeleteClusterLeftovers
 from osc_cascade.workflows.k8s import conventions as conv
 from osc_cascade.workflows.k8s import footprint
 from tests.unit import scenarios
+from tests.unit.conftest import shell_runner
 from tests.unit.fakes.clouds import ServicesCloud
 
 CSI = conv.CINDER_CSI_KEY
@@ -183,16 +183,14 @@ def test_plan_orders_and_keeps(conn, world):
 
 
 @pytest.fixture
-def leftovers_cli(monkeypatch):
-    """The command, which the test venv's entry points do not know yet."""
-    load = commandmanager.CommandManager.load_commands
-
-    def load_commands(self, namespace):
-        load(self, namespace)
-        self.add_command('cluster leftovers delete', DeleteClusterLeftovers)
-
-    monkeypatch.setattr(
-        commandmanager.CommandManager, 'load_commands', load_commands
+def osc(monkeypatch, virtual_time):
+    """The shell, with the command added: the test venv's entry points
+    may not know it yet."""
+    return shell_runner(
+        monkeypatch,
+        prepare=lambda app: app.command_manager.add_command(
+            'cluster leftovers delete', DeleteClusterLeftovers
+        ),
     )
 
 
@@ -206,7 +204,7 @@ ARGS = (
 )
 
 
-def test_cli_dry_run_then_delete(cloud, osc, world, leftovers_cli, tmp_path):
+def test_cli_dry_run_then_delete(cloud, osc, world, tmp_path):
     result = osc(*ARGS, '--project', world['pid'], '--dry-run', '-f', 'json')
     assert result.code == 0, result.stderr
     rows = json.loads(result.stdout)
@@ -236,7 +234,7 @@ def test_cli_dry_run_then_delete(cloud, osc, world, leftovers_cli, tmp_path):
     assert world['net']['id'] not in nets and world['shared_net']['id'] in nets
 
 
-def test_cli_refuses_a_cluster_with_active_nodes(osc, world, leftovers_cli):
+def test_cli_refuses_a_cluster_with_active_nodes(osc, world):
     world['node']['status'] = 'ACTIVE'
     result = osc(*ARGS, '--project', world['pid'], '--dry-run')
     assert result.code == 1
@@ -245,7 +243,7 @@ def test_cli_refuses_a_cluster_with_active_nodes(osc, world, leftovers_cli):
     assert result.code == 0, result.stderr
 
 
-def test_cli_graph(osc, world, leftovers_cli):
+def test_cli_graph(osc, world):
     result = osc(*ARGS, '--project', world['pid'], '--dry-run', '-f', 'dot')
     assert result.code == 0, result.stderr
     assert result.stdout.startswith('digraph')
@@ -254,7 +252,7 @@ def test_cli_graph(osc, world, leftovers_cli):
     assert result.code == 1 and '-f dot needs --dry-run' in result.stderr
 
 
-def test_cli_needs_capi_namespace_for_capi_alone(osc, world, leftovers_cli):
+def test_cli_needs_capi_namespace_for_capi_alone(osc, world):
     result = osc(*ARGS[:4], '--project', world['pid'], '--no-cloud-provider')
     assert result.code == 1 and '--capi-namespace' in result.stderr
 
@@ -336,7 +334,7 @@ def test_a_trunks_parent_port_is_kept(cloud, conn, world):
 
 
 def test_a_signal_stops_the_deletion_and_a_rerun_finishes_it(
-    cloud, osc, world, leftovers_cli, monkeypatch, shell_signal_handlers
+    cloud, osc, world, monkeypatch, shell_signal_handlers
 ):
     import os
     import signal
