@@ -215,6 +215,11 @@ class ProjectCascade:
                 refs[child.id] = project_ref(child)
         return list(refs.values())
 
+    def check_deletable(self, project: Any) -> None:
+        """Raise one line if the cascade may not delete the project (the
+        domain's cascade asks for each of its projects)."""
+        self._check_deletable(project)
+
     def _check_deletable(self, project: Any) -> None:
         label = f'{project.name} ({project.id})'
         if project.id == self.conn.current_project_id:
