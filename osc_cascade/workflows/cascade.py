@@ -108,6 +108,9 @@ class CascadeOutcome:
     runs: list[RunResult]
     empty_projects: list[ResourceRef]
     deleted_children: list[ResourceRef]
+    #: the projects that stay, and why (``workflows.many``: each ends on
+    #: its own)
+    stays: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class ProjectCascade:

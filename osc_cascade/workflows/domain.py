@@ -28,8 +28,9 @@
    users and projects) and drain its projects (the project cascade's
    drain: disabled, quotas frozen, recorded on each project);
 4. stage 2: run the projects' plan, all projects at once on the one
-   engine (``ProjectCascade.execute``: its locks, records and
-   verification), delete the emptied projects; then the users with
+   engine (``workflows.many``: the project cascade's locks, records and
+   verification, each project ending on its own), delete the emptied
+   projects; then the users with
    their keypairs, the groups, the domain's role assignments and
    configuration; the domain itself is OSC's (``domain delete``), and
    only when nothing of it was kept.
@@ -53,8 +54,8 @@ from osc_cascade.engine.resource import ResourceRef, Step, delete, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
 from osc_cascade.workflows import actor as actor_mod
 from osc_cascade.workflows import after_delete
-from osc_cascade.workflows.cascade import ProjectCascade
 from osc_cascade.workflows.cascade_options import CascadeOptions
+from osc_cascade.workflows.many import ManyProjects
 from osc_cascade.workflows.projects import is_protected, project_ref
 from osc_cascade.workflows.users import NotOurs, UserCascade
 
@@ -152,7 +153,7 @@ class DomainCascade:
         #: cascades' (each releases its own when its part is over)
         self.actor = actor()
         common = {'on_event': on_event, 'clock': clock, 'retry': retry}
-        self.project_cascade = ProjectCascade(
+        self.project_cascade = ManyProjects(
             conn, self.options, actor=actor(), **common
         )
         self.user_cascade = UserCascade(
@@ -361,11 +362,18 @@ class DomainCascade:
             )
             runs: list[RunResult] = []
             deleted: list[ResourceRef] = []
+            refused = dict(plan.refused)
             if plan.project_targets:
                 outcome = self.project_cascade.execute(
                     plan.projects, plan.project_targets
                 )
                 runs.extend(outcome.runs)
+                # each project ends on its own: what stays keeps the domain
+                for target in plan.project_targets:
+                    if target.id in outcome.stays:
+                        refused[f'project {target.name} ({target.id})'] = (
+                            outcome.stays[target.id]
+                        )
                 self.project_cascade.projects.delete(outcome.empty_projects)
                 self.project_cascade.notes.extend(
                     after_delete.finish(self.project_cascade, outcome)
@@ -381,7 +389,6 @@ class DomainCascade:
                 self.retried(
                     f'deleting {ref.label()}', _delete_rest(self, ref)
                 )
-            refused = dict(plan.refused)
             if not refused:
                 refused.update(self.appeared(domain))
             return DomainOutcome(

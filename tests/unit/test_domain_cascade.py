@@ -239,3 +239,23 @@ def test_a_project_made_during_the_run_keeps_the_domain(cloud):
     }
     assert cloud.exists('projects', late['id'])
     assert cloud.exists('domains', c['domain']['id'])
+
+
+def test_a_project_that_fails_in_the_run_keeps_itself_not_the_others(cloud):
+    c = customer(cloud, 'acme')
+    top, child, other = c['projects']
+    net = next(
+        n for n in cloud.all('networks') if n['project_id'] == other['id']
+    )
+    cloud.faults.extend([('DELETE', f'/networks/{net["id"]}', 500)] * 200)
+    wf = workflow(cloud)
+    plan = wf.plan(wf.resolve('acme'))
+    assert plan.refused == {}
+    outcome = wf.execute(plan)
+    assert list(outcome.refused) == [f'project acme-other ({other["id"]})']
+    assert not cloud.exists('projects', top['id'])
+    assert not cloud.exists('projects', child['id'])
+    assert cloud.exists('projects', other['id'])
+    for user in c['users']:
+        assert not cloud.exists('users', user['id'])
+    assert cloud.exists('domains', c['domain']['id'])
