@@ -39,6 +39,7 @@ from osc_cascade.v1.common import (
     engine_errors,
     exit_interrupted,
     hand_to_osc,
+    identity_v3_only,
     refuse_stray_options,
     stoppable,
 )
@@ -173,11 +174,7 @@ class DomainDeleteCascade(hooks.CommandHook):
     def _check_identity_v3(self) -> None:
         from openstackclient.identity.v3 import domain as v3_domain
 
-        if not isinstance(self.cmd, v3_domain.DeleteDomain):
-            raise exceptions.CommandError(
-                '--cascade needs the Identity API v3 '
-                '(--os-identity-api-version 3)'
-            )
+        identity_v3_only(self.cmd, v3_domain.DeleteDomain)
 
     def _emit_summary(self, outcome, parsed_args: argparse.Namespace) -> None:
         from osc_cascade.engine.executor import RunResult

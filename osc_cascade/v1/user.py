@@ -34,6 +34,7 @@ from osc_cascade.v1.common import (
     counts_text,
     engine_errors,
     hand_to_osc,
+    identity_v3_only,
     refuse_stray_options,
     stoppable,
 )
@@ -151,11 +152,7 @@ class UserDeleteCascade(hooks.CommandHook):
     def _check_identity_v3(self) -> None:
         from openstackclient.identity.v3 import user as v3_user
 
-        if not isinstance(self.cmd, v3_user.DeleteUser):
-            raise exceptions.CommandError(
-                '--cascade needs the Identity API v3 '
-                '(--os-identity-api-version 3)'
-            )
+        identity_v3_only(self.cmd, v3_user.DeleteUser)
 
     def _emit_summary(self, outcome, parsed_args: argparse.Namespace) -> None:
         from osc_cascade.engine.executor import RunResult

@@ -23,17 +23,18 @@
    its identity configuration, and last the domain. A project the
    cascade refuses (the caller's, an immutable one, one that keeps a
    resource) is kept with its parents, a user of the identity backend
-   (LDAP, federation) is kept: each keeps the domain, not the others;
+   (LDAP, federation) is kept: each keeps the domain (and with it its
+   users, groups, roles and configuration), not the other projects;
 3. stage 1: disable the domain (Keystone then refuses every token of its
    users and projects) and drain its projects (the project cascade's
    drain: disabled, quotas frozen, recorded on each project);
 4. stage 2: run the projects' plan, all projects at once on the one
    engine (``workflows.many``: the project cascade's locks, records and
    verification, each project ending on its own), delete the emptied
-   projects; then the users with
+   projects; then, only if nothing keeps the domain, the users with
    their keypairs, the groups, the domain's role assignments and
-   configuration; the domain itself is OSC's (``domain delete``), and
-   only when nothing of it was kept.
+   configuration (what stays may need them); the domain itself is OSC's
+   (``domain delete``).
 
 A run killed at any point is finished by running it again: the domain
 stays disabled, the projects drained and recorded, and the plan is made
@@ -66,6 +67,14 @@ DOMAIN = 'identity.domain'
 
 #: what the domain's record says (``openstack domain show``)
 STAGE = 'cascade_stage'
+#: why the users, groups and roles stay in a plan that keeps the domain
+STAYS = 'stays with the domain, which what the plan keeps keeps'
+#: what a run that keeps the domain says of the rest of it
+KEPT_WITH_DOMAIN = (
+    'the domain stays (see what keeps it): its users (and their keypairs), '
+    'groups, roles on the domain and configuration stay with it; run again '
+    'once nothing keeps it'
+)
 #: what the locks say holds them (``actor.holder``)
 DOING = 'openstack domain delete --cascade'
 
@@ -91,22 +100,30 @@ class DomainPlan:
 
     def whole(self) -> Plan:
         """What the dry run shows: both plans, the refused as kept, the
-        rest and the domain last."""
-        steps = {**self.projects.steps, **self.users.steps}
+        rest and the domain last; when something keeps the domain, its
+        users, groups, roles and configuration as staying with it."""
+        steps = dict(self.projects.steps)
         steps.update((s.id, s) for s in self.kept)
-        edges = set(self.projects.edges) | set(self.users.edges)
+        edges = set(self.projects.edges)
         for label, why in sorted(self.refused.items()):
             ref = ResourceRef('identity.refused', label, label, self.domain.id)
             step = keep(ref, why)
             steps[step.id] = step
-        last = delete(self.domain) if not self.refused else None
-        for ref in self.rest:
-            step = delete(ref)
-            steps[step.id] = step
-        if last is not None:
-            for step_id in list(steps):
-                edges.add((step_id, last.id))
-            steps[last.id] = last
+        rest = [*self.users.steps.values(), *map(delete, self.rest)]
+        if self.refused:
+            for step in rest:
+                if step.is_delete:
+                    step = keep(step.target, STAYS, blocking=False)
+                    steps[step.id] = step
+            return self._plan(steps, edges)
+        steps.update((s.id, s) for s in rest)
+        edges |= self.users.edges
+        last = delete(self.domain)
+        edges |= {(step_id, last.id) for step_id in steps}
+        steps[last.id] = last
+        return self._plan(steps, edges)
+
+    def _plan(self, steps: dict[str, Step], edges: set) -> Plan:
         return Plan(
             projects=[
                 *self.projects.projects,
@@ -185,7 +202,12 @@ class DomainCascade:
                 'domain, where the cloud itself lives.'
             )
         access = self.conn.session.auth.get_access(self.conn.session)
-        if body['id'] in {access.user_domain_id, access.project_domain_id}:
+        own = {
+            access.user_domain_id,
+            access.project_domain_id,
+            getattr(access, 'domain_id', None),  # a domain-scoped token
+        }
+        if body['id'] in own:
             raise CascadeError(
                 f'Refusing to delete domain {label}: it is the domain you '
                 'are authenticated in. Authenticate in another domain and '
@@ -379,6 +401,12 @@ class DomainCascade:
                     after_delete.finish(self.project_cascade, outcome)
                 )
                 deleted = outcome.empty_projects + outcome.deleted_children
+            if refused:
+                # the domain stays: so do its users, groups, roles and
+                # configuration, which what stays may need; a run once
+                # the refusals are gone deletes them
+                self.project_cascade.notes.append(KEPT_WITH_DOMAIN)
+                return DomainOutcome(runs, deleted, [], [], refused)
             users: list[ResourceRef] = []
             if plan.user_targets:
                 done = self.user_cascade.execute(plan.users, plan.user_targets)
@@ -389,8 +417,7 @@ class DomainCascade:
                 self.retried(
                     f'deleting {ref.label()}', _delete_rest(self, ref)
                 )
-            if not refused:
-                refused.update(self.appeared(domain))
+            refused.update(self.appeared(domain))
             return DomainOutcome(
                 runs, deleted, users, list(plan.rest), refused
             )

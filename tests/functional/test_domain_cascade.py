@@ -204,3 +204,47 @@ def test_user_delete_cascade_leaves_no_keypair(admin, cli):
     finally:
         if admin.identity.find_user(user.id) is not None:
             admin.identity.delete_user(user)
+
+
+def test_a_run_killed_midway_is_finished_by_running_it_again(
+    admin, region_admins, cli
+):
+    import signal
+    import subprocess
+    import time
+
+    from tests.functional.conftest import openstack_bin
+
+    made = customer(admin, region_admins, cli, unique('kill'), '10.63.0.0/24')
+    domain_id = made['domain'].id
+    proc = subprocess.Popen(
+        [
+            openstack_bin(),
+            '--os-cloud', ADMIN_CLOUD,
+            'domain', 'delete', '--cascade', '--yes', domain_id,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        # stage 1 has begun: the domain is disabled, its projects drain
+        topology.wait_for(
+            lambda: not admin.identity.get_domain(domain_id).is_enabled,
+            timeout=120,
+            interval=0.2,
+            what='the domain disabled',
+        )
+        assert proc.poll() is None, 'the run ended before it was killed'
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        time.sleep(1)
+        assert gone(admin, region_admins, made) != []  # it was midway
+        result = cli('domain', 'delete', '--cascade', '--yes', domain_id)
+        assert result.code == 0, result.stdout + result.stderr
+        assert gone(admin, region_admins, made) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if admin.identity.find_domain(domain_id) is not None:
+            cli('domain', 'delete', '--cascade', '--yes', domain_id)

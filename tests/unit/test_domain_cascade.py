@@ -182,14 +182,35 @@ def test_a_refused_project_keeps_itself_its_parent_and_the_domain(cloud):
     assert not [
         s for s in whole.steps.values() if s.target.kind == 'identity.domain'
     ]
+    # the users, the group, the role stay with the domain, and say so
+    staying = {
+        s.target.kind
+        for s in whole.steps.values()
+        if s.params.get('reason') == domain_mod.STAYS
+    }
+    assert staying == {
+        'identity.user',
+        'user.keypair',
+        'identity.group',
+        domain_mod.GRANT,
+    }
+    assert not [
+        s
+        for s in whole.steps.values()
+        if s.is_delete and (s.target.kind in staying)
+    ]
     outcome = wf.execute(plan)
-    # the other project and the users went; the refused stay, whole
+    # the other project went; the refused stay, whole, and the rest
     assert not cloud.exists('projects', other['id'])
     assert cloud.exists('projects', child['id'])
     assert cloud.exists('projects', top['id'])
     assert cloud.owned_by(child['id']) != []
     assert [p.name for p in outcome.projects] == ['acme-other']
     assert set(outcome.refused) == set(plan.refused)
+    for user in c['users']:
+        assert cloud.exists('keypairs', f'{user["id"]}/laptop')
+    assert cloud.exists('groups', c['group']['id'])
+    assert domain_mod.KEPT_WITH_DOMAIN in wf.notes
 
 
 def test_a_user_of_the_identity_backend_is_kept(cloud):
@@ -205,6 +226,11 @@ def test_a_user_of_the_identity_backend_is_kept(cloud):
     wf.execute(plan)
     assert cloud.exists('users', fed['id'])
     assert cloud.exists('keypairs', f'{fed["id"]}/laptop')
+    # the projects go; the domain, and its other users, stay
+    for project in c['projects']:
+        assert not cloud.exists('projects', project['id'])
+    assert cloud.exists('domains', c['domain']['id'])
+    assert cloud.exists('users', c['users'][0]['id'])
 
 
 def test_a_rerun_after_a_failure_finishes(cloud):
@@ -256,6 +282,6 @@ def test_a_project_that_fails_in_the_run_keeps_itself_not_the_others(cloud):
     assert not cloud.exists('projects', top['id'])
     assert not cloud.exists('projects', child['id'])
     assert cloud.exists('projects', other['id'])
-    for user in c['users']:
-        assert not cloud.exists('users', user['id'])
+    for user in c['users']:  # they stay with the domain
+        assert cloud.exists('users', user['id'])
     assert cloud.exists('domains', c['domain']['id'])
