@@ -10,13 +10,20 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Keystone's calls on users, groups and domains that the SDK lacks or
-hides: the raw answers, with the flags (``truncated``, ``federated``,
-``options``) the SDK's resources drop.
+"""Keystone's calls on users, groups and domains for the user's and the
+domain's cascades: a user's credentials (EC2 and the others), its trusts
+as trustor, a domain's groups, grants and identity configuration, and
+the deletes of each.
 
-A user's credentials (EC2 and the others), its trusts as trustor, its
-groups and a domain's identity configuration; the user and domain
-deletes themselves.
+The deletes go through the SDK's proxy (a 404 is done: another run, or
+Keystone with the user, took it). The rest is raw, for one reason each:
+the listings because the SDK drops Keystone's ``truncated`` flag
+(``keystone.listing``); the reads and the PATCHes because the SDK's
+resources drop what the cascade decides on or writes (a user's
+``federated``, a domain's extra property ``cascade_stage``); the grants
+on the domain as ``keystone.revoke`` (the SDK's grant calls drop the
+answer); the domain's configuration because the SDK's DomainConfig
+keeps only its ``identity`` and ``ldap`` groups.
 """
 
 from __future__ import annotations
@@ -58,10 +65,7 @@ def disable_user(conn: Any, user_id: str) -> None:
 
 def delete_user(conn: Any, user_id: str) -> None:
     """Delete; one that is gone already is no error."""
-    try:
-        request(conn.identity, 'DELETE', f'/users/{_quoted(user_id)}')
-    except sdk_exc.NotFoundException:
-        pass
+    conn.identity.delete_user(user_id, ignore_missing=True)
 
 
 def credentials(conn: Any, user_id: str) -> Listing:
@@ -71,7 +75,7 @@ def credentials(conn: Any, user_id: str) -> Listing:
 
 
 def delete_credential(conn: Any, credential_id: str) -> None:
-    request(conn.identity, 'DELETE', f'/credentials/{_quoted(credential_id)}')
+    conn.identity.delete_credential(credential_id, ignore_missing=False)
 
 
 def trusts_of(conn: Any, trustor_id: str) -> Listing:
@@ -82,7 +86,7 @@ def trusts_of(conn: Any, trustor_id: str) -> Listing:
 
 
 def delete_trust(conn: Any, trust_id: str) -> None:
-    request(conn.identity, 'DELETE', f'/OS-TRUST/trusts/{_quoted(trust_id)}')
+    conn.identity.delete_trust(trust_id, ignore_missing=False)
 
 
 def domain_body(conn: Any, domain_id: str) -> dict[str, Any] | None:
@@ -122,24 +126,12 @@ def update_domain(conn: Any, domain_id: str, **fields: Any) -> None:
     )
 
 
-def delete_domain(conn: Any, domain_id: str) -> None:
-    """Delete (Keystone wants it disabled first); gone already is no
-    error."""
-    try:
-        request(conn.identity, 'DELETE', f'/domains/{_quoted(domain_id)}')
-    except sdk_exc.NotFoundException:
-        pass
-
-
 def groups(conn: Any, domain_id: str) -> Listing:
     return listing(conn, '/groups', 'groups', domain_id=domain_id)
 
 
 def delete_group(conn: Any, group_id: str) -> None:
-    try:
-        request(conn.identity, 'DELETE', f'/groups/{_quoted(group_id)}')
-    except sdk_exc.NotFoundException:
-        pass
+    conn.identity.delete_group(group_id, ignore_missing=True)
 
 
 def domain_role_assignments(conn: Any, domain_id: str) -> Listing:
