@@ -51,6 +51,9 @@ GONE = None
 PROJECT = 'project'
 #: a kind that belongs to a compute service (Placement's), for the purge
 SERVICE = 'service'
+#: a kind that a user owns (``user delete --cascade``): its keypairs,
+#: credentials and trusts
+USER = 'user'
 
 T = TypeVar('T')
 
@@ -103,7 +106,7 @@ class ResourceKind:
     #: why a token scoped to the project (the cascade without cloud admin,
     #: ``workflows.scoped``) cannot list this kind: a note says so instead
     needs_admin: ClassVar[str] = ''
-    #: what owns resources of this kind: PROJECT or SERVICE
+    #: what owns resources of this kind: PROJECT, SERVICE or USER
     scope: ClassVar[str] = PROJECT
     #: the Heat resource types whose physical resource is of this kind
     heat_types: ClassVar[tuple[str, ...]] = ()

@@ -41,6 +41,7 @@ from osc_cascade.v1.common import (
     engine_errors,
     exit_interrupted,
     hand_to_osc,
+    identity_v3_only,
     refuse_stray_options,
     stoppable,
 )
@@ -297,11 +298,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
     def _check_identity_v3(self) -> None:
         from openstackclient.identity.v3 import project as v3_project
 
-        if not isinstance(self.cmd, v3_project.DeleteProject):
-            raise exceptions.CommandError(
-                '--cascade needs the Identity API v3 '
-                '(--os-identity-api-version 3)'
-            )
+        identity_v3_only(self.cmd, v3_project.DeleteProject)
 
     def _emit_plan(self, plan, parsed_args: argparse.Namespace) -> None:
         stdout = self.cmd.app.stdout

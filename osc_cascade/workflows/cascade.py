@@ -108,6 +108,9 @@ class CascadeOutcome:
     runs: list[RunResult]
     empty_projects: list[ResourceRef]
     deleted_children: list[ResourceRef]
+    #: the projects that stay, and why (``workflows.many``: each ends on
+    #: its own)
+    stays: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class ProjectCascade:
@@ -214,6 +217,11 @@ class ProjectCascade:
                 self._check_deletable(child)
                 refs[child.id] = project_ref(child)
         return list(refs.values())
+
+    def check_deletable(self, project: Any) -> None:
+        """Raise one line if the cascade may not delete the project (the
+        domain's cascade asks for each of its projects)."""
+        self._check_deletable(project)
 
     def _check_deletable(self, project: Any) -> None:
         label = f'{project.name} ({project.id})'

@@ -280,7 +280,10 @@ class Identity:
             items = [
                 a
                 for a in self.all('role_assignments')
-                if (not scope or a['scope']['project']['id'] == scope)
+                if (
+                    not scope
+                    or (a['scope'].get('project') or {}).get('id') == scope
+                )
                 and (not user or (a.get('user') or {}).get('id') == user)
             ]
             return self._listing('role_assignments', items)
