@@ -156,6 +156,10 @@ class Plan:
     #: regions and when, so that a saved plan runs nowhere else and not
     #: too late (``engine.planfile``)
     made_for: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: a selective cleanup's: its filters (``selection.Selection``'s
+    #: dict) under ``filters``, and under ``allowed`` the keys of what a
+    #: plan file still selects; empty: the plan deletes everything
+    selection: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     # -- graph queries -----------------------------------------------------
 
@@ -170,6 +174,7 @@ class Plan:
             notes=self.notes,
             soft_edges=self.soft_edges & edges,
             made_for=self.made_for,
+            selection=self.selection,
         )
 
     def predecessors(self) -> dict[str, set[str]]:

@@ -66,7 +66,7 @@ from osc_cascade.engine.executor import (
     StepResult,
 )
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
-from osc_cascade.engine.reconcile import reconcile, unpreviewed
+from osc_cascade.engine.reconcile import Reconciled, reconcile, unpreviewed
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef, Step, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
@@ -337,8 +337,7 @@ class ProjectCascade:
     def _execute(
         self, plan: Plan, targets: Sequence[ResourceRef]
     ) -> CascadeOutcome:
-        if plan.kept():
-            raise CascadeError(kept_message(plan.kept(), drained=False))
+        self._refuse_kept(plan, drained=False)
         since = self.projects.cloud_time()
         self.drain(targets)
         # Cinder's freezes (at usage) follow the run's deletes down
@@ -370,11 +369,10 @@ class ProjectCascade:
         # what the other regions hold is looked at again at the end
         outside = {s.id for s in self.outside(plan)}
         shown = plan.subplan(lambda s: s.id not in outside)
-        checked = reconcile(shown, self._plan_here(targets), since)
+        checked = self._reconcile(shown, targets, since)
         self._report_dropped(checked.dropped)
         self._refuse_unpreviewed(checked.unpreviewed)
-        if checked.plan.kept():
-            raise CascadeError(kept_message(checked.plan.kept(), drained=True))
+        self._refuse_kept(checked.plan, drained=True)
         self._mark(targets, drain_record.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises
@@ -384,7 +382,7 @@ class ProjectCascade:
         stop_if_stuck(runs[-1])
         ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
-            leftover = still_to_do(self._plan_here(targets))
+            leftover = self._leftover(targets)
             self.emit(Event(ROUND, None, planned=len(leftover.steps)))
             self._refuse_unpreviewed(
                 unpreviewed(leftover.steps.values(), ran, since)
@@ -396,19 +394,39 @@ class ProjectCascade:
             stop_if_stuck(runs[-1])
             ran |= set(runs[-1].results)
         else:
-            leftover = still_to_do(self._plan_here(targets))
+            leftover = self._leftover(targets)
             self.emit(Event(ROUND, None, planned=len(leftover.steps)))
             if leftover.steps:
                 raise CascadeError(leftover_message(leftover, runs))
-        remaining = self.elsewhere(targets)
-        if remaining:
-            raise CascadeError(elsewhere_message(remaining))
+        self._refuse_elsewhere(targets)
         parents = {t.id for t in targets}
         children = [t for t in targets if t.attrs.get('parent_id') in parents]
         self.projects.delete(children)
         return CascadeOutcome(
             runs, [t for t in targets if t not in children], children
         )
+
+    def _reconcile(
+        self, shown: Plan, targets: Sequence[ResourceRef], since: Any
+    ) -> Reconciled:
+        """What the run may do of ``shown``, the plan of what the
+        projects own now (``engine.reconcile``)."""
+        return reconcile(shown, self._plan_here(targets), since)
+
+    def _leftover(self, targets: Sequence[ResourceRef]) -> Plan:
+        """What a verification round must still do."""
+        return still_to_do(self._plan_here(targets))
+
+    def _refuse_kept(self, plan: Plan, *, drained: bool) -> None:
+        """A project is never deleted while it owns something kept."""
+        if plan.kept():
+            raise CascadeError(kept_message(plan.kept(), drained=drained))
+
+    def _refuse_elsewhere(self, targets: Sequence[ResourceRef]) -> None:
+        """Nor while other regions than ``--region``'s hold some."""
+        remaining = self.elsewhere(targets)
+        if remaining:
+            raise CascadeError(elsewhere_message(remaining))
 
     def _report_dropped(self, dropped: Sequence[Step]) -> None:
         """A planned resource that is no longer the project's is not
