@@ -312,14 +312,19 @@ class ProjectDeleteCascade(hooks.CommandHook):
         """A selective cleanup: the project stays (--keep-project)."""
         from osc_cascade import kinds
         from osc_cascade.v1 import selection
-        from osc_cascade.workflows.selective import SelectiveCascade
+        from osc_cascade.workflows import scoped, selective
 
         chosen, ages = selection.selection_of(
             parsed_args,
             [n for n, c in kinds.CLASSES.items() if c.scope == kinds.PROJECT],
         )
         parsed_args.keep_project = True
-        return SelectiveCascade(
+        cls = (
+            selective.ScopedSelectiveCascade
+            if parsed_args.without_admin or scoped.needs_scoped(conn)
+            else selective.SelectiveCascade
+        )
+        return cls(
             conn, options, selection=chosen, ages=ages, on_event=progress
         )
 

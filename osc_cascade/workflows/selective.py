@@ -44,6 +44,12 @@ from osc_cascade.engine.reconcile import Reconciled, reconcile
 from osc_cascade.engine.resource import KEEP, ResourceRef
 from osc_cascade.engine.selection import Selection
 from osc_cascade.workflows import cascade, scoped
+from osc_cascade.workflows.projects import (
+    Protected,
+    is_protected,
+    project_ref,
+    protected_message,
+)
 
 #: what a selective run says of itself, in its plan
 GUARANTEE = (
@@ -80,21 +86,15 @@ class Ages:
         return dataclasses.replace(selection, **times)
 
 
-class SelectiveCascade(scoped.ScopedCascade):
-    """``project delete --cascade`` of what a ``Selection`` selects: the
-    project stays (``keep_project``)."""
+class Selective:
+    """What makes a cascade selective (a mixin of ``ProjectCascade``'s
+    classes): the project stays, nothing is drained, the plan and the run
+    are of what ``selection`` selects."""
 
-    def __init__(
-        self,
-        conn: Any,
-        options: cascade.CascadeOptions | None = None,
-        *,
-        selection: Selection | None = None,
-        ages: Ages | None = None,
-        **kw: Any,
-    ):
-        kw['keep_project'] = True
-        super().__init__(conn, options, **kw)
+    selection: Selection
+    ages: Ages
+
+    def _select(self, selection: Selection | None, ages: Ages | None) -> None:
         self.selection = selection or Selection()
         self.ages = ages or Ages()
 
@@ -177,3 +177,72 @@ class SelectiveCascade(scoped.ScopedCascade):
         return cascade.still_to_do(self._plan_here(targets)).subplan(
             lambda s: s.action != KEEP
         )
+
+
+class SelectiveCascade(Selective, cascade.ProjectCascade):
+    """A selective cleanup by a cloud admin: listed and deleted with the
+    admin's token, as a full cascade; the project stays."""
+
+    def __init__(
+        self,
+        conn: Any,
+        options: cascade.CascadeOptions | None = None,
+        *,
+        selection: Selection | None = None,
+        ages: Ages | None = None,
+        **kw: Any,
+    ):
+        super().__init__(conn, options, **kw)
+        self._select(selection, ages)
+
+    def targets(self, projects: Sequence[Any]) -> list[ResourceRef]:
+        """The projects, which stay: their children do not matter, nor
+        whether the caller's token is scoped to one; a protected project
+        is still refused."""
+        if self.options.recursive:
+            # the cascade deletes the children it empties
+            raise CascadeError(
+                'A selection keeps the projects: --recursive, which '
+                'deletes the child projects, does not go with it.'
+            )
+        refs = []
+        for project in projects:
+            label = f'{project.name} ({project.id})'
+            if is_protected(project):
+                raise Protected(protected_message(label, project.id))
+            if project.is_domain:
+                raise CascadeError(f'Refusing to clean {label}: a domain.')
+            refs.append(project_ref(project))
+        return refs
+
+    def drain(self, targets: Sequence[ResourceRef]) -> None:
+        """Nothing is drained: the project's users go on working."""
+
+    def execute(
+        self, plan: Plan, targets: Sequence[ResourceRef]
+    ) -> cascade.CascadeOutcome:
+        try:
+            outcome = super().execute(plan, targets)
+        finally:
+            self.release()
+        return dataclasses.replace(
+            outcome, empty_projects=[], deleted_children=[]
+        )
+
+
+class ScopedSelectiveCascade(Selective, scoped.ScopedCascade):
+    """A selective cleanup without admin (``workflows.scoped``), through a
+    token scoped to the project, which stays."""
+
+    def __init__(
+        self,
+        conn: Any,
+        options: cascade.CascadeOptions | None = None,
+        *,
+        selection: Selection | None = None,
+        ages: Ages | None = None,
+        **kw: Any,
+    ):
+        kw['keep_project'] = True
+        super().__init__(conn, options, **kw)
+        self._select(selection, ages)
