@@ -34,6 +34,17 @@ from osc_cascade.engine.selection import PROJECT_KIND
 #: why a resource is not selected (None: it is), for ``select``
 WhyNot = Callable[[ResourceRef], str | None]
 
+#: the edges (``first``'s kind, ``then``'s) whose first may take the
+#: second with it: Nova deletes the ports it made for a server, and the
+#: volumes it boots from with delete_on_termination; an edge that is an
+#: order only (``required=False``: a stack and what it made) is one too
+OWNS = frozenset(
+    {
+        ('compute.server', 'network.port'),
+        ('compute.server', 'block_storage.volume'),
+    }
+)
+
 
 def unselect(steps: dict[str, Step], why_not: WhyNot) -> None:
     """Each delete of a resource ``why_not`` does not select becomes a
@@ -122,6 +133,25 @@ def close(
             steps[kept.id] = kept
             staying.add(then.target.key)
             changed = any_change = True
+        # what may take a resource that stays with it stays too
+        for edge in related:
+            first = edge.first
+            if (
+                not first.is_delete
+                or first.id not in steps
+                or first.target.kind == PROJECT_KIND
+                or not _owns(edge)
+                or edge.then.target.key not in staying
+            ):
+                continue
+            del steps[first.id]
+            kept = resource.keep(
+                first.target,
+                f'{label_of(steps, edge.then)} stays, and would go with it',
+            )
+            steps[kept.id] = kept
+            staying.add(first.target.key)
+            changed = any_change = True
         # a break action on what stays is not done, whatever it serves
         for edge in related:
             for step in (edge.first, edge.then):
@@ -143,6 +173,13 @@ def label_of(steps: dict[str, Step], step: Step) -> str:
         if found is not None:
             return found.target.label()
     return step.target.label()
+
+
+def _owns(edge: Any) -> bool:
+    """Whether ``edge.first``'s delete may delete ``edge.then`` too."""
+    return not edge.required or (
+        (edge.first.target.kind, edge.then.target.kind) in OWNS
+    )
 
 
 def _what(step: Step) -> str:

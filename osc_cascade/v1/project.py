@@ -257,7 +257,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
                     'would not be deleted.'
                 )
             outside = workflow.outside(plan)
-            if outside:
+            if outside and not plan.selection:
                 raise exceptions.CommandError(
                     f'The real run would delete in '
                     f'{", ".join(workflow.regions.names)} only: '
@@ -310,13 +310,11 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
     def _selective_workflow(self, conn, options, parsed_args, progress):
         """A selective cleanup: the project stays (--keep-project)."""
-        from osc_cascade import kinds
         from osc_cascade.v1 import selection
         from osc_cascade.workflows import scoped, selective
 
         chosen, ages = selection.selection_of(
-            parsed_args,
-            [n for n, c in kinds.CLASSES.items() if c.scope == kinds.PROJECT],
+            parsed_args, selection.known_kinds()
         )
         parsed_args.keep_project = True
         cls = (

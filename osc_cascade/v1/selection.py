@@ -165,3 +165,19 @@ def selection_of(parsed_args: argparse.Namespace, known: Any) -> Any:
         },
     )
     return selection, Ages(**ages)
+
+
+def known_kinds() -> list[str]:
+    """The types a selection may name: the kinds of a project's."""
+    from osc_cascade import kinds
+
+    return [n for n, c in kinds.CLASSES.items() if c.scope == kinds.PROJECT]
+
+
+def resolved(parsed_args: argparse.Namespace, now: Any) -> Any:
+    """The ``Selection`` the options ask for, its ages made times by
+    ``now()`` (the cloud's clock); None when no option was given."""
+    if not given(parsed_args):
+        return None
+    chosen, ages = selection_of(parsed_args, known_kinds())
+    return ages.resolve(chosen, now()) if ages else chosen

@@ -108,7 +108,14 @@ class Selective:
             )
             self.ages = Ages()
         plan = super().plan(targets)
-        plan.notes.insert(0, GUARANTEE)
+        # nothing is drained: what the drain's freeze would not cover
+        # does not matter
+        unfrozen = set(
+            self.drainer.unfrozen(k.service_type for k in self.kinds.values())
+        )
+        plan.notes[:] = [GUARANTEE] + [
+            n for n in plan.notes if n not in unfrozen
+        ]
         return plan
 
     def build(

@@ -181,6 +181,29 @@ def test_the_server_of_a_compute_port_keeps_it():
     assert set(kept(p)) == {'vm', 'nic', 'net'}
 
 
+def test_an_old_server_with_a_new_port_of_its_is_kept():
+    # Nova may delete the port with the server: it made it at an attach
+    p = plan(
+        [
+            ref('compute.server', 'vm'),
+            ref(
+                'network.port',
+                'nic',
+                NEW,
+                device_owner='compute:nova',
+                device_id='vm',
+                network_id='net',
+            ),
+            ref('network.network', 'net'),
+        ]
+    )
+    reasons = kept(p)
+    assert reasons['vm'] == (
+        'network.port nic (nic) stays, and would go with it'
+    )
+    assert set(reasons) == {'vm', 'nic', 'net'}
+
+
 def test_without_a_selection_nothing_changes():
     refs = [
         ref('network.network', 'net'),
@@ -285,6 +308,10 @@ def test_no_deleted_resource_needs_one_that_stays(graph):
         else:
             # what must go first goes too
             assert first.target.key in gone
+    for edge in edges:
+        # what may take a resource with it does not go while it stays
+        if not edge.required and edge.then.target.key not in gone:
+            assert edge.first.target.key not in gone
     # every keep says why, in one line
     for step in p.steps.values():
         if step.action == resource.KEEP:

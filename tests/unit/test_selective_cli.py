@@ -241,3 +241,29 @@ def test_unknown_type_and_bad_time_are_refused(cloud, osc):
     stray = osc('project', 'delete', '--not-tags', 'keep', 'ci')
     assert stray.code == 1
     assert '--not-tags needs --cascade' in stray.stderr
+
+
+def test_orphan_purge_takes_the_same_selection(cloud, osc):
+    w = two_ages(cloud)
+    cloud.db['projects'].pop(w['project']['id'])
+    cloud.add('domains', id='default', name='Default')
+    dry = osc(
+        'orphan',
+        'purge',
+        '--dry-run',
+        '--created-before',
+        BOUNDARY,
+        '-f',
+        'json',
+    )
+    plan = rows(dry)
+    assert plan[w['net']['id']]['Action'] == 'keep'
+    assert plan[w['old_port']['id']]['Action'] == 'delete'
+    assert cloud.changes == []
+    result = osc('orphan', 'purge', '--yes', '--created-before', BOUNDARY)
+    assert result.code == 0, result.stderr
+    assert not cloud.exists('ports', w['old_port']['id'])
+    assert not cloud.exists('images', w['old_image']['id'])
+    assert cloud.exists('ports', w['new_port']['id'])
+    assert cloud.exists('networks', w['net']['id'])
+    assert cloud.exists('subnets', w['subnet']['id'])

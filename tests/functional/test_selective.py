@@ -1,0 +1,213 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A selective cleanup on the minicloud (issue #34).
+
+A project gets resources made at two times, a few seconds apart, with the
+boundary between them as ``--created-before``: the old ones go, the new
+ones stay, the project stays (enabled: nothing is drained), and the old
+network under a new port is kept with a line naming that port. The tag
+filter ``--not-tags keep`` keeps what Neutron and Glance say is tagged
+``keep``. An edited plan file whose router row says ``keep`` keeps the
+router and its interface (and so its subnet and network).
+
+The runs are printed (``pytest -s``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+
+import pytest
+
+from tests.functional.conftest import run_openstack
+from tests.functional.topology import make_project, scoped, unique
+
+pytestmark = pytest.mark.functional
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')
+
+
+def network(conn, name, cidr):
+    net = conn.network.create_network(name=unique(name))
+    subnet = conn.network.create_subnet(
+        network_id=net.id, ip_version=4, cidr=cidr, name=unique(name)
+    )
+    return net, subnet
+
+
+def image(conn, name, tags=()):
+    return conn.image.create_image(
+        name=unique(name),
+        disk_format='raw',
+        container_format='bare',
+        visibility='private',
+        tags=list(tags),
+    )
+
+
+def plan_rows(result):
+    assert result.code == 0, result.stdout + result.stderr
+    print(result.stdout, result.stderr)
+    return {r['ID']: r for r in json.loads(result.stdout)}
+
+
+@pytest.fixture
+def two_ages(admin):
+    """Old: a network with a subnet and a port, a network alone, an
+    image; then the boundary; new: a port on the old network, an image."""
+    project = make_project(admin, unique('select'))
+    conn = scoped(admin, project)
+    net, subnet = network(conn, 'old-net', '10.34.1.0/24')
+    lone, _ = network(conn, 'lone-net', '10.34.2.0/24')
+    old_port = conn.network.create_port(network_id=net.id, name='old-port')
+    old_image = image(conn, 'old-image')
+    time.sleep(2)
+    boundary = now()
+    time.sleep(2)
+    new_port = conn.network.create_port(network_id=net.id, name='new-port')
+    new_image = image(conn, 'new-image')
+    return {
+        'project': project,
+        'conn': conn,
+        'boundary': boundary,
+        'net': net,
+        'subnet': subnet,
+        'lone': lone,
+        'old_port': old_port,
+        'new_port': new_port,
+        'old_image': old_image,
+        'new_image': new_image,
+    }
+
+
+def test_created_before_deletes_the_old_and_keeps_what_the_new_needs(
+    admin, two_ages
+):
+    w = two_ages
+    pid = w['project'].id
+    select = ('--created-before', w['boundary'])
+    plan = plan_rows(
+        run_openstack(
+            'project',
+            'delete',
+            '--cascade',
+            '--dry-run',
+            *select,
+            pid,
+            '-f',
+            'json',
+        )
+    )
+    assert plan[w['old_port'].id]['Action'] == 'delete'
+    assert plan[w['lone'].id]['Action'] == 'delete'
+    assert plan[w['old_image'].id]['Action'] == 'delete'
+    assert plan[w['new_port'].id]['Action'] == 'keep'
+    assert plan[w['new_image'].id]['Action'] == 'keep'
+    assert plan[w['net'].id]['Action'] == 'keep'
+    assert plan[w['subnet'].id]['Action'] == 'keep'
+    assert 'new-port' in json.dumps(plan[w['subnet'].id])
+
+    run = run_openstack(
+        'project', 'delete', '--cascade', '--yes', *select, pid
+    )
+    print(run.stdout, run.stderr)
+    assert run.code == 0, run.stdout + run.stderr
+    net = admin.network
+    assert admin.identity.get_project(pid).is_enabled
+    assert net.find_port(w['old_port'].id) is None
+    assert net.find_network(w['lone'].id) is None
+    assert admin.image.find_image(w['old_image'].id) is None
+    assert net.find_port(w['new_port'].id) is not None
+    assert net.find_network(w['net'].id) is not None
+    assert net.find_subnet(w['subnet'].id) is not None
+    assert admin.image.find_image(w['new_image'].id) is not None
+
+
+def test_not_tags_keep_keeps_what_is_tagged(admin):
+    project = make_project(admin, unique('select-tags'))
+    conn = scoped(admin, project)
+    tagged_net, _ = network(conn, 'tagged-net', '10.34.3.0/24')
+    conn.network.set_tags(tagged_net, ['keep'])
+    plain_net, _ = network(conn, 'plain-net', '10.34.4.0/24')
+    tagged_port = conn.network.create_port(network_id=plain_net.id)
+    conn.network.set_tags(tagged_port, ['keep', 'ci'])
+    tagged_image = image(conn, 'tagged-image', ['keep'])
+    plain_image = image(conn, 'plain-image')
+    run = run_openstack(
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        '--not-tags',
+        'keep',
+        project.id,
+    )
+    print(run.stdout, run.stderr)
+    assert run.code == 0, run.stdout + run.stderr
+    assert admin.network.find_network(tagged_net.id) is not None
+    assert admin.network.find_port(tagged_port.id) is not None
+    # the plain network holds the tagged port: it stays with it
+    assert admin.network.find_network(plain_net.id) is not None
+    assert admin.image.find_image(tagged_image.id) is not None
+    assert admin.image.find_image(plain_image.id) is None
+    assert admin.identity.get_project(project.id) is not None
+
+
+def test_an_edited_plan_keeps_the_router_and_its_interface(admin, tmp_path):
+    project = make_project(admin, unique('select-edit'))
+    conn = scoped(admin, project)
+    net, subnet = network(conn, 'routed-net', '10.34.5.0/24')
+    router = conn.network.create_router(name=unique('router'))
+    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    lone, _ = network(conn, 'lone-net', '10.34.6.0/24')
+    saved = tmp_path / 'plan.json'
+    dry = run_openstack(
+        'project',
+        'delete',
+        '--cascade',
+        '--dry-run',
+        '--created-before',
+        '0s',
+        '--plan-file',
+        str(saved),
+        project.id,
+    )
+    assert dry.code == 0, dry.stdout + dry.stderr
+    data = json.loads(saved.read_text())
+    (row,) = [k for k in data['selected'] if router.id in k]
+    data['selected'][row] = 'keep' + data['selected'][row][len('delete') :]
+    saved.write_text(json.dumps(data, indent=2))
+    run = run_openstack(
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        '--plan-file',
+        str(saved),
+        project.id,
+    )
+    print(run.stdout, run.stderr)
+    assert run.code == 0, run.stdout + run.stderr
+    assert admin.network.find_router(router.id) is not None
+    interfaces = list(
+        admin.network.ports(
+            device_id=router.id, device_owner='network:router_interface'
+        )
+    )
+    assert [p.fixed_ips[0]['subnet_id'] for p in interfaces] == [subnet.id]
+    assert admin.network.find_network(net.id) is not None
+    assert admin.network.find_network(lone.id) is None
