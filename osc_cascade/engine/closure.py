@@ -128,8 +128,9 @@ def close(
                 continue
             if edge.first.is_break_action:
                 not_done.add(edge.first.id)
-            del steps[then.id]
-            kept = resource.keep(then.target, why)
+            # the step's target as discovery found it (an edge's has no
+            # name)
+            kept = resource.keep(steps.pop(then.id).target, why)
             steps[kept.id] = kept
             staying.add(then.target.key)
             changed = any_change = True
@@ -144,9 +145,8 @@ def close(
                 or edge.then.target.key not in staying
             ):
                 continue
-            del steps[first.id]
             kept = resource.keep(
-                first.target,
+                steps.pop(first.id).target,
                 f'{label_of(steps, edge.then)} stays, and would go with it',
             )
             steps[kept.id] = kept

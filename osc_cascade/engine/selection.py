@@ -47,6 +47,9 @@ OSC_NAMES = {
     'dns.floating_ip': 'dns.floating_ip_ptr',
 }
 
+#: why a run does not select what its plan did not delete
+NOT_SHOWN = 'the plan shown does not delete it (or its row says keep)'
+
 #: the tag filters, as OSC spells them, and what each asks of the tags
 TAG_FILTERS = ('tags', 'any_tags', 'not_tags', 'not_any_tags')
 
@@ -120,6 +123,9 @@ class Selection:
         """None if ``ref`` is selected, else why not, in a few words."""
         if ref.kind == PROJECT_KIND:
             return None
+        if ref.kind == 'network.security_group' and ref.name == 'default':
+            # Neutron makes it again on demand, without the rules given it
+            return 'the default group stays with its project'
         if self.skip and ref.kind in self.skip:
             return f'{ref.kind} is skipped (--skip-resource)'
         if self.only and ref.kind not in self.only:
@@ -141,7 +147,7 @@ class Selection:
         if why:
             return why
         if self.allowed is not None and ref.key not in self.allowed:
-            return 'not a delete of the plan file'
+            return NOT_SHOWN
         return None
 
     def _why_not_tags(self, tags: tuple[str, ...] | None) -> str | None:

@@ -50,12 +50,19 @@ EPILOG = (
 )
 
 
+class Age(float):
+    """An age in seconds, given: true even when it is 0 (``0s``: now)."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
 def when(text: str) -> str | float:
     """A time as OSC takes it (``2026-11-28T00:00:00``, UTC unless it says
     otherwise; ISO 8601), made ISO UTC; or an age (``24h``, ``7d``) in
     seconds, made a time when the plan is made."""
     try:
-        return duration(text)
+        return Age(duration(text))
     except argparse.ArgumentTypeError:
         pass
     try:

@@ -42,7 +42,7 @@ from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.reconcile import Reconciled, reconcile
 from osc_cascade.engine.resource import KEEP, ResourceRef
-from osc_cascade.engine.selection import Selection
+from osc_cascade.engine.selection import NOT_SHOWN, Selection
 from osc_cascade.workflows import cascade, scoped
 from osc_cascade.workflows.projects import (
     Protected,
@@ -172,6 +172,14 @@ class Selective:
             )
         self.selection = bound
         fresh = self._plan_here(targets)
+        # what the plan shown kept, and keeps only as it is not among
+        # its deletes, is kept for the reason it showed
+        for step_id, step in fresh.steps.items():
+            was = shown.steps.get(step_id)
+            if was is not None and step.params.get('reason', '').endswith(
+                NOT_SHOWN
+            ):
+                fresh.steps[step_id] = was
         dropped = reconcile(shown, fresh, since).dropped
         return Reconciled(fresh, [s for s in dropped if s.is_delete], [])
 

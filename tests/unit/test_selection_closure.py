@@ -74,6 +74,10 @@ def test_an_old_network_under_a_new_port_is_kept_naming_the_port():
     reasons = kept(p)
     assert reasons['port'].startswith('not selected: created 2026-11-28')
     assert reasons['sub'] == ('network.port port (port) stays, and goes first')
+    # the kept step names its resource as discovery found it
+    (sub,) = [s for s in p.steps.values() if s.target.id == 'sub']
+    assert sub.target.name == 'sub'
+    assert sub.target.attrs == {'network_id': 'net'}
     assert 'net' in reasons
     assert deleted(p) == {'other'}
 

@@ -108,6 +108,15 @@ def test_osc_names():
     assert kind_name('network.port') == 'network.port'
 
 
+def test_the_default_security_group_stays_with_its_project():
+    group = ResourceRef('network.security_group', 'g', 'default', 'p')
+    assert Selection(skip=('image.image',)).why_not(group) == (
+        'the default group stays with its project'
+    )
+    other = ResourceRef('network.security_group', 'g', 'web', 'p')
+    assert Selection(skip=('image.image',)).why_not(other) is None
+
+
 def test_the_project_is_always_selected():
     sel = Selection(created_before='2026-01-01T00:00:00Z')
     assert sel.why_not(ref('identity.project')) is None
@@ -115,7 +124,9 @@ def test_the_project_is_always_selected():
 
 def test_bounded_to_the_plan_files_deletes():
     sel = Selection(skip=('image.image',)).bounded({'network.port:other'})
-    assert sel.why_not(ref()) == 'not a delete of the plan file'
+    assert sel.why_not(ref()) == (
+        'the plan shown does not delete it (or its row says keep)'
+    )
     assert sel.bounded({'network.port:id'}).why_not(ref()) is None
 
 

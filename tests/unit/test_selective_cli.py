@@ -91,6 +91,10 @@ def test_created_before_keeps_the_old_network_under_a_new_port(cloud, osc):
         'ci',
     )
     assert result.code == 0, result.stderr
+    # the run keeps the network for the reason its preview showed
+    assert 'new-port' in next(
+        line for line in result.stderr.splitlines() if w['net']['id'] in line
+    )
     assert cloud.exists('projects', w['project']['id'])
     assert cloud.get('projects', w['project']['id'])['enabled']
     assert not cloud.exists('ports', w['old_port']['id'])
@@ -237,6 +241,8 @@ def test_unknown_type_and_bad_time_are_refused(cloud, osc):
     with pytest.raises(argparse.ArgumentTypeError, match='neither a time'):
         when('yesterday')
     assert when('7d') == 7 * 86400.0
+    # an age of 0 (now) is given all the same
+    assert when('0s') == 0 and when('0s')
     assert when('2026-11-28T01:00:00+01:00') == '2026-11-28T00:00:00+00:00'
     stray = osc('project', 'delete', '--not-tags', 'keep', 'ci')
     assert stray.code == 1
