@@ -41,8 +41,8 @@ from osc_cascade.engine import plan_rows
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.reconcile import Reconciled, reconcile
-from osc_cascade.engine.resource import KEEP, ResourceRef
-from osc_cascade.engine.selection import NOT_SHOWN, Selection
+from osc_cascade.engine.resource import KEEP, ResourceRef, keep
+from osc_cascade.engine.selection import NOT_SHOWN, PROJECT_KIND, Selection
 from osc_cascade.workflows import cascade, scoped
 from osc_cascade.workflows.projects import (
     Protected,
@@ -128,6 +128,11 @@ class Selective:
                 cascade._projects(projects),
                 self.selection.why_not,
             )
+        # the projects stay: shown so, and no step waits for them
+        plan = plan.subplan(lambda s: s.target.kind != PROJECT_KIND)
+        for project in projects:
+            kept = keep(project, 'a selection keeps it', blocking=False)
+            plan.steps[kept.id] = kept
         plan.notes.extend(self.selection.notes(refs))
         plan.selection = {'filters': self.selection.to_dict()}
         return plan

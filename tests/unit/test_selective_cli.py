@@ -80,6 +80,7 @@ def test_created_before_keeps_the_old_network_under_a_new_port(cloud, osc):
     assert plan[w['new_port']['id']]['Action'] == 'keep'
     assert plan[w['net']['id']]['Action'] == 'keep'
     assert 'new-port' in json.dumps(plan[w['subnet']['id']])
+    assert plan[w['project']['id']]['Action'] == 'keep'
 
     result = osc(
         'project',
