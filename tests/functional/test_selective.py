@@ -17,7 +17,7 @@ boundary between them as ``--created-before``: the old ones go, the new
 ones stay, the project stays (enabled: nothing is drained), and the old
 network under a new port is kept with a line naming that port. The tag
 filter ``--not-tags keep`` keeps what Neutron and Glance say is tagged
-``keep``. An edited plan file whose router row says ``keep`` keeps the
+``keep``, on servers and load balancers too. An edited plan file whose router row says ``keep`` keeps the
 router and its interface (and so its subnet and network).
 
 The runs are printed (``pytest -s``).
@@ -32,7 +32,15 @@ import time
 import pytest
 
 from tests.functional.conftest import run_openstack
-from tests.functional.topology import make_project, scoped, unique
+from tests.functional.topology import (
+    FLAVOR,
+    make_project,
+    public_image,
+    scoped,
+    unique,
+    wait_for,
+    wait_status,
+)
 
 pytestmark = pytest.mark.functional
 
@@ -211,3 +219,67 @@ def test_an_edited_plan_keeps_the_router_and_its_interface(admin, tmp_path):
     assert [p.fixed_ips[0]['subnet_id'] for p in interfaces] == [subnet.id]
     assert admin.network.find_network(net.id) is not None
     assert admin.network.find_network(lone.id) is None
+
+
+def test_not_tags_on_servers_and_load_balancers(admin):
+    """Nova's and Octavia's tags: a server and a load balancer tagged keep
+    stay (and the server's port with it); their untagged twins go."""
+    project = make_project(admin, unique('select-tags2'))
+    conn = scoped(admin, project)
+    net, subnet = network(conn, 'net', '10.34.7.0/24')
+    flavor = conn.compute.find_flavor(FLAVOR, ignore_missing=False)
+    booted = {
+        name: conn.compute.create_server(
+            name=unique(name),
+            flavor_id=flavor.id,
+            image_id=public_image(admin).id,
+            networks=[{'uuid': net.id}],
+            tags=tags,
+        )
+        for name, tags in (('tagged-vm', ['keep']), ('plain-vm', []))
+    }
+    for server in booted.values():
+        wait_status(
+            lambda s=server: conn.compute.get_server(s.id), 'active', 'vm'
+        )
+    lbaas = conn.load_balancer
+    lbs = {
+        name: lbaas.create_load_balancer(
+            name=unique(name), vip_subnet_id=subnet.id, tags=tags
+        )
+        for name, tags in (('tagged-lb', ['keep']), ('plain-lb', []))
+    }
+    for lb in lbs.values():
+        wait_for(
+            lambda lb=lb: (
+                lbaas.get_load_balancer(lb.id).provisioning_status == 'ACTIVE'
+            ),
+            timeout=180,
+            what='the load balancer to settle',
+        )
+    run = run_openstack(
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        '--not-tags',
+        'keep',
+        project.id,
+    )
+    print(run.stdout, run.stderr)
+    assert run.code == 0, run.stdout + run.stderr
+    assert (
+        admin.compute.find_server(booted['tagged-vm'].id, all_projects=True)
+        is not None
+    )
+    assert (
+        admin.compute.find_server(booted['plain-vm'].id, all_projects=True)
+        is None
+    )
+    nics = list(admin.network.ports(device_id=booted['tagged-vm'].id))
+    assert len(nics) == 1
+    assert (
+        admin.load_balancer.find_load_balancer(lbs['tagged-lb'].id) is not None
+    )
+    assert admin.load_balancer.find_load_balancer(lbs['plain-lb'].id) is None
+    assert admin.network.find_network(net.id) is not None
