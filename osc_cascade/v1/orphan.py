@@ -166,7 +166,7 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         _add_search_options(parser, tuning)
         add_execution_options(parser, tuning)
         add_force_stuck_option(parser)
-        add_selection_options(parser)
+        add_selection_options(parser, 'what goes')
         # the plan as a Graphviz graph, as the cascade's: no formatter of
         # cliff's, so ``run`` prints it
         for action in parser._actions:

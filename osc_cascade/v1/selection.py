@@ -46,7 +46,8 @@ DESTS = (
 #: what a selective run guarantees, for the help's epilog
 EPILOG = (
     'A selection keeps the project, drains nothing, deletes at most what '
-    'the plan shows and keeps what needs a kept resource.'
+    'the plan shows and keeps what needs a kept resource; what changes '
+    'meanwhile may fail a delete.'
 )
 
 
@@ -93,11 +94,14 @@ class _Each(argparse.Action):
         setattr(namespace, dest, values)
 
 
-def add_selection_options(parser: argparse.ArgumentParser) -> None:
+def add_selection_options(
+    parser: argparse.ArgumentParser, title: str = 'keeps project'
+) -> None:
     """The selection group of a command that deletes a project's
-    resources; in the usage line it is one ``[selection options]``."""
+    resources (``title``: what the group's title adds); in the usage
+    line it is one ``[selection options]``."""
     group = UsageGroup(
-        parser.add_argument_group('selection (osc-cascade; keeps project)'),
+        parser.add_argument_group(f'selection (osc-cascade; {title})'),
         'selection options',
     )
     parser.set_defaults(**{d: None for d in DESTS})

@@ -274,3 +274,41 @@ def test_orphan_purge_takes_the_same_selection(cloud, osc):
     assert cloud.exists('ports', w['new_port']['id'])
     assert cloud.exists('networks', w['net']['id'])
     assert cloud.exists('subnets', w['subnet']['id'])
+
+
+def test_a_member_cleans_its_project_selectively_through_its_token():
+    from osc_cascade.engine.selection import Selection
+    from osc_cascade.workflows import selective
+    from osc_cascade.workflows.cascade import CascadeOptions
+    from tests.unit.fakes.clock import FakeClock
+    from tests.unit.fakes.run import zero_delays
+    from tests.unit.fakes.scoped import ScopedCloud
+
+    with ScopedCloud() as cloud:
+        project = scenarios.project(
+            cloud, 'target', domain_id='dom', parent_id='dom'
+        )
+        pid = project['id']
+        alice = cloud.add_user('alice', 'dom')
+        cloud.assign(alice, 'member', project=project)
+        net, subnet = scenarios.network(cloud, pid)
+        vm = scenarios.server(cloud, pid, net=net, subnet=subnet)
+        image = scenarios.image(cloud, pid, 'img')
+        wf = selective.ScopedSelectiveCascade(
+            cloud.connection_as(alice, project_id=pid),
+            CascadeOptions(),
+            selection=Selection(skip=('compute.server',)),
+            clock=FakeClock(),
+            retry=zero_delays(),
+        )
+        targets = wf.resolve(['target'])
+        plan = wf.plan(targets)
+        outcome = wf.execute(plan, targets)
+
+        assert outcome.empty_projects == []
+        assert cloud.exists('servers', vm['id'])
+        # the server's network stays under it; the image goes
+        assert cloud.exists('networks', net['id'])
+        assert not cloud.exists('images', image['id'])
+        assert cloud.get('projects', pid)['enabled'] is True
+        assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
