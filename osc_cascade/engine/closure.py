@@ -154,9 +154,10 @@ def close(
             changed = any_change = True
         # a break action on what stays is not done, whatever it serves
         for edge in related:
-            for step in (edge.first, edge.then):
+            for step in (edge.first, edge.then, edge.breaker):
                 if (
-                    step.is_break_action
+                    step is not None
+                    and step.is_break_action
                     and step.id not in not_done
                     and blocker(step) is not None
                 ):

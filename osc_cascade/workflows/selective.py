@@ -214,6 +214,11 @@ class SelectiveCascade(Selective, cascade.ProjectCascade):
     ):
         super().__init__(conn, options, **kw)
         self._select(selection, ages)
+        if self.options.settle:
+            raise CascadeError(
+                '--settle waits for what appears after a project is '
+                'deleted: a selection keeps the project.'
+            )
 
     def targets(self, projects: Sequence[Any]) -> list[ResourceRef]:
         """The projects, which stay: their children do not matter, nor

@@ -321,3 +321,32 @@ def test_no_deleted_resource_needs_one_that_stays(graph):
         if step.action == resource.KEEP:
             assert step.params['reason']
             assert '\n' not in step.params['reason']
+
+
+def test_groups_that_name_each_other_old_and_new():
+    p = plan(
+        [
+            ref('network.security_group', 'old', remote_rules=[['r1', 'new']]),
+            ref(
+                'network.security_group',
+                'new',
+                NEW,
+                remote_rules=[['r2', 'old']],
+            ),
+        ]
+    )
+    assert set(kept(p)) == {'old', 'new'}
+    assert not [s for s in p.steps.values() if s.is_break_action]
+
+
+def test_groups_that_name_each_other_both_old_go_cutting_a_rule():
+    p = plan(
+        [
+            ref('network.security_group', 'a', remote_rules=[['r1', 'b']]),
+            ref('network.security_group', 'b', remote_rules=[['r2', 'a']]),
+        ]
+    )
+    assert deleted(p) == {'a', 'b'}
+    assert [s.action for s in p.steps.values() if s.is_break_action] == [
+        'delete_security_group_rule'
+    ]
