@@ -111,47 +111,45 @@ def close(
             return f'{label_of(steps, step)} stays, and goes first'
         return None
 
+    def goes(step: Step) -> bool:
+        """A delete of the plan (the projects' are not the closure's)."""
+        return (
+            step.is_delete
+            and step.id in steps
+            and step.target.kind != PROJECT_KIND
+        )
+
+    def keep_instead(step: Step, why: str) -> None:
+        # the step's target as discovery found it (an edge's has no name)
+        kept = resource.keep(steps.pop(step.id).target, why)
+        steps[kept.id] = kept
+        staying.add(step.target.key)
+
     any_change = False
     changed = True
     while changed:
         changed = False
         for edge in related:
-            then = edge.then
-            if (
-                not then.is_delete
-                or then.id not in steps
-                or then.target.kind == PROJECT_KIND
-            ):
-                continue
-            why = blocker(edge.first)
+            why = blocker(edge.first) if goes(edge.then) else None
             if why is None:
                 continue
             if edge.first.is_break_action:
                 not_done.add(edge.first.id)
-            # the step's target as discovery found it (an edge's has no
-            # name)
-            kept = resource.keep(steps.pop(then.id).target, why)
-            steps[kept.id] = kept
-            staying.add(then.target.key)
+            keep_instead(edge.then, why)
             changed = any_change = True
         # what may take a resource that stays with it stays too
         for edge in related:
-            first = edge.first
             if (
-                not first.is_delete
-                or first.id not in steps
-                or first.target.kind == PROJECT_KIND
-                or not _owns(edge)
-                or edge.then.target.key not in staying
+                goes(edge.first)
+                and _owns(edge)
+                and edge.then.target.key in staying
             ):
-                continue
-            kept = resource.keep(
-                steps.pop(first.id).target,
-                f'{label_of(steps, edge.then)} stays, and would go with it',
-            )
-            steps[kept.id] = kept
-            staying.add(first.target.key)
-            changed = any_change = True
+                keep_instead(
+                    edge.first,
+                    f'{label_of(steps, edge.then)} stays, and would go '
+                    'with it',
+                )
+                changed = any_change = True
         # a break action on what stays is not done, whatever it serves
         for edge in related:
             for step in (edge.first, edge.then, edge.breaker):

@@ -94,9 +94,23 @@ class Selective:
     selection: Selection
     ages: Ages
 
-    def _select(self, selection: Selection | None, ages: Ages | None) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        options: cascade.CascadeOptions | None = None,
+        *,
+        selection: Selection | None = None,
+        ages: Ages | None = None,
+        **kw: Any,
+    ):
+        super().__init__(conn, options, **kw)  # type: ignore[call-arg]
         self.selection = selection or Selection()
         self.ages = ages or Ages()
+        if self.options.settle:  # type: ignore[attr-defined]
+            raise CascadeError(
+                '--settle waits for what appears after a project is '
+                'deleted: a selection keeps the project.'
+            )
 
     # -- planning ----------------------------------------------------------
 
@@ -203,23 +217,6 @@ class SelectiveCascade(Selective, cascade.ProjectCascade):
     """A selective cleanup by a cloud admin: listed and deleted with the
     admin's token, as a full cascade; the project stays."""
 
-    def __init__(
-        self,
-        conn: Any,
-        options: cascade.CascadeOptions | None = None,
-        *,
-        selection: Selection | None = None,
-        ages: Ages | None = None,
-        **kw: Any,
-    ):
-        super().__init__(conn, options, **kw)
-        self._select(selection, ages)
-        if self.options.settle:
-            raise CascadeError(
-                '--settle waits for what appears after a project is '
-                'deleted: a selection keeps the project.'
-            )
-
     def targets(self, projects: Sequence[Any]) -> list[ResourceRef]:
         """The projects, which stay: their children do not matter, nor
         whether the caller's token is scoped to one; a protected project
@@ -259,15 +256,5 @@ class ScopedSelectiveCascade(Selective, scoped.ScopedCascade):
     """A selective cleanup without admin (``workflows.scoped``), through a
     token scoped to the project, which stays."""
 
-    def __init__(
-        self,
-        conn: Any,
-        options: cascade.CascadeOptions | None = None,
-        *,
-        selection: Selection | None = None,
-        ages: Ages | None = None,
-        **kw: Any,
-    ):
-        kw['keep_project'] = True
-        super().__init__(conn, options, **kw)
-        self._select(selection, ages)
+    def __init__(self, conn: Any, *args: Any, **kw: Any):
+        super().__init__(conn, *args, keep_project=True, **kw)
