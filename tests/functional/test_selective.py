@@ -67,6 +67,15 @@ def image(conn, name, tags=()):
     )
 
 
+def cleaned(*args):
+    """A selective run of ``project delete --cascade``, printed; it must
+    succeed."""
+    run = run_openstack('project', 'delete', '--cascade', '--yes', *args)
+    print(run.stdout, run.stderr)
+    assert run.code == 0, run.stdout + run.stderr
+    return run
+
+
 def plan_rows(result):
     assert result.code == 0, result.stdout + result.stderr
     print(result.stdout, result.stderr)
@@ -129,11 +138,7 @@ def test_created_before_deletes_the_old_and_keeps_what_the_new_needs(
     assert plan[w['subnet'].id]['Action'] == 'keep'
     assert 'new-port' in json.dumps(plan[w['subnet'].id])
 
-    run = run_openstack(
-        'project', 'delete', '--cascade', '--yes', *select, pid
-    )
-    print(run.stdout, run.stderr)
-    assert run.code == 0, run.stdout + run.stderr
+    cleaned(*select, pid)
     net = admin.network
     assert admin.identity.get_project(pid).is_enabled
     assert net.find_port(w['old_port'].id) is None
@@ -155,17 +160,7 @@ def test_not_tags_keep_keeps_what_is_tagged(admin):
     conn.network.set_tags(tagged_port, ['keep', 'ci'])
     tagged_image = image(conn, 'tagged-image', ['keep'])
     plain_image = image(conn, 'plain-image')
-    run = run_openstack(
-        'project',
-        'delete',
-        '--cascade',
-        '--yes',
-        '--not-tags',
-        'keep',
-        project.id,
-    )
-    print(run.stdout, run.stderr)
-    assert run.code == 0, run.stdout + run.stderr
+    cleaned(project.id, '--not-tags', 'keep')
     assert admin.network.find_network(tagged_net.id) is not None
     assert admin.network.find_port(tagged_port.id) is not None
     # the plain network holds the tagged port: it stays with it
@@ -199,17 +194,7 @@ def test_an_edited_plan_keeps_the_router_and_its_interface(admin, tmp_path):
     (row,) = [k for k in data['selected'] if router.id in k]
     data['selected'][row] = 'keep' + data['selected'][row][len('delete') :]
     saved.write_text(json.dumps(data, indent=2))
-    run = run_openstack(
-        'project',
-        'delete',
-        '--cascade',
-        '--yes',
-        '--plan-file',
-        str(saved),
-        project.id,
-    )
-    print(run.stdout, run.stderr)
-    assert run.code == 0, run.stdout + run.stderr
+    cleaned('--plan-file', str(saved), project.id)
     assert admin.network.find_router(router.id) is not None
     interfaces = list(
         admin.network.ports(
@@ -257,17 +242,7 @@ def test_not_tags_on_servers_and_load_balancers(admin):
             timeout=180,
             what='the load balancer to settle',
         )
-    run = run_openstack(
-        'project',
-        'delete',
-        '--cascade',
-        '--yes',
-        '--not-tags',
-        'keep',
-        project.id,
-    )
-    print(run.stdout, run.stderr)
-    assert run.code == 0, run.stdout + run.stderr
+    cleaned(project.id, '--not-tags', 'keep')
     assert (
         admin.compute.find_server(booted['tagged-vm'].id, all_projects=True)
         is not None

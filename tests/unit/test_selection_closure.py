@@ -82,21 +82,26 @@ def test_an_old_network_under_a_new_port_is_kept_naming_the_port():
     assert deleted(p) == {'other'}
 
 
+def interface(created=OLD):
+    """Router r's interface on subnet sub of network net."""
+    return ref(
+        'network.port',
+        'iface',
+        created,
+        device_owner='network:router_interface',
+        device_id='r',
+        network_id='net',
+        subnet_ids=['sub'],
+    )
+
+
 def test_a_router_with_a_new_interface_is_kept_and_no_interface_removed():
     p = plan(
         [
             ref('network.router', 'r'),
             ref('network.network', 'net'),
             ref('network.subnet', 'sub', network_id='net'),
-            ref(
-                'network.port',
-                'iface',
-                NEW,
-                device_owner='network:router_interface',
-                device_id='r',
-                network_id='net',
-                subnet_ids=['sub'],
-            ),
+            interface(NEW),
         ]
     )
     reasons = kept(p)
@@ -153,15 +158,7 @@ def test_a_new_router_on_an_old_subnet_keeps_the_subnet_and_its_network():
             ref('network.router', 'r', NEW),
             ref('network.network', 'net'),
             ref('network.subnet', 'sub', network_id='net'),
-            ref(
-                'network.port',
-                'iface',
-                NEW,
-                device_owner='network:router_interface',
-                device_id='r',
-                network_id='net',
-                subnet_ids=['sub'],
-            ),
+            interface(NEW),
         ]
     )
     assert set(kept(p)) == {'r', 'sub', 'net'}

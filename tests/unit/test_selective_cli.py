@@ -54,6 +54,19 @@ def two_ages(cloud):
     }
 
 
+def run_plan(osc, saved):
+    """The run of the plan file ``saved``, for project ci."""
+    return osc(
+        'project',
+        'delete',
+        '--cascade',
+        '--yes',
+        '--plan-file',
+        str(saved),
+        'ci',
+    )
+
+
 def rows(result):
     assert result.code == 0, result.stderr
     return {r['ID']: r for r in json.loads(result.stdout)}
@@ -137,9 +150,7 @@ def test_the_run_keeps_what_was_tagged_keep_after_the_preview(
     assert dry.code == 0, dry.stderr
     w['old_image']['tags'] = ['keep']
     late = scenarios.image(cloud, w['project']['id'], 'late', tags=[])
-    result = osc(
-        'project', 'delete', '--cascade', '--yes', '--plan-file', saved, 'ci'
-    )
+    result = run_plan(osc, saved)
     assert result.code == 0, result.stderr
     assert cloud.exists('images', w['old_image']['id'])
     # not in the preview: not deleted
@@ -170,15 +181,7 @@ def test_an_edited_plan_keeps_a_dropped_row_and_what_needs_it(
     assert data['selected'][key].startswith('delete: ')
     data['selected'][key] = data['selected'][key].replace('delete', 'keep', 1)
     saved.write_text(json.dumps(data, indent=2))
-    result = osc(
-        'project',
-        'delete',
-        '--cascade',
-        '--yes',
-        '--plan-file',
-        str(saved),
-        'ci',
-    )
+    result = run_plan(osc, saved)
     assert result.code == 0, result.stderr
     assert cloud.exists('ports', w['new_port']['id'])
     assert cloud.exists('networks', w['net']['id'])
@@ -202,15 +205,7 @@ def test_an_edit_outside_the_rows_is_refused_in_one_line(cloud, osc, tmp_path):
     data = json.loads(saved.read_text())
     data['selection'] = {}
     saved.write_text(json.dumps(data))
-    result = osc(
-        'project',
-        'delete',
-        '--cascade',
-        '--yes',
-        '--plan-file',
-        str(saved),
-        'ci',
-    )
+    result = run_plan(osc, saved)
     assert result.code == 1
     assert 'changed outside its "selected" rows' in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
