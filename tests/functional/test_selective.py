@@ -20,6 +20,10 @@ filter ``--not-tags keep`` keeps what Neutron and Glance say is tagged
 ``keep``, on servers and load balancers too. An edited plan file whose router row says ``keep`` keeps the
 router and its interface (and so its subnet and network).
 
+On twins made alike, the side by side with ``openstack project cleanup
+--created-before`` is printed: what each deleted and left, after one run
+and two (osc-cascade's part is asserted).
+
 The runs are printed (``pytest -s``).
 """
 
@@ -36,6 +40,7 @@ from tests.functional.topology import (
     FLAVOR,
     make_project,
     public_image,
+    public_network,
     scoped,
     unique,
     wait_for,
@@ -175,7 +180,7 @@ def test_an_edited_plan_keeps_the_router_and_its_interface(admin, tmp_path):
     conn = scoped(admin, project)
     net, subnet = network(conn, 'routed-net', '10.34.5.0/24')
     router = conn.network.create_router(name=unique('router'))
-    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
     lone, _ = network(conn, 'lone-net', '10.34.6.0/24')
     saved = tmp_path / 'plan.json'
     dry = run_openstack(
@@ -258,3 +263,137 @@ def test_not_tags_on_servers_and_load_balancers(admin):
     )
     assert admin.load_balancer.find_load_balancer(lbs['plain-lb'].id) is None
     assert admin.network.find_network(net.id) is not None
+
+
+def twin(admin, tag):
+    """The old half of a twin: a routed network with a port and a server,
+    a security group, an image."""
+    project = make_project(admin, unique(f'twin-{tag}'))
+    conn = scoped(admin, project)
+    net, subnet = network(conn, 'net-a', '10.35.1.0/24')
+    router = conn.network.create_router(
+        name='router',
+        external_gateway_info={'network_id': public_network(admin).id},
+    )
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
+    web = conn.network.create_security_group(name='web')
+    ids = dict(
+        net=net.id,
+        subnet=subnet.id,
+        router=router.id,
+        web=web.id,
+        old_port=conn.network.create_port(
+            network_id=net.id, name='old-port', security_group_ids=[web.id]
+        ).id,
+        old_image=image(conn, 'old-image').id,
+        vm=conn.compute.create_server(
+            name='old-vm',
+            flavor_id=conn.compute.find_flavor(
+                FLAVOR, ignore_missing=False
+            ).id,
+            image_id=public_image(admin).id,
+            networks=[{'uuid': net.id}],
+        ).id,
+    )
+    return project, conn, ids
+
+
+def twin_grows(conn, ids):
+    """The new half: a port on the old network, a network on a new
+    interface of the old router, a group whose rule names the old one."""
+    ids['new_port'] = conn.network.create_port(
+        network_id=ids['net'], name='new-port'
+    ).id
+    net_b, sub_b = network(conn, 'net-b', '10.35.2.0/24')
+    conn.network.add_interface_to_router(ids['router'], subnet=sub_b.id)
+    new_sg = conn.network.create_security_group(name='new-sg')
+    conn.network.create_security_group_rule(
+        security_group_id=new_sg.id,
+        direction='ingress',
+        remote_group_id=ids['web'],
+        ethertype='IPv4',
+    )
+    ids.update(net_b=net_b.id, new_sg=new_sg.id)
+
+
+def left(admin, project_id):
+    """What the project owns now, by ID: a short description each."""
+    net = admin.network
+    found = {
+        s.id: f'server {s.name}'
+        for s in admin.compute.servers(
+            all_projects=True, project_id=project_id
+        )
+    }
+    for what, items in (
+        ('port', net.ports(project_id=project_id)),
+        ('network', net.networks(project_id=project_id)),
+        ('subnet', net.subnets(project_id=project_id)),
+        ('router', net.routers(project_id=project_id)),
+        ('security group', net.security_groups(project_id=project_id)),
+        ('image', admin.image.images(owner=project_id)),
+    ):
+        found.update({i.id: f'{what} {i.name or ""}' for i in items})
+    return found
+
+
+def test_side_by_side_with_openstack_project_cleanup(admin):
+    """Twins, cleaned up to the same boundary: osc-cascade deletes only
+    what can go without touching the new (asserted); what `openstack
+    project cleanup --created-before` does to the other twin is printed,
+    each run's exit status and what each left after one run and two."""
+    twins = {tag: twin(admin, tag) for tag in ('cascade', 'osc')}
+    for _project, conn, ids in twins.values():
+        wait_status(
+            lambda c=conn, i=ids: c.compute.get_server(i['vm']),
+            'active',
+            'old-vm',
+        )
+    time.sleep(2)
+    boundary = now()
+    time.sleep(2)
+    for _project, conn, ids in twins.values():
+        twin_grows(conn, ids)
+    ours, theirs = (twins[t][0].id for t in ('cascade', 'osc'))
+    before = {ours: left(admin, ours), theirs: left(admin, theirs)}
+    runs = {
+        'osc-cascade': lambda: run_openstack(
+            'project',
+            'delete',
+            '--cascade',
+            '--yes',
+            '--created-before',
+            boundary,
+            ours,
+        ),
+        'project cleanup': lambda: run_openstack(
+            'project',
+            'cleanup',
+            '--auto-approve',
+            '--project',
+            theirs,
+            '--created-before',
+            boundary,
+        ),
+    }
+    after = {}
+    for round_ in (1, 2):
+        for name, run in runs.items():
+            result = run()
+            print(f'{name}, run {round_}: exit {result.code}')
+            assert name != 'osc-cascade' or result.code == 0, result.stderr
+        after[round_] = {p: left(admin, p) for p in (ours, theirs)}
+    for name, pid in (('osc-cascade', ours), ('project cleanup', theirs)):
+        print(f'{name}: before / after run 1 / after run 2')
+        for rid, what in sorted(before[pid].items(), key=lambda i: i[1]):
+            marks = [
+                'left' if rid in after[r][pid] else 'DELETED' for r in (1, 2)
+            ]
+            print(f'  {what:40} {marks[0]:8} {marks[1]}')
+    ids = twins['cascade'][2]
+    gone = set(before[ours]) - set(after[2][ours])
+    assert {ids['vm'], ids['old_port'], ids['old_image']} <= gone
+    for stays in ('new_port', 'net', 'subnet', 'router', 'web', 'new_sg'):
+        assert ids[stays] in after[2][ours], stays
+    # the second run has nothing more to do: the state is stable
+    assert after[1][ours] == after[2][ours]
