@@ -43,7 +43,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge, Inventory
 from osc_cascade.engine.resource import ResourceRef, Step
-from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.paging import pages, tags_of
 
 GONE = None
 
@@ -513,6 +513,8 @@ class ResourceKind:
             else (getattr(obj, 'project_id', '') or ''),
             attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
             created_at=getattr(obj, 'created_at', None) or '',
+            updated_at=getattr(obj, 'updated_at', None) or '',
+            tags=tags_of({'tags': getattr(obj, 'tags', None)}),
         )
 
 
