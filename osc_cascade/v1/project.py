@@ -29,6 +29,7 @@ from osc_lib import exceptions
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
+    UsageGroup,
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
@@ -85,6 +86,8 @@ class ProjectDeleteCascade(hooks.CommandHook):
             help='First delete all it owns (admin or domain manager)',
         )
         add_execution_options(group, tuning := add_tuning_group(parser))
+        # past the three every run names, one [cascade options] in usage
+        group = UsageGroup(group, 'cascade options')
         add_force_stuck_option(group)
         group.add_argument(
             '--recursive',
@@ -93,10 +96,15 @@ class ProjectDeleteCascade(hooks.CommandHook):
         )
         group.add_argument(
             '--delete-shared',
+            action='store_true',
+            help='Also delete images, zones and workflows others may use',
+        )
+        # its first name, which still works: not a second help line
+        group.add_argument(
             '--delete-shared-images',
             dest='delete_shared',
             action='store_true',
-            help='Also delete images, zones and workflows others may use',
+            help=argparse.SUPPRESS,
         )
         group.add_argument(
             '--region',
@@ -144,9 +152,8 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
     def get_epilog(self) -> str:
         return (
-            'With --cascade, the project is disabled, all it owns is '
-            'deleted, then the project; --dry-run shows the plan first. '
-            + SELECTIVE_EPILOG
+            '--cascade disables the project, deletes all it owns, then '
+            'it. ' + SELECTIVE_EPILOG
         )
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:

@@ -46,8 +46,7 @@ DESTS = (
 #: what a selective run guarantees, for the help's epilog
 EPILOG = (
     'A selection keeps the project, drains nothing, deletes at most what '
-    'the plan shows and keeps what needs a kept resource; what changes '
-    'meanwhile may fail a delete.'
+    'the plan shows.'
 )
 
 

@@ -102,8 +102,4 @@ def test_the_guide_has_every_status():
 def test_help_fits_a_screen(osc, monkeypatch, command):
     # issue #32: project delete's help was 164 lines at 80 columns
     monkeypatch.setenv('COLUMNS', '80')
-    # issue #34: project delete's selection group (8 options, 3 entries,
-    # and its guarantee in the epilog) costs it 11 lines: 80, for the lead
-    # to weigh against hiding the options in a group description (74)
-    limit = 80 if command == ('project', 'delete') else 70
-    assert len(osc('help', *command).stdout.splitlines()) <= limit
+    assert len(osc('help', *command).stdout.splitlines()) <= 70
