@@ -13,9 +13,10 @@
 """The engine: discovery, the planner and the executor that every command
 shares.
 
-Its model (``resource``, ``errors``, ``planner``, ``graph``, ``retry``) is
-pure: what a resource, a step, a plan and an error are; it imports nothing
-of osc_cascade outside itself, and every layer may import it. The rest
+Its model (``resource``, ``errors``, ``planner``, ``graph``, ``retry``,
+and a selective cleanup's ``selection`` and ``closure``) is pure: what
+a resource, a step, a plan and an error are; it imports nothing of
+osc_cascade outside itself, and every layer may import it. The rest
 (``discovery``, the executor, ``listing``, ``limiter``, ``regions``,
 ``planfile``, ``report``, ...) drives the kinds, so it may import
 ``osc_cascade.kinds`` and ``osc_cascade.api`` but never the workflows or the

@@ -27,6 +27,7 @@ import json
 import os
 from typing import Any
 
+from osc_cascade.engine import plan_rows
 from osc_cascade.engine.errors import CascadeError, PlanError
 from osc_cascade.engine.graph import find_cycle
 from osc_cascade.engine.planner import Plan
@@ -36,7 +37,7 @@ PLAN_FORMAT_VERSION = 3
 
 
 def to_dict(plan: Plan) -> dict[str, Any]:
-    return {
+    data = {
         'format': PLAN_FORMAT_VERSION,
         'projects': plan.projects,
         'steps': [plan.steps[s].to_dict() for s in plan.order()],
@@ -45,6 +46,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         'notes': plan.notes,
         'made_for': plan.made_for,
     }
+    plan_rows.add(data, plan)  # a selective plan's filters and rows
+    return data
 
 
 def to_json(plan: Plan) -> str:
@@ -52,7 +55,10 @@ def to_json(plan: Plan) -> str:
 
 
 def from_dict(data: Mapping[str, Any]) -> Plan:
-    if data.get('format') != PLAN_FORMAT_VERSION:
+    if data.get('format') not in (
+        PLAN_FORMAT_VERSION,
+        plan_rows.SELECTIVE_FORMAT,
+    ):
         raise PlanError(
             f'unsupported plan file format {data.get("format")!r} '
             f'(expected {PLAN_FORMAT_VERSION})'
@@ -103,6 +109,7 @@ def from_dict(data: Mapping[str, Any]) -> Plan:
         soft_edges=soft_edges & edges,
     )
     _check_acyclic(plan)
+    plan_rows.read(data, plan)
     return plan
 
 

@@ -27,7 +27,8 @@ import dataclasses
 import heapq
 from typing import Any, Protocol
 
-from osc_cascade.engine import resource
+from osc_cascade.engine import closure, resource
+from osc_cascade.engine.closure import WhyNot, label_of
 from osc_cascade.engine.errors import PlanError
 from osc_cascade.engine.graph import cyclic_components, find_cycle
 from osc_cascade.engine.resource import ResourceRef, Step
@@ -155,6 +156,10 @@ class Plan:
     #: regions and when, so that a saved plan runs nowhere else and not
     #: too late (``engine.planfile``)
     made_for: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: a selective cleanup's: its filters (``selection.Selection``'s
+    #: dict) under ``filters``, and under ``allowed`` the keys of what a
+    #: plan file still selects; empty: the plan deletes everything
+    selection: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     # -- graph queries -----------------------------------------------------
 
@@ -169,6 +174,7 @@ class Plan:
             notes=self.notes,
             soft_edges=self.soft_edges & edges,
             made_for=self.made_for,
+            selection=self.selection,
         )
 
     def predecessors(self) -> dict[str, set[str]]:
@@ -238,11 +244,22 @@ class Plan:
             if s.action == resource.KEEP and not s.is_report_only
         ]
 
+    def refusing(self) -> list[Step]:
+        """The keeps for which a cascade refuses to start: all but the
+        stuck ones (``Step.is_stuck``), which keep their project but not
+        the rest from going (the run then ends with them, one line each)."""
+        return [s for s in self.kept() if not s.is_stuck]
+
+    def stuck(self) -> list[Step]:
+        """The keeps of what its service will not delete from its state."""
+        return [s for s in self.kept() if s.is_stuck]
+
 
 def build_plan(
     inventory: Inventory,
     rules: Mapping[str, KindRules],
     projects: list[dict[str, str]],
+    select: WhyNot | None = None,
 ) -> Plan:
     """Turn what discovery found into an ordered, acyclic plan.
 
@@ -254,6 +271,10 @@ def build_plan(
     refers to is in the same region (a port's network, a volume's server),
     the one exception being what a kind names in its ``across_regions``
     (a Designate PTR record's floating IP).
+
+    ``select``: why a resource is not selected (None: it is), for a
+    selective cleanup: what it does not select is kept, and so is what
+    cannot go without it (``engine.closure``).
     """
     global_refs = [r for r in inventory if not r.region]
     global_keys = {r.key for r in global_refs}
@@ -263,7 +284,18 @@ def build_plan(
             by_region.setdefault(ref.region, []).append(ref.in_region(''))
     merged = Plan(projects=projects, steps={}, edges=set())
     for region, found in sorted(by_region.items()):
-        plan = _plan_region(Inventory([*found, *global_refs]), rules, projects)
+
+        def select_here(ref: ResourceRef, region: str = region) -> str | None:
+            assert select is not None
+            placed = ref if ref.key in global_keys else ref.in_region(region)
+            return select(placed)
+
+        plan = _plan_region(
+            Inventory([*found, *global_refs]),
+            rules,
+            projects,
+            select_here if select is not None else None,
+        )
 
         def placed(step: Step, region: str = region) -> Step:
             if step.target.key in global_keys:
@@ -303,6 +335,7 @@ def _plan_region(
     inventory: Inventory,
     rules: Mapping[str, KindRules],
     projects: list[dict[str, str]],
+    select: WhyNot | None = None,
 ) -> Plan:
     project_ids = {p['id'] for p in projects}
     foreign = [r for r in inventory if r.project_id not in project_ids]
@@ -323,7 +356,13 @@ def _plan_region(
         for ref in inventory
         for edge in rules[ref.kind].relations(ref, inventory)
     ]
+    if select is not None:
+        closure.unselect(steps, select)
     not_done = keep_what_serves(steps, related)
+    while select is not None and closure.close(
+        steps, related, inventory, select, not_done
+    ):
+        not_done |= keep_what_serves(steps, related)
     edges: set[tuple[str, str]] = set()
     hard_edges: set[tuple[str, str]] = set()
     # every reference behind an edge needs its own breaker: a group with
@@ -414,7 +453,7 @@ def keep_what_serves(steps: dict[str, Step], related: list[Edge]) -> set[str]:
                 changed = True
             if not edge.serves or not stays(then) or stays(first):
                 continue
-            label = _label(steps, then)
+            label = label_of(steps, then)
             if first.is_break_action:
                 not_done.add(first.id)
                 keep(
@@ -426,16 +465,6 @@ def keep_what_serves(steps: dict[str, Step], related: list[Edge]) -> set[str]:
                 keep(first.target.key, f'serves {label}, which stays')
             changed = True
     return not_done
-
-
-def _label(steps: dict[str, Step], step: Step) -> str:
-    """The label of ``step``'s target as discovery found it (an edge
-    names a resource by kind and ID alone)."""
-    for action in (resource.KEEP, resource.DELETE):
-        found = steps.get(f'{action}:{step.target.key}')
-        if found is not None:
-            return found.target.label()
-    return step.target.label()
 
 
 def _cut_cycles(

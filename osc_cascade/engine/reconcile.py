@@ -30,6 +30,7 @@ import datetime
 
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import KEEP, ResourceRef, Step
+from osc_cascade.engine.selection import parse_time
 
 
 @dataclasses.dataclass
@@ -100,17 +101,3 @@ def created_after(ref: ResourceRef, since: datetime.datetime) -> bool:
     be older than it). Without a creation time, it was not."""
     created = parse_time(ref.created_at)
     return created is not None and created > since.replace(microsecond=0)
-
-
-def parse_time(text: str) -> datetime.datetime | None:
-    """An ISO 8601 time as the services write it (``Z``, an offset, or
-    none: UTC), to the second; None if there is none."""
-    if not text:
-        return None
-    try:
-        when = datetime.datetime.fromisoformat(text.replace('Z', '+00:00'))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    return when.astimezone(datetime.UTC).replace(microsecond=0)

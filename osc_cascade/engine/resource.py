@@ -42,6 +42,14 @@ class ResourceRef:
     #: the catalog region whose service holds it; '' for what is global
     #: (Keystone's): the same ID in two regions is two resources
     region: str = ''
+    #: when the service says it was last changed (ISO 8601), if it says:
+    #: what ``--updated-before`` selects by
+    updated_at: str = dataclasses.field(default='', compare=False)
+    #: its tags as its service lists them; None where the service keeps
+    #: none for it: what the tag filters select by
+    tags: tuple[str, ...] | None = dataclasses.field(
+        default=None, compare=False
+    )
 
     @property
     def key(self) -> str:
@@ -74,13 +82,27 @@ class ResourceRef:
             self.attrs,
             self.created_at,
             region,
+            self.updated_at,
+            self.tags,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        # what a plan of a resource without them had before they were
+        # known: a plan file stays as it was where they are empty
+        if not self.updated_at:
+            del data['updated_at']
+        if self.tags is None:
+            del data['tags']
+        else:
+            data['tags'] = list(self.tags)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResourceRef:
+        tags = data.get('tags')
+        if tags is not None:
+            data = {**data, 'tags': tuple(tags)}
         return cls(**data)
 
 
@@ -130,6 +152,12 @@ class Step:
         """A keep step for something that is not the project's own (a
         user's keypair): it is shown, and keeps nothing alive."""
         return self.action == KEEP and self.params.get('blocking') is False
+
+    @property
+    def is_stuck(self) -> bool:
+        """A keep of what its service will not delete from its state
+        (``keep(stuck=True)``)."""
+        return self.action == KEEP and bool(self.params.get('stuck'))
 
     def describe(self) -> str:
         if self.action == DELETE:

@@ -43,7 +43,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge, Inventory
 from osc_cascade.engine.resource import ResourceRef, Step
-from osc_cascade.kinds.paging import pages
+from osc_cascade.kinds.paging import pages, tags_of
 
 GONE = None
 
@@ -51,6 +51,9 @@ GONE = None
 PROJECT = 'project'
 #: a kind that belongs to a compute service (Placement's), for the purge
 SERVICE = 'service'
+#: a kind that a user owns (``user delete --cascade``): its keypairs,
+#: credentials and trusts
+USER = 'user'
 
 T = TypeVar('T')
 
@@ -103,7 +106,7 @@ class ResourceKind:
     #: why a token scoped to the project (the cascade without cloud admin,
     #: ``workflows.scoped``) cannot list this kind: a note says so instead
     needs_admin: ClassVar[str] = ''
-    #: what owns resources of this kind: PROJECT or SERVICE
+    #: what owns resources of this kind: PROJECT, SERVICE or USER
     scope: ClassVar[str] = PROJECT
     #: the Heat resource types whose physical resource is of this kind
     heat_types: ClassVar[tuple[str, ...]] = ()
@@ -326,9 +329,14 @@ class ResourceKind:
         status = self.stuck_status(ref)
         if status and self.forcing(ref):
             yield Edge(
-                Step(self.force_action, ref, {'status': status}),
+                Step(self.force_action, ref, self.force_params(ref, status)),
                 resource.delete(ref),
             )
+
+    def force_params(self, ref: ResourceRef, status: str) -> dict[str, Any]:
+        """The forced step's parameters, shown in the plan and the
+        record: the state it forces the resource out of."""
+        return {'status': status}
 
     def relations(
         self, ref: ResourceRef, inventory: Inventory
@@ -505,6 +513,8 @@ class ResourceKind:
             else (getattr(obj, 'project_id', '') or ''),
             attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
             created_at=getattr(obj, 'created_at', None) or '',
+            updated_at=getattr(obj, 'updated_at', None) or '',
+            tags=tags_of({'tags': getattr(obj, 'tags', None)}),
         )
 
 

@@ -122,6 +122,7 @@ class Server(ResourceKind):
                     s,
                     project_key='tenant_id',
                     created_key='created',
+                    updated_key='updated',
                     status=s.get('status'),
                     locked=bool(s.get('locked')) or None,
                     task_state=s.get('OS-EXT-STS:task_state'),

@@ -105,6 +105,7 @@ def item_ref(
     name_key: str = 'name',
     project_key: str = 'project_id',
     created_key: str = 'created_at',
+    updated_key: str = 'updated_at',
     owner: str | None = None,
     **attrs: Any,
 ) -> ResourceRef:
@@ -118,4 +119,16 @@ def item_ref(
         project_id=owner if owner is not None else item.get(project_key) or '',
         attrs={k: v for k, v in attrs.items() if v not in (None, [], {})},
         created_at=item.get(created_key) or '',
+        updated_at=item.get(updated_key) or '',
+        tags=tags_of(item),
     )
+
+
+def tags_of(item: Any) -> tuple[str, ...] | None:
+    """An item's tags (Neutron's, Nova's, Glance's, Octavia's, Heat's
+    ``tags``), sorted; None where the item has none to list: the tag
+    filters never select it."""
+    tags = item.get('tags') if isinstance(item, dict) else None
+    if not isinstance(tags, list | tuple):
+        return None
+    return tuple(sorted(str(t) for t in tags))

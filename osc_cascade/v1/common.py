@@ -160,12 +160,11 @@ def add_record_options(group: Any) -> None:
     group.add_argument(
         '--report-file',
         metavar='<file>',
-        help="Write the run's record to <file> (default: a new file)",
+        help="Where to write the run's record (--no-report: nowhere)",
     )
+    # named in --report-file's line: one line for the two
     group.add_argument(
-        '--no-report',
-        action='store_true',
-        help='Write no record of the run',
+        '--no-report', action='store_true', help=argparse.SUPPRESS
     )
 
 
@@ -308,6 +307,15 @@ def engine_errors() -> Iterator[None]:
         raise exceptions.CommandError(one_line(exc)) from exc
 
 
+def identity_v3_only(command: Any, v3_class: type) -> None:
+    """A hook's --cascade works on OSC's Identity v3 command alone (the
+    hook group covers every API version of the command)."""
+    if not isinstance(command, v3_class):
+        raise exceptions.CommandError(
+            '--cascade needs the Identity API v3 (--os-identity-api-version 3)'
+        )
+
+
 def hand_to_osc(
     parsed_args: argparse.Namespace, dest: str, ids: list[str]
 ) -> argparse.Namespace:
@@ -378,12 +386,17 @@ OUTPUT_OPTIONS = {
     '--sort-column': ('<column>', 'Sort by this column; repeat for more'),
     '--sort-ascending': (None, 'Sort in ascending order (default)'),
     '--sort-descending': (None, 'Sort in descending order'),
-    '--quote': ('<when>', 'csv: all, minimal, none or nonnumeric (default)'),
-    '--noindent': (None, 'json: do not indent'),
-    '--max-width': ('<n>', 'table: at most <n> characters wide'),
-    '--fit-width': (None, 'table: fit the terminal (also CLIFF_FIT_WIDTH=1)'),
-    '--print-empty': (None, 'table: print it even when it has no rows'),
+    '--quote': ('<when>', None),
+    '--noindent': (None, None),
+    '--max-width': ('<n>', None),
+    '--fit-width': (None, None),
+    '--print-empty': (None, None),
 }
+#: the options of one formatter each (help None above), named in one line
+#: as every openstack command has them, not five
+FORMATTER_OPTIONS = (
+    'csv --quote, json --noindent, table --max-width/--fit-width/--print-empty'
+)
 _OUTPUT_TITLES = ('output formatters', 'output formatters (osc-cascade)')
 
 
@@ -418,6 +431,9 @@ def tidy_output_options(parser: argparse.ArgumentParser) -> None:
             )
         elif first in OUTPUT_OPTIONS:
             metavar, action.help = OUTPUT_OPTIONS[first]
+            if action.help is None:
+                action.help = argparse.SUPPRESS
+                output.description = FORMATTER_OPTIONS
             if metavar and action.nargs != 0:
                 action.metavar = metavar
             if first not in ('-c',):

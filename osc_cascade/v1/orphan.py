@@ -37,6 +37,7 @@ from osc_cascade.v1.common import (
     stoppable,
 )
 from osc_cascade.v1.constants import ORPHAN_COLUMNS, SUMMARY_COLUMNS
+from osc_cascade.v1.selection import add_selection_options, resolved
 
 
 def _add_search_options(parser: argparse.ArgumentParser, tuning: Any) -> None:
@@ -105,6 +106,17 @@ def _search(
     return search, findings
 
 
+def _selection(search: Any, parsed_args: argparse.Namespace) -> Any:
+    """``orphan purge``'s selection options, as a ``Selection`` (None:
+    none given), an age made a time by the cloud's clock."""
+    from osc_cascade.workflows import late_release
+
+    def now() -> Any:
+        return late_release.cloud_now(search.conn, search.retry, search.clock)
+
+    return resolved(parsed_args, now)
+
+
 class ListOrphan(ExitStatusHelp, command.Lister):
     """List resources whose owner project no longer exists"""
 
@@ -154,11 +166,9 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         _add_search_options(parser, tuning)
         add_execution_options(parser, tuning)
         add_force_stuck_option(parser)
-        # the plan as a Graphviz graph, as the cascade's: no formatter of
-        # cliff's, so ``run`` prints it
-        for action in parser._actions:
-            if action.dest == 'formatter' and action.choices is not None:
-                action.choices = [*action.choices, output.DOT]
+        add_selection_options(parser, 'what goes')
+        # the plan as a Graphviz graph, as the cascade's
+        output.add_dot_format(parser)
         return parser
 
     def run(self, parsed_args: argparse.Namespace) -> int:
@@ -166,14 +176,12 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         from osc_cascade.v1.progress import Progress
 
         self.progress = Progress(fmt=parsed_args.progress)
-        if parsed_args.formatter != output.DOT:
-            code = super().run(parsed_args)
-        elif not parsed_args.dry_run:
-            raise exceptions.CommandError('-f dot needs --dry-run')
-        else:
-            _search, _findings, plan = self._plan(parsed_args)
-            self.app.stdout.write(output.plan_dot(plan))
-            code = 0
+        code = output.run_or_dot(
+            parsed_args,
+            self.app.stdout,
+            lambda: super(PurgeOrphan, self).run(parsed_args),
+            lambda: self._plan(parsed_args)[2],
+        )
         self.progress.flush_notes()  # after the plan or the summary
         return code
 
@@ -184,10 +192,11 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         with engine_errors():
             search, findings = _search(self.app, parsed_args, self.progress)
             findings = self._hold_back(search, findings)
+            self.selection = _selection(search, parsed_args)
             return (
                 search,
                 findings,
-                orphans.purge_plan(findings, search.kinds),
+                orphans.purge_plan(findings, search.kinds, self.selection),
             )
 
     def _hold_back(self, search: Any, findings: Any) -> Any:
@@ -261,7 +270,13 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             # is proven gone again right before anything is deleted
             findings, notes = search.reconfirm(findings)
             self.progress.add_notes(notes)
-            plan = orphans.purge_plan(findings, search.kinds)
+            # a selection deletes at most what the plan shown deletes
+            shown = {s.target.key for s in plan.steps.values() if s.is_delete}
+            plan = orphans.purge_plan(
+                findings,
+                search.kinds,
+                self.selection.bounded(shown) if self.selection else None,
+            )
             # of the owners still gone
             unlisted = [
                 findings.unlisted[o] for o in sorted(findings.unlisted)
@@ -313,6 +328,8 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             r
             for r in result.by_outcome(KEPT)
             if r.step.params.get('blocking', True) is not False
+            # what a selection keeps, it keeps on purpose
+            and not self.selection
         ]
         left = list(unlisted)
         if kept:

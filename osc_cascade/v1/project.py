@@ -29,6 +29,7 @@ from osc_lib import exceptions
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
+    UsageGroup,
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
@@ -41,10 +42,14 @@ from osc_cascade.v1.common import (
     engine_errors,
     exit_interrupted,
     hand_to_osc,
+    identity_v3_only,
     refuse_stray_options,
     stoppable,
 )
 from osc_cascade.v1.constants import SUMMARY_COLUMNS
+from osc_cascade.v1.selection import DESTS as SELECTION_OPTIONS
+from osc_cascade.v1.selection import EPILOG as SELECTIVE_EPILOG
+from osc_cascade.v1.selection import add_selection_options
 
 #: options that mean nothing without --cascade
 _CASCADE_ONLY = (
@@ -64,6 +69,7 @@ _CASCADE_ONLY = (
     'coordination_url',
     'keep_project',
     'without_admin',
+    *SELECTION_OPTIONS,
 )
 
 
@@ -80,6 +86,8 @@ class ProjectDeleteCascade(hooks.CommandHook):
             help='First delete all it owns (admin or domain manager)',
         )
         add_execution_options(group, tuning := add_tuning_group(parser))
+        # past the three every run names, one [cascade options] in usage
+        group = UsageGroup(group, 'cascade options')
         add_force_stuck_option(group)
         group.add_argument(
             '--recursive',
@@ -88,10 +96,15 @@ class ProjectDeleteCascade(hooks.CommandHook):
         )
         group.add_argument(
             '--delete-shared',
+            action='store_true',
+            help='Also delete images, zones and workflows others may use',
+        )
+        # its first name, which still works: not a second help line
+        group.add_argument(
             '--delete-shared-images',
             dest='delete_shared',
             action='store_true',
-            help='Also delete images, zones and workflows others may use',
+            help=argparse.SUPPRESS,
         )
         group.add_argument(
             '--region',
@@ -128,6 +141,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             type=duration,
             help='Refuse a --plan-file older than this (default: 24h)',
         )
+        add_selection_options(parser)
         add_api_timeout_option(tuning)
         from osc_cascade.v1.project_drain import add_coordination_option
 
@@ -138,8 +152,8 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
     def get_epilog(self) -> str:
         return (
-            'With --cascade, the project is disabled, all it owns is '
-            'deleted, then the project; --dry-run shows the plan first.'
+            '--cascade disables the project, deletes all it owns, then '
+            'it. ' + SELECTIVE_EPILOG
         )
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:
@@ -213,12 +227,16 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 else {}
             ),
         )
-        if (
+        if self._selective(parsed_args):
+            workflow: cascade.ProjectCascade = self._selective_workflow(
+                conn, options, parsed_args, progress
+            )
+        elif (
             parsed_args.keep_project
             or parsed_args.without_admin
             or scoped.needs_scoped(conn)
         ):
-            workflow: cascade.ProjectCascade = scoped.ScopedCascade(
+            workflow = scoped.ScopedCascade(
                 conn,
                 options,
                 keep_project=parsed_args.keep_project,
@@ -240,14 +258,25 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 planfile.save(saved, plan)
             self._emit_plan(plan, parsed_args)
             progress.flush_notes()
-            if plan.kept():
+            if plan.refusing() and not plan.selection:
                 raise exceptions.CommandError(
-                    f'The real run would refuse: {len(plan.kept())} '
+                    f'The real run would refuse: {len(plan.refusing())} '
                     'resource(s) are kept (see the plan), so the projects '
                     'would not be deleted.'
                 )
+            if plan.stuck():
+                drained = (
+                    ''
+                    if plan.selection
+                    else (' and leave the projects drained')
+                )
+                raise exceptions.CommandError(
+                    f'The real run would delete the rest{drained}: '
+                    f'{len(plan.stuck())} resource(s) are stuck (see the '
+                    'plan).'
+                )
             outside = workflow.outside(plan)
-            if outside:
+            if outside and not plan.selection:
                 raise exceptions.CommandError(
                     f'The real run would delete in '
                     f'{", ".join(workflow.regions.names)} only: '
@@ -288,14 +317,38 @@ class ProjectDeleteCascade(hooks.CommandHook):
         self._finish = (workflow, outcome)
         return [p.id for p in outcome.empty_projects]
 
+    def _selective(self, parsed_args: argparse.Namespace) -> bool:
+        """A selection option, or a selective plan file to run."""
+        from osc_cascade.engine import plan_rows
+        from osc_cascade.v1 import selection
+
+        saved = parsed_args.plan_file
+        return selection.given(parsed_args) or bool(
+            saved and not parsed_args.dry_run and plan_rows.is_selective(saved)
+        )
+
+    def _selective_workflow(self, conn, options, parsed_args, progress):
+        """A selective cleanup: the project stays (--keep-project)."""
+        from osc_cascade.v1 import selection
+        from osc_cascade.workflows import scoped, selective
+
+        chosen, ages = selection.selection_of(
+            parsed_args, selection.known_kinds()
+        )
+        parsed_args.keep_project = True
+        cls = (
+            selective.ScopedSelectiveCascade
+            if parsed_args.without_admin or scoped.needs_scoped(conn)
+            else selective.SelectiveCascade
+        )
+        return cls(
+            conn, options, selection=chosen, ages=ages, on_event=progress
+        )
+
     def _check_identity_v3(self) -> None:
         from openstackclient.identity.v3 import project as v3_project
 
-        if not isinstance(self.cmd, v3_project.DeleteProject):
-            raise exceptions.CommandError(
-                '--cascade needs the Identity API v3 '
-                '(--os-identity-api-version 3)'
-            )
+        identity_v3_only(self.cmd, v3_project.DeleteProject)
 
     def _emit_plan(self, plan, parsed_args: argparse.Namespace) -> None:
         stdout = self.cmd.app.stdout

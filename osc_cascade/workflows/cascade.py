@@ -45,19 +45,16 @@ from collections.abc import Callable, Iterator, Sequence
 import contextlib
 import dataclasses
 import functools
-import signal
-import threading
 from typing import Any
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.api import keystone
 from osc_cascade.engine import planfile, report
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.errors import CascadeError, Interrupted, PlanError
+from osc_cascade.engine.errors import CascadeError, PlanError
 from osc_cascade.engine.executor import (
     DONE,
     DRAIN,
-    INTERRUPTED,
     KEPT,
     ROUND,
     Event,
@@ -66,7 +63,7 @@ from osc_cascade.engine.executor import (
     StepResult,
 )
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
-from osc_cascade.engine.reconcile import reconcile, unpreviewed
+from osc_cascade.engine.reconcile import Reconciled, reconcile, unpreviewed
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef, Step, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
@@ -90,6 +87,7 @@ from osc_cascade.workflows.projects import (
     project_ref,
     protected_message,
 )
+from osc_cascade.workflows.stopping import Stop, steps_done
 
 #: what a run is, for the refusals of other actors (``actor.holder``)
 _DOING = {
@@ -108,6 +106,9 @@ class CascadeOutcome:
     runs: list[RunResult]
     empty_projects: list[ResourceRef]
     deleted_children: list[ResourceRef]
+    #: the projects that stay, and why (``workflows.many``: each ends on
+    #: its own)
+    stays: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class ProjectCascade:
@@ -147,9 +148,7 @@ class ProjectCascade:
         #: seconds spent in each phase, for the report
         self.phases: dict[str, float] = {}
         #: the signal that interrupted the run, if one did
-        self._interrupted: int | None = None
-        self._stop = threading.Event()
-        self._executor: Executor | None = None
+        self.stop = Stop()
         #: the drain records, by project ID, as last written
         self.records: dict[str, dict[str, Any]] = {}
         #: what the drain and the finish have to say (values that did not
@@ -214,6 +213,11 @@ class ProjectCascade:
                 self._check_deletable(child)
                 refs[child.id] = project_ref(child)
         return list(refs.values())
+
+    def check_deletable(self, project: Any) -> None:
+        """Raise one line if the cascade may not delete the project (the
+        domain's cascade asks for each of its projects)."""
+        self._check_deletable(project)
 
     def _check_deletable(self, project: Any) -> None:
         label = f'{project.name} ({project.id})'
@@ -337,8 +341,7 @@ class ProjectCascade:
     def _execute(
         self, plan: Plan, targets: Sequence[ResourceRef]
     ) -> CascadeOutcome:
-        if plan.kept():
-            raise CascadeError(kept_message(plan.kept(), drained=False))
+        self._refuse_kept(plan, drained=False)
         since = self.projects.cloud_time()
         self.drain(targets)
         # Cinder's freezes (at usage) follow the run's deletes down
@@ -370,11 +373,10 @@ class ProjectCascade:
         # what the other regions hold is looked at again at the end
         outside = {s.id for s in self.outside(plan)}
         shown = plan.subplan(lambda s: s.id not in outside)
-        checked = reconcile(shown, self._plan_here(targets), since)
+        checked = self._reconcile(shown, targets, since)
         self._report_dropped(checked.dropped)
         self._refuse_unpreviewed(checked.unpreviewed)
-        if checked.plan.kept():
-            raise CascadeError(kept_message(checked.plan.kept(), drained=True))
+        self._refuse_kept(checked.plan, drained=True)
         self._mark(targets, drain_record.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises
@@ -384,7 +386,7 @@ class ProjectCascade:
         stop_if_stuck(runs[-1])
         ran = {s for run in runs for s in run.results}
         for _round in range(self.options.verify_rounds):
-            leftover = still_to_do(self._plan_here(targets))
+            leftover = self._leftover(targets)
             self.emit(Event(ROUND, None, planned=len(leftover.steps)))
             self._refuse_unpreviewed(
                 unpreviewed(leftover.steps.values(), ran, since)
@@ -396,19 +398,40 @@ class ProjectCascade:
             stop_if_stuck(runs[-1])
             ran |= set(runs[-1].results)
         else:
-            leftover = still_to_do(self._plan_here(targets))
+            leftover = self._leftover(targets)
             self.emit(Event(ROUND, None, planned=len(leftover.steps)))
             if leftover.steps:
                 raise CascadeError(leftover_message(leftover, runs))
-        remaining = self.elsewhere(targets)
-        if remaining:
-            raise CascadeError(elsewhere_message(remaining))
+        self._refuse_elsewhere(targets)
         parents = {t.id for t in targets}
         children = [t for t in targets if t.attrs.get('parent_id') in parents]
         self.projects.delete(children)
         return CascadeOutcome(
             runs, [t for t in targets if t not in children], children
         )
+
+    def _reconcile(
+        self, shown: Plan, targets: Sequence[ResourceRef], since: Any
+    ) -> Reconciled:
+        """What the run may do of ``shown``, the plan of what the
+        projects own now (``engine.reconcile``)."""
+        return reconcile(shown, self._plan_here(targets), since)
+
+    def _leftover(self, targets: Sequence[ResourceRef]) -> Plan:
+        """What a verification round must still do."""
+        return still_to_do(self._plan_here(targets))
+
+    def _refuse_kept(self, plan: Plan, *, drained: bool) -> None:
+        """A project is never deleted while it owns something kept; a
+        stuck resource keeps the projects, not the rest from going."""
+        if plan.refusing():
+            raise CascadeError(kept_message(plan.refusing(), drained=drained))
+
+    def _refuse_elsewhere(self, targets: Sequence[ResourceRef]) -> None:
+        """Nor while other regions than ``--region``'s hold some."""
+        remaining = self.elsewhere(targets)
+        if remaining:
+            raise CascadeError(elsewhere_message(remaining))
 
     def _report_dropped(self, dropped: Sequence[Step]) -> None:
         """A planned resource that is no longer the project's is not
@@ -486,40 +509,23 @@ class ProjectCascade:
         """Stop (from a signal handler): the round under way starts nothing
         more and returns what it did; no round and no delete of a project
         follows."""
-        self._interrupted = signum
-        self._stop.set()
-        if self._executor is not None:
-            self._executor.stop()
+        self.stop(signum)
 
     def wait(self, seconds: float) -> None:
         """Wait ``seconds``, less if interrupted; raise if it was."""
-        self.clock.pause(seconds, self._stop)
+        self.clock.pause(seconds, self.stop.event)
         self.check_interrupted()
 
     def check_interrupted(self) -> None:
-        if self._interrupted is None:
-            return
-        done = sum(
-            r.outcome == DONE
-            for run in self.runs
-            for r in run.results.values()
-        )
-        left = sum(
-            r.error.startswith(INTERRUPTED)
-            for run in self.runs
-            for r in run.results.values()
-        )
-        raise Interrupted(
-            f'Interrupted ({signal.Signals(self._interrupted).name}) after '
-            f'{done} step(s) done; {left} interrupted or not started. The '
-            'projects stay drained (disabled): run the same command again '
-            'to finish.',
-            self._interrupted,
+        results = (r for run in self.runs for r in run.results.values())
+        self.stop.check(
+            f'{steps_done(results)}. The projects stay drained (disabled): '
+            'run the same command again to finish.'
         )
 
     def run_round(self, plan: Plan) -> RunResult:
         self.check_interrupted()
-        executor = self._executor = Executor(
+        executor = Executor(
             self.conn,
             self.kinds,
             parallel=self.options.parallel,
@@ -529,9 +535,8 @@ class ProjectCascade:
             on_event=self.on_event,
             regions=self.regions,
         )
-        result = executor.run(plan)
-        self._executor = None
-        return result
+        with self.stop.running(executor):
+            return executor.run(plan)
 
     def _report(self, plan: Plan, began: float, error: str = '') -> None:
         if not self.options.report_file:

@@ -55,7 +55,9 @@ from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked, retrying
+from osc_cascade.engine.selection import Selection
 from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.workflows.k8s.conventions import made_for
 from osc_cascade.workflows.stopping import Stop, steps_done
 
 GONE_OWNER = 'owner project does not exist'
@@ -165,13 +167,15 @@ class Orphan:
 
     def row(self) -> tuple[str, ...]:
         attrs = self.ref.attrs
+        # what a Kubernetes cluster's controllers made says whose
+        cluster = made_for(self.ref.kind, self.ref.name)
         return (
             self.ref.project_id,
             self.ref.region,
             self.ref.kind,
             self.ref.id,
             self.ref.name,
-            self.reason,
+            self.reason + (f' (Kubernetes: {cluster})' if cluster else ''),
             attrs.get('created_at', ''),
             attrs.get('updated_at', ''),
         )
@@ -513,17 +517,27 @@ def refuse_unconfirmed(unknown: Mapping[str, Exception | None]) -> None:
     )
 
 
-def purge_plan(findings: Findings, kinds: Mapping[str, ResourceKind]) -> Plan:
+def purge_plan(
+    findings: Findings,
+    kinds: Mapping[str, ResourceKind],
+    select: Selection | None = None,
+) -> Plan:
     """A plan that deletes what deleted projects left, ordered as a cascade
     of those projects would be. Resources with no owner, or owned by a
     project not proven gone, are never part of it; an owner that could not
-    be confirmed refuses the purge."""
+    be confirmed refuses the purge. ``select``: only what it selects, and
+    can go without what it does not (``engine.closure``)."""
     refuse_unconfirmed(findings.unconfirmed)
     refs = findings.owned_by_gone
     projects = [
         {'id': pid, 'name': ''} for pid in sorted({r.project_id for r in refs})
     ]
     try:
-        return build_plan(Inventory(refs), kinds, projects)
+        why_not = select.why_not if select else None
+        plan = build_plan(Inventory(refs), kinds, projects, why_not)
     except PlanError as exc:
         raise CascadeError(f'Cannot plan the purge: {exc}') from exc
+    if select:
+        plan.notes.extend(select.notes(refs))
+        plan.selection = {'filters': select.to_dict()}
+    return plan

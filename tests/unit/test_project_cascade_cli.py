@@ -28,7 +28,7 @@ def test_help_shows_cascade_options(osc):
         '--timeout',
         '--recursive',
         '--plan-file',
-        '--delete-shared-images',
+        '--delete-shared',
         '--format',
     ):
         assert option in result.stdout
