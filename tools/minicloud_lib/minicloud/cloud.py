@@ -33,6 +33,7 @@ from .paths import (
     RUN,
 )
 from .services import (
+    barbican,
     cinder,
     glance,
     heat,
@@ -58,6 +59,7 @@ MODULES = [
     heat,
     octavia,
     swift,
+    barbican,
     region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]

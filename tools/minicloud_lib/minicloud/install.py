@@ -31,6 +31,7 @@ SERVER_PACKAGES = [
     'openstack-heat',
     'octavia',
     'swift',
+    'barbican',
     'keystonemiddleware',
     'gunicorn',
     'PyMySQL',
@@ -42,6 +43,7 @@ CLIENT_PACKAGES = [
     'python-octaviaclient',
     'python-swiftclient',
     'python-cinderclient',
+    'python-barbicanclient',
 ]
 APT_PACKAGES = [
     'mariadb-server',

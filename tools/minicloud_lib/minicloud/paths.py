@@ -64,6 +64,7 @@ PORTS = {
         'swift_object': 200,
         'swift_container': 201,
         'swift_account': 202,
+        'barbican': 311,
     }.items()
 }
 

@@ -1,0 +1,42 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""setup_cloud's part for the services added after the first nine
+(Barbican, ...): their catalog entries and their readiness checks."""
+
+#: service user -> (service name, type, URL path after the port), by group
+SERVICES = {
+    'barbican': ('barbican', 'key-manager', ''),
+}
+
+
+def catalog(cfg):
+    """(service name, type, URL) of each chosen one."""
+    groups = set(cfg['groups'])
+    return [
+        (name, stype, f'http://127.0.0.1:{cfg["ports"][group]}{path}')
+        for group, (name, stype, path) in SERVICES.items()
+        if group in groups
+    ]
+
+
+def resources(cfg, conn, wait, say):
+    """Wait until each chosen one answers the admin."""
+    groups = set(cfg['groups'])
+    if 'barbican' in groups:
+
+        def barbican_up():
+            r = conn.key_manager.get('/secrets', params={'limit': 1})
+            return r.status_code == 200
+
+        wait('barbican API', barbican_up, timeout=120)
+        say('barbican API')
