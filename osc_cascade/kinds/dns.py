@@ -279,12 +279,17 @@ class RecordSet(ResourceKind):
 
 def elsewhere(recordset, zone_owner, project_id) -> bool:
     """Whether the record set is in a zone of another project than its
-    own. The project's list names all its zones (and those shared with
-    it): one it does not name is another's. The orphan search's names
-    every zone: one it does not name is unknown, and left alone."""
+    own, which the project sees: shared with it. The project's list names
+    all its zones and those shared with it; a record set of the project in
+    a zone it does not name is one of Designate's managed records (a
+    floating IP's PTR, in the reverse zone of Designate's managed project,
+    as the real one lists it): the project cannot delete it (404
+    ``zone_not_found``, which would pass for done), and it goes with the
+    PTR's unset (``FloatingIPRecord``). The orphan search's names every
+    zone: one it does not name is unknown, and left alone."""
     owner = zone_owner.get(recordset.get('zone_id'))
     if owner is None:
-        return project_id is not None
+        return False
     return owner != recordset['project_id']
 
 

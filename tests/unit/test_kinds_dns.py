@@ -107,6 +107,31 @@ def test_a_floating_ips_ptr_is_unset_before_the_floating_ip_goes(
     )
 
 
+def test_a_ptrs_record_set_is_no_record_set_of_the_project(cloud, external):
+    """The real Designate (tests/functional/test_real_designate) lists a
+    floating IP's PTR record set among the project's record sets (its
+    project is the floating IP's), in the reverse zone of its managed
+    project, which the project cannot see: a delete of it answers 404
+    zone_not_found, which would pass for done. It goes with the unset of
+    the PTR, planned once, as dns.floating_ip_ptr."""
+    a = scenarios.project(cloud, 'A')['id']
+    fip = scenarios.floating_ip(cloud, a, external)
+    cloud.ptr(fip, 'www.a.example.')
+    [record] = [r for r in cloud.all('recordsets') if r['project_id'] == a]
+    assert record['type'] == 'PTR'
+    pc, targets, plan = cascade_for(cloud, a)
+
+    assert step_id('delete', dns.RecordSet.name, record['id']) not in (
+        plan.steps
+    )
+    assert (
+        step_id('delete', dns.FloatingIPRecord.name, f'{REGION}:{fip["id"]}')
+        in plan.steps
+    )
+    pc.execute(plan, targets)
+    assert not cloud.exists('recordsets', record['id'])
+
+
 def test_ptrs_are_not_searched_for_orphans(cloud, ptrs):
     assert ptrs.list(cloud.connection(), None) == []
     assert cloud.dns_calls == []
