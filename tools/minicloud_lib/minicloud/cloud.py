@@ -35,6 +35,7 @@ from .paths import (
 from .services import (
     barbican,
     cinder,
+    designate,
     glance,
     heat,
     infra,
@@ -60,6 +61,7 @@ MODULES = [
     octavia,
     swift,
     barbican,
+    designate,
     region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]

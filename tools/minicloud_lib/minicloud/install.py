@@ -32,6 +32,7 @@ SERVER_PACKAGES = [
     'octavia',
     'swift',
     'barbican',
+    'designate',
     'keystonemiddleware',
     'gunicorn',
     'PyMySQL',
@@ -44,6 +45,7 @@ CLIENT_PACKAGES = [
     'python-swiftclient',
     'python-cinderclient',
     'python-barbicanclient',
+    'python-designateclient',
 ]
 APT_PACKAGES = [
     'mariadb-server',
@@ -51,6 +53,8 @@ APT_PACKAGES = [
     # qemu-img: cinder-volume converts an image to a volume with it (a
     # non-raw image without it ends in error); no service of its own
     'qemu-utils',
+    # named: the DNS server of Designate's pool (its bind9 backend)
+    'bind9',
 ]
 
 

@@ -16,6 +16,7 @@
 #: service user -> (service name, type, URL path after the port), by group
 SERVICES = {
     'barbican': ('barbican', 'key-manager', ''),
+    'designate': ('designate', 'dns', ''),
 }
 
 
@@ -40,3 +41,19 @@ def resources(cfg, conn, wait, say):
 
         wait('barbican API', barbican_up, timeout=120)
         say('barbican API')
+
+    if 'designate' in groups:
+
+        def designate_up():
+            # the API answers, and each of its other services reports
+            # itself UP (the API, under gunicorn, reports nothing)
+            r = conn.dns.get('/service_statuses')
+            up = {
+                s['service_name']
+                for s in r.json()['service_statuses']
+                if s['status'] == 'UP'
+            }
+            return {'central', 'worker', 'producer', 'mdns'} <= up
+
+        wait('designate services up', designate_up, timeout=180)
+        say('designate services up')
