@@ -53,9 +53,12 @@ APT_PACKAGES = [
     # qemu-img: cinder-volume converts an image to a volume with it (a
     # non-raw image without it ends in error); no service of its own
     'qemu-utils',
-    # named: the DNS server of Designate's pool (its bind9 backend)
-    'bind9',
 ]
+# installed only where the service is chosen
+SERVICE_APT_PACKAGES = {
+    # named: the DNS server of Designate's pool (its bind9 backend)
+    'designate': ['bind9'],
+}
 
 
 def dpkg_installed(pkg):
@@ -70,8 +73,11 @@ def dpkg_installed(pkg):
     return out.strip().endswith('install ok installed')
 
 
-def install_apt():
-    missing = [p for p in APT_PACKAGES if not dpkg_installed(p)]
+def install_apt(services=()):
+    wanted = APT_PACKAGES + [
+        p for s in services for p in SERVICE_APT_PACKAGES.get(s, [])
+    ]
+    missing = [p for p in wanted if not dpkg_installed(p)]
     if not missing:
         return 'present'
     env = child_env({'DEBIAN_FRONTEND': 'noninteractive'})

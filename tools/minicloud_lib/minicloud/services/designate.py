@@ -25,6 +25,8 @@ from ..units import Unit, gunicorn, oslo
 from . import infra
 
 NAME = 'designate'
+# six processes, about 0.9 GiB: only when asked for (up --with designate)
+OPTIONAL = True
 DEPENDS = ['keystone']
 DATABASES = ['designate']
 DATA_DIRS = ['designate/lock', 'designate/bind']
