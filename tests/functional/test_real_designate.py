@@ -314,3 +314,10 @@ def test_a_floating_ips_ptr_record_is_unset_before_it_goes(
         timeout=60,
         what='the PTR record gone from the reverse zone',
     )
+    # the reverse zone is Designate's managed project's, which no Keystone
+    # project is: no orphan (nor its SOA and NS, whose project is the one
+    # that set its first PTR, maybe long gone)
+    orphans = cli('orphan', 'list', '--service', 'dns', '-f', 'json')
+    assert orphans.code == 0, orphans.stdout + orphans.stderr
+    assert record['zone_id'] not in {r['ID'] for r in orphans.json()}
+    assert record['zone_id'] not in orphans.stdout
