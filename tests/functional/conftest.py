@@ -59,6 +59,15 @@ def needs(present, reason):
     pytest.skip(f'NOT TESTED: {reason}')
 
 
+def needs_service(admin, service_type: str, name: str) -> None:
+    """``needs`` the service in the catalog (an optional one of the
+    minicloud: ``tools/minicloud up --with``)."""
+    needs(
+        any(s.type == service_type for s in admin.identity.services()),
+        f'the cloud has no {name} ({service_type})',
+    )
+
+
 @pytest.fixture(scope='session')
 def admin():
     reason = _cloud_or_reason()

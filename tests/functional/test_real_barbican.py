@@ -41,7 +41,7 @@ import openstack
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import needs
+from tests.functional.conftest import needs_service
 from tests.functional.topology import unique
 
 pytestmark = pytest.mark.functional
@@ -52,10 +52,7 @@ CONSUMERS_REFUSE = {'OpenStack-API-Version': 'key-manager 1.2'}
 
 @pytest.fixture(scope='module')
 def admin_km(admin):
-    needs(
-        any(s.type == 'key-manager' for s in admin.identity.services()),
-        'the cloud has no Barbican (key-manager)',
-    )
+    needs_service(admin, 'key-manager', 'Barbican')
     return admin.key_manager
 
 
@@ -121,20 +118,35 @@ def base_of(km) -> str:
     return km.get_endpoint().rstrip('/')
 
 
+@contextlib.contextmanager
+def three_kinds(admin, prefix):
+    """A project's key-manager proxy and the IDs of a secret, a container
+    holding it, an order and the secret the order made; all deleted after,
+    as the project."""
+    a = topology.make_project(admin, unique(prefix))
+    km = topology.scoped(admin, a).key_manager
+    secret = make_secret(km, 'one')
+    container = make_container(km, 'holder', secret, base_of(km))
+    order, ordered = make_order(km, 'key')
+    try:
+        yield a, km, secret, container, order, ordered
+    finally:
+        km.delete(f'/orders/{order}')
+        km.delete(f'/containers/{container}')
+        for s in (secret, ordered):
+            km.delete(f'/secrets/{s}', raise_exc=False)
+
+
 def test_an_admins_list_is_its_own_projects_whatever_the_filter(
     admin, admin_km
 ):
-    a = topology.make_project(admin, unique('barbican-list'))
-    km = topology.scoped(admin, a).key_manager
-    secret = make_secret(km, 'listed')
-    container = make_container(km, 'holder', secret, base_of(km))
-    order, ordered = make_order(km, 'key')
-    ours = {
-        ('/secrets', 'secrets'): {secret, ordered},
-        ('/containers', 'containers'): {container},
-        ('/orders', 'orders'): {order},
-    }
-    try:
+    with three_kinds(admin, 'barbican-list') as made:
+        a, km, secret, container, order, ordered = made
+        ours = {
+            ('/secrets', 'secrets'): {secret, ordered},
+            ('/containers', 'containers'): {container},
+            ('/orders', 'orders'): {order},
+        }
         for (path, key), ids in ours.items():
             # the project's own token lists them
             assert ids <= listed(km, path, key)
@@ -143,22 +155,13 @@ def test_an_admins_list_is_its_own_projects_whatever_the_filter(
                     path,
                     query,
                 )
-    finally:
-        km.delete(f'/orders/{order}')
-        km.delete(f'/containers/{container}')
-        for s in (secret, ordered):
-            km.delete(f'/secrets/{s}')
 
 
 def test_an_admin_deletes_a_secret_by_id_but_reads_no_container_or_order(
     admin, admin_km
 ):
-    a = topology.make_project(admin, unique('barbican-admin'))
-    km = topology.scoped(admin, a).key_manager
-    secret = make_secret(km, 'by-id')
-    container = make_container(km, 'holder', secret, base_of(km))
-    order, ordered = make_order(km, 'key')
-    try:
+    with three_kinds(admin, 'barbican-admin') as made:
+        _a, km, secret, container, order, _ordered = made
         assert status(admin_km, 'GET', f'/secrets/{secret}') == 200
         assert status(admin_km, 'GET', f'/containers/{container}') == 403
         assert status(admin_km, 'DELETE', f'/containers/{container}') == 403
@@ -170,10 +173,6 @@ def test_an_admin_deletes_a_secret_by_id_but_reads_no_container_or_order(
         assert status(km, 'GET', f'/secrets/{secret}') == 404
         # the container that held it stays, without it
         assert status(km, 'GET', f'/containers/{container}') == 200
-    finally:
-        km.delete(f'/orders/{order}')
-        km.delete(f'/containers/{container}')
-        km.delete(f'/secrets/{ordered}')
 
 
 def test_a_secret_with_a_consumer_refuses_its_delete_from_1_2(admin, admin_km):

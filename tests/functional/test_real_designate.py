@@ -36,7 +36,7 @@ import dns.rcode
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import needs
+from tests.functional.conftest import needs_service
 from tests.functional.topology import unique, wait_for
 
 pytestmark = pytest.mark.functional
@@ -46,10 +46,7 @@ ALL = {'X-Auth-All-Projects': 'True'}
 
 @pytest.fixture(scope='module')
 def admin_dns(admin):
-    needs(
-        any(s.type == 'dns' for s in admin.identity.services()),
-        'the cloud has no Designate (dns)',
-    )
+    needs_service(admin, 'dns', 'Designate')
     return admin.dns
 
 
@@ -97,6 +94,22 @@ def share(conn, zone_id: str, target: str) -> None:
     conn.dns.post(
         f'/zones/{zone_id}/shares', json={'target_project_id': target}
     )
+
+
+def shared_zone(admin):
+    """Project A's ACTIVE zone, shared with project B, which has a record
+    set in it: (a, b, A's connection, the zone, B's record set)."""
+    a = topology.make_project(admin, unique('dns-owner'))
+    b = topology.make_project(admin, unique('dns-sharer'))
+    a_conn, b_conn = topology.scoped(admin, a), topology.scoped(admin, b)
+    name = zone_name()
+    zone, _rs = active_zone(a_conn, name)
+    share(a_conn, zone.id, b.id)
+    theirs = b_conn.dns.post(
+        f'/zones/{zone.id}/recordsets',
+        json={'name': 'b.' + name, 'type': 'A', 'records': ['192.0.2.20']},
+    ).json()
+    return a, b, a_conn, zone, theirs
 
 
 def status(proxy, method: str, path: str, **kw) -> int:
@@ -180,16 +193,7 @@ def test_an_admins_project_filter_is_refused_and_sudo_is_the_way(
 def test_a_shared_zone_keeps_its_project_and_the_other_takes_its_records(
     admin, admin_dns, cli
 ):
-    a = topology.make_project(admin, unique('dns-owner'))
-    b = topology.make_project(admin, unique('dns-sharer'))
-    a_conn, b_conn = topology.scoped(admin, a), topology.scoped(admin, b)
-    name = zone_name()
-    zone, _rs = active_zone(a_conn, name)
-    share(a_conn, zone.id, b.id)
-    theirs = b_conn.dns.post(
-        f'/zones/{zone.id}/recordsets',
-        json={'name': 'b.' + name, 'type': 'A', 'records': ['192.0.2.20']},
-    ).json()
+    a, b, a_conn, zone, theirs = shared_zone(admin)
     # Designate's own refusals: a shared zone's delete, and an unshare
     # while the other project has record sets in it
     refused = a_conn.dns.delete(f'/zones/{zone.id}', raise_exc=False)
@@ -234,16 +238,7 @@ def test_a_shared_zone_keeps_its_project_and_the_other_takes_its_records(
 def test_delete_shared_takes_the_other_projects_records_along(
     admin, admin_dns, cli
 ):
-    a = topology.make_project(admin, unique('dns-owner'))
-    b = topology.make_project(admin, unique('dns-sharer'))
-    a_conn, b_conn = topology.scoped(admin, a), topology.scoped(admin, b)
-    name = zone_name()
-    zone, _rs = active_zone(a_conn, name)
-    share(a_conn, zone.id, b.id)
-    theirs = b_conn.dns.post(
-        f'/zones/{zone.id}/recordsets',
-        json={'name': 'b.' + name, 'type': 'A', 'records': ['192.0.2.20']},
-    ).json()
+    a, b, _a_conn, zone, theirs = shared_zone(admin)
     dry, run = cascade(cli, a.id, '--delete-shared')
     assert dry.code == 0, dry.stdout + dry.stderr
     assert run.code == 0, run.stdout + run.stderr
@@ -269,10 +264,8 @@ def ptr_records(admin_dns, address: str) -> list[dict]:
 def test_a_floating_ips_ptr_record_is_unset_before_it_goes(
     admin, admin_dns, cli
 ):
-    needs(
-        any(s.type == 'network' for s in admin.identity.services()),
-        'the cloud has no Neutron: Designate has no floating IPs',
-    )
+    # without Neutron, Designate has no floating IPs
+    needs_service(admin, 'network', 'Neutron')
     a = topology.make_project(admin, unique('dns-ptr'))
     conn = topology.scoped(admin, a)
     fip = conn.network.create_ip(
