@@ -282,7 +282,8 @@ def plot(summary: list[dict], path: str) -> bool:
 
 
 def list_table(table: str) -> str:
-    """A Markdown table as an RST list-table (for README.rst)."""
+    """A Markdown table as an RST list-table (the guide's Performance page
+    includes it: doc/source/contributor/performance.rst)."""
     rows = [
         [cell.strip() for cell in line.strip().strip('|').split('|')]
         for line in table.strip().splitlines()

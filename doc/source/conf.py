@@ -20,8 +20,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'ext'))
 
 extensions = [
-    'openstackdocstheme',
     'cliff.sphinxext',
+    # the reaper's options, from its oslo.config.opts entry point
+    'oslo_config.sphinxext',
     'osc_cascade_docs',
 ]
 
@@ -32,21 +33,26 @@ exclude_patterns = []
 # smart quotes, but no smart dashes: '--cascade' in a help text must not
 # become an en dash followed by 'cascade'
 smartquotes_action = 'qe'
-pygments_style = 'native'
 
-# -- openstackdocstheme ------------------------------------------------------
+# -- the theme ----------------------------------------------------------------
 
-html_theme = 'openstackdocs'
+# Sphinx's own neutral theme: osc-cascade is no official OpenStack project,
+# so its pages do not wear docs.openstack.org's header, log-in, marketplace
+# links and licence footer (the OpenStack docs theme's), and report page
+# views to nobody
+html_theme = 'alabaster'
+html_title = 'osc-cascade'
 html_theme_options = {
-    # the theme reports page views to docs.openstack.org's Google Analytics
-    # unless told otherwise; these pages are not docs.openstack.org's
-    'analytics_tracking_code': '',
+    'description': 'deletes what OpenStack leaves behind, in dependency '
+    'order, and never more than it was asked to',
+    'fixed_sidebar': True,
+    'show_powered_by': False,
+    'page_width': '1100px',
 }
-# no opendev repository and no Launchpad project: no "source" and "report
-# a bug" links that would lead nowhere
-openstackdocs_repo_name = ''
-openstackdocs_bug_project = ''
-openstackdocs_auto_name = False
+html_sidebars = {
+    '**': ['about.html', 'navigation.html', 'relations.html', 'searchbox.html']
+}
+html_show_sourcelink = False
 
 # -- cliff.sphinxext (the command reference, cli/index.rst) ------------------
 

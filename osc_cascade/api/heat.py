@@ -39,6 +39,9 @@ def stack_path(name: str, id_: str) -> str:
 
 def call(conn: Any, method: str, path: str, **kwargs: Any) -> Any:
     """One request to Heat through the SDK's orchestration adapter."""
+    # raw: the SDK's Stack has no "project" (the owner an admin's list
+    # shows), its resources() takes no nested_depth, and its abandon and
+    # export return Heat's error as data (no raise_from_response)
     return request(conn.orchestration, method, path, **kwargs)
 
 

@@ -55,6 +55,7 @@ class Listing:
 def listing(conn: Any, path: str, key: str, **params: Any) -> Listing:
     """One Keystone list, as it answered: its items under ``key``, and
     whether it says it was truncated."""
+    # raw: openstacksdk's Resource.list drops the body's "truncated"
     body = request(conn.identity, 'GET', path, params=params or None).json()
     return Listing(list(body.get(key) or []), body.get('truncated') is True)
 
@@ -72,6 +73,8 @@ def paged(conn: Any, path: str, key: str, **params: Any) -> Listing:
     query = {**params, 'limit': PAGE_SIZE}
     items: dict[str, dict[str, Any]] = {}
     while True:
+        # raw: the SDK drops "truncated", and follows no links.next of
+        # Keystone's (Resource._get_next_link wants a rel="next" item)
         body = request(conn.identity, 'GET', path, params=query).json()
         page = list(body.get(key) or [])
         items.update((item['id'], item) for item in page)
@@ -133,15 +136,19 @@ def project_role_assignments(
     conn: Any, project_id: str, **flags: str
 ) -> list[dict[str, Any]]:
     """Keystone's role assignments on the project (its list_limit does
-    not cut them: it applies to projects and domains); ``flags`` such as
-    ``effective`` or ``include_names``."""
-    body = request(
-        conn.identity,
-        'GET',
-        '/role_assignments',
-        params={'scope.project.id': project_id, **flags},
-    ).json()
-    return list(body.get('role_assignments') or [])
+    not cut them: it applies to projects and domains), through the SDK's
+    proxy; ``flags`` such as ``effective`` or ``include_names``. Each as
+    Keystone answers it: ``role``, ``scope``, ``user`` or ``group``."""
+    return [
+        {
+            key: item[key]
+            for key in ('role', 'scope', 'user', 'group')
+            if item[key] is not None
+        }
+        for item in conn.identity.role_assignments(
+            scope_project_id=project_id, **flags
+        )
+    ]
 
 
 def grant_path(project_id: str, assignment: dict[str, Any]) -> str:
@@ -156,6 +163,12 @@ def grant_path(project_id: str, assignment: dict[str, Any]) -> str:
     if assignment.get('inherited'):
         return f'/OS-INHERIT{path}/inherited_to_projects'
     return path
+
+
+# The grants are raw: the SDK's Project.assign_role_to_user and its
+# siblings (validate_*, unassign_*, for groups too) return False on any
+# answer but 204 and its proxy drops that, so a 403 or a 5xx would pass as
+# done (openstacksdk 4.16 to 4.22).
 
 
 def has_grant(conn: Any, project_id: str, assignment: dict[str, Any]) -> bool:
@@ -223,6 +236,7 @@ def delete_project(conn: Any, project_id: str) -> Any:
 def version_answer(conn: Any) -> Any:
     """Keystone's answer to ``GET /`` (its versions): what its ``Date``
     header says is the cloud's time."""
+    # raw: the SDK has no call for the version document with its headers
     return request(conn.identity, 'GET', '/')
 
 
@@ -231,20 +245,12 @@ def as_project(item: dict[str, Any]) -> Any:
     return sdk_project.Project.existing(**item)
 
 
-def get_project(conn: Any, project_id: str) -> Any:
-    """One project, as the SDK's resource; None if Keystone answers 404."""
-    try:
-        body = request(
-            conn.identity, 'GET', f'/projects/{_quoted(project_id)}'
-        ).json()
-    except sdk_exc.NotFoundException:
-        return None
-    return as_project(body['project'])
-
-
 def project_body(conn: Any, project_id: str) -> dict[str, Any] | None:
-    """One project as Keystone answers it, with its extra properties
-    (which the SDK's resource drops); None if Keystone answers 404."""
+    """One project as Keystone answers it, with its extra properties;
+    None if Keystone answers 404."""
+    # raw (here and in update_project): Keystone's own field names, as the
+    # record and `project show` keep them; the SDK's Project keeps extras
+    # but renames its fields (is_enabled) and adds its own (location)
     try:
         return request(
             conn.identity, 'GET', f'/projects/{_quoted(project_id)}'
@@ -270,6 +276,7 @@ def update_project(
 def child_ids(conn: Any, project_id: str) -> list[str]:
     """The IDs of the project's children, from its ``subtree_as_ids``: not
     cut by list_limit, unlike a listing filtered by ``parent_id``."""
+    # raw: the SDK's get_project sends no query (subtree_as_ids)
     body = request(
         conn.identity,
         'GET',
@@ -286,6 +293,8 @@ def owner_exists(conn: Any, owner_id: str) -> bool:
     Keystone's (a proxy's or a router's page says nothing of the owner)."""
     for path in _owner_paths(owner_id):
         try:
+            # raw: the ID comes from another service's resource and is
+            # quoted (_quoted); the SDK puts an ID in the path as it is
             request(conn.identity, 'GET', path)
         except sdk_exc.NotFoundException as exc:
             if not _keystones_404(exc):

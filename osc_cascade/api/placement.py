@@ -52,6 +52,8 @@ CONCURRENT_UPDATE = 'placement.concurrent_update'
 
 def call(conn: Any, method: str, path: str, body: dict | None = None) -> dict:
     """One Placement call; an error answer raises the SDK's exception."""
+    # raw: at PLACEMENT_VERSION whatever the SDK would negotiate, and for
+    # allocations and consumer generations, which the SDK has no calls for
     kwargs: dict[str, Any] = {'microversion': PLACEMENT_VERSION}
     if body is not None:
         kwargs['json'] = body
@@ -85,6 +87,9 @@ def set_service_status(
     whatever ``--os-compute-api-version`` says); ``reason`` only with
     ``disabled`` (nova clears it on enabling). The service as nova now
     has it."""
+    # raw: the SDK's enable_service and disable_service send the actions
+    # nova removed at 2.53 (PUT /os-services/enable, host and binary), and
+    # its update_service takes --os-compute-api-version's microversion first
     body: dict[str, Any] = {'status': status}
     if reason is not None:
         body['disabled_reason'] = reason

@@ -23,6 +23,7 @@ from osc_cascade.api.http import request
 
 def clusters(conn: Any, **filters: str) -> list[dict[str, Any]]:
     """The clusters, with Sahara's filters (``name``...)."""
+    # raw: openstacksdk has no Sahara resources (a bare proxy)
     return request(
         conn.data_processing, 'GET', '/clusters', params=filters
     ).json()['clusters']
@@ -30,10 +31,12 @@ def clusters(conn: Any, **filters: str) -> list[dict[str, Any]]:
 
 def get_cluster(conn: Any, id_: str) -> dict[str, Any]:
     """One cluster by ID; NotFoundException if Sahara does not know it."""
+    # raw: openstacksdk has no Sahara resources (a bare proxy)
     return request(conn.data_processing, 'GET', f'/clusters/{id_}').json()[
         'cluster'
     ]
 
 
 def delete_cluster(conn: Any, id_: str) -> None:
+    # raw: openstacksdk has no Sahara resources (a bare proxy)
     request(conn.data_processing, 'DELETE', f'/clusters/{id_}')

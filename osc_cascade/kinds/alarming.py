@@ -59,6 +59,7 @@ class Alarm(ResourceKind):
         }
         found: list[dict] = []
         while True:
+            # raw: openstacksdk has no Aodh (alarming) resources
             chunk = request(
                 conn.alarming, 'GET', '/alarms', params=query
             ).json()
@@ -76,4 +77,5 @@ class Alarm(ResourceKind):
         )
 
     def delete(self, conn, ref):
+        # raw: openstacksdk has no Aodh (alarming) resources
         request(conn.alarming, 'DELETE', f'/alarms/{ref.id}')

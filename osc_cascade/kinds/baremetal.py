@@ -99,6 +99,8 @@ class NodeLease(_NodeKind):
             )
 
     def delete(self, conn, ref):
+        # raw: lessee needs MICROVERSION, and the SDK's patch_node takes
+        # --os-baremetal-api-version's first (Resource._get_microversion)
         request(
             conn.baremetal,
             'PATCH',

@@ -110,12 +110,7 @@ class Server(ResourceKind):
         # task that ended meanwhile is left alone
         if not conn.compute.get_server(step.target.id).task_state:
             return
-        request(
-            conn.compute,
-            'POST',
-            f'/servers/{step.target.id}/action',
-            json={'os-resetState': {'state': 'error'}},
-        )
+        conn.compute.reset_server_state(step.target.id, 'error')
 
     def list(self, conn, project_id):
         # Every state: ERROR, SHELVED_OFFLOADED, SOFT_DELETED and locked
@@ -210,7 +205,9 @@ class ServerGroup(ResourceKind):
         if not self.scoped:  # Nova refuses it to a non-admin
             query['all_projects'] = 'True'
         # project_id is in the answer from 2.13 on: without it no group
-        # could be told the project's
+        # could be told the project's. Raw: the SDK's server_groups takes no
+        # offset (its query: all_projects, limit, marker), and nova's
+        # os-server-groups pages by limit and offset alone
         return request(
             conn.compute,
             'GET',

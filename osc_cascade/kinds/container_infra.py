@@ -45,6 +45,8 @@ class Cluster(ResourceKind):
     error_statuses = frozenset({STUCK})
 
     def list(self, conn, project_id):
+        # raw: the SDK's clusters() lists /clusters, whose items Magnum cuts
+        # to a few fields without project_id (_convert_with_links)
         items = request(
             conn.container_infrastructure_management, 'GET', '/clusters/detail'
         ).json()['clusters']
@@ -100,6 +102,7 @@ class ClusterTemplate(ResourceKind):
     synchronous_delete = True
 
     def list(self, conn, project_id):
+        # raw: the SDK's ClusterTemplate has no project_id (4.16 to 4.22)
         items = request(
             conn.container_infrastructure_management,
             'GET',

@@ -58,6 +58,10 @@ from osc_cascade.kinds.network.core import FloatingIP
 from osc_cascade.kinds.paging import pages
 from osc_cascade.kinds.registry import register
 
+#: Designate acts on another project's zone, record set, transfer or PTR
+#: only on its behalf (this header) or across projects (ALL_PROJECTS);
+#: openstacksdk's DNS resources send them for list and find alone
+#: (dns/v2/_base.py, 4.16 to 4.22): a get, delete or update goes raw
 SUDO = 'X-Auth-Sudo-Project-ID'
 #: Designate's managed project (its ``managed_resource_tenant_id`` by
 #: default): it owns the reverse zones of floating IPs' PTR records, which
@@ -141,10 +145,12 @@ class Zone(ResourceKind):
         if ref.attrs.get('shared_with') and self.options.get('delete_shared'):
             # asked for: Designate refuses a shared zone's delete without
             headers['X-Designate-Delete-Shares'] = 'true'
+        # raw: on its owner's behalf or across projects (see SUDO)
         request(conn.dns, 'DELETE', f'/zones/{ref.id}', headers=headers)
 
     def status(self, conn, ref):
         # a 404 here is the executor's "gone"
+        # raw: on its owner's behalf or across projects (see SUDO)
         return request(
             conn.dns,
             'GET',
@@ -180,6 +186,7 @@ class Zone(ResourceKind):
         # would answer 404 and pass for gone (through a token scoped to
         # the project, which may not look across, it does: not deleted)
         try:
+            # raw: on its owner's behalf or across projects (see SUDO)
             zone = request(
                 conn.dns,
                 'GET',
@@ -254,6 +261,7 @@ class RecordSet(ResourceKind):
         return f'/zones/{ref.attrs["zone_id"]}/recordsets/{ref.id}'
 
     def delete(self, conn, ref):
+        # raw: on its owner's behalf or across projects (see SUDO)
         request(
             conn.dns,
             'DELETE',
@@ -263,6 +271,7 @@ class RecordSet(ResourceKind):
 
     def status(self, conn, ref):
         # a 404 here is the executor's "gone"
+        # raw: on its owner's behalf or across projects (see SUDO)
         return request(
             conn.dns,
             'GET',
@@ -273,6 +282,7 @@ class RecordSet(ResourceKind):
     def read(self, conn, ref):
         # across projects, as Zone.read: one given away stays visible
         try:
+            # raw: on its owner's behalf or across projects (see SUDO)
             found = request(
                 conn.dns,
                 'GET',
@@ -320,20 +330,25 @@ class ZoneTransferRequest(ResourceKind):
     path = '/zones/tasks/transfer_requests'
 
     def list(self, conn, project_id):
-        headers = on_behalf_of(project_id) if project_id else ALL_PROJECTS
-        found = request(conn.dns, 'GET', self.path, headers=headers).json()
+        # on the project's behalf, or across projects: the SDK's list
+        # sends SUDO or ALL_PROJECTS for these
+        query = (
+            {'project_id': project_id}
+            if project_id
+            else {'all_projects': True}
+        )
         return owned(
             (
                 ResourceRef(
                     kind=self.name,
-                    id=t['id'],
-                    name=t.get('zone_name') or '',
-                    project_id=t.get('project_id') or '',
-                    attrs={'zone_id': t.get('zone_id')},
-                    created_at=t.get('created_at') or '',
+                    id=t.id,
+                    name=t.zone_name or '',
+                    project_id=t.project_id or '',
+                    attrs={'zone_id': t.zone_id},
+                    created_at=t.created_at or '',
                 )
-                for t in found.get('transfer_requests') or []
-                if t.get('status') == 'ACTIVE'
+                for t in conn.dns.zone_transfer_requests(**query)
+                if t.status == 'ACTIVE'
             ),
             project_id,
         )
@@ -345,6 +360,7 @@ class ZoneTransferRequest(ResourceKind):
         )
 
     def delete(self, conn, ref):
+        # raw: on its owner's behalf or across projects (see SUDO)
         request(
             conn.dns,
             'DELETE',
@@ -353,6 +369,7 @@ class ZoneTransferRequest(ResourceKind):
         )
 
     def status(self, conn, ref):
+        # raw: on its owner's behalf or across projects (see SUDO)
         return request(
             conn.dns,
             'GET',
@@ -402,6 +419,7 @@ class FloatingIPRecord(ResourceKind):
         )
 
     def delete(self, conn, ref):
+        # raw: on its owner's behalf or across projects (see SUDO)
         request(
             conn.dns,
             'PATCH',

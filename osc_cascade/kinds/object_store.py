@@ -265,6 +265,7 @@ class Container(ResourceKind):
                 return
             for obj in page:
                 # a version gone meanwhile is a 404: the executor's "done"
+                # raw: the SDK's delete_object sends no version-id
                 yield functools.partial(
                     request,
                     store,
@@ -277,6 +278,7 @@ class Container(ResourceKind):
 
     def _bulk_delete(self, store, name, objects):
         body = '\n'.join('/' + _path(name, obj) for obj in objects)
+        # raw: openstacksdk has no public bulk delete (its own is private)
         result = request(
             store,
             'DELETE',

@@ -220,6 +220,8 @@ def _owner_reader(heat_type: str) -> tuple[str, Any] | None:
 
         def read(conn: Any, id_: str) -> str | None:
             try:
+                # raw: one table of paths (OWNER_AT) for the types that no
+                # kind reads, rather than an SDK get for each
                 found = request(getattr(conn, service), 'GET', path + id_)
             except sdk_exc.NotFoundException:
                 return None

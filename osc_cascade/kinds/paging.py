@@ -65,6 +65,8 @@ def pages(
     query = {k: v for k, v in (params or {}).items() if v is not None}
     seen: set[Any] = set()
     while True:
+        # raw: the SDK follows a next link as written, which may drop the
+        # caller's filters or name a host this client cannot reach
         response = request(proxy, 'GET', path, params=query, **kwargs)
         body = response.json()
         items = body.get(key) or []

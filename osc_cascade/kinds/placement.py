@@ -157,7 +157,9 @@ class ComputeService(ResourceKind):
             ref.attrs.get('nodes', {}),
             ref.attrs.get('roots', []),
         )
-        # by UUID at 2.53 or later, whatever --os-compute-api-version says
+        # by UUID at 2.53 or later, whatever --os-compute-api-version says;
+        # raw: the SDK's delete_service takes that option's microversion
+        # first (Resource._get_microversion)
         request(
             conn.compute,
             'DELETE',

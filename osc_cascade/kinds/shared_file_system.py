@@ -79,6 +79,7 @@ def listing(
     if project_id:
         query['project_id'] = project_id
     key = path.strip('/').split('/')[0].replace('-', '_')
+    # raw: at the microversion it needs (see manila())
     return request(
         manila(conn), 'GET', path, params=query, microversion=MICROVERSION
     ).json()[key]
@@ -117,6 +118,7 @@ class _ManilaKind(ResourceKind):
         # from 2.17 on)
         path, key = self.collection
         try:
+            # raw: at the microversion it needs (see manila())
             found = request(
                 manila(conn),
                 'GET',
@@ -170,6 +172,7 @@ class Share(_ManilaKind):
 
     def force_stuck(self, conn, step):
         # the admin's reset_status (manila/api/v2/shares.py, 2.7 on)
+        # raw: at the microversion it needs (see manila())
         request(
             manila(conn),
             'POST',
@@ -338,6 +341,7 @@ class ShareTransfer(ResourceKind):
         if project_id:
             query['source_project_id'] = project_id
         try:
+            # raw: at the microversion it needs (see manila())
             found = request(
                 manila(conn),
                 'GET',
@@ -374,6 +378,7 @@ class ShareTransfer(ResourceKind):
             yield Edge(me, delete_of(ShareSnapshot.name, snap.id))
 
     def delete(self, conn, ref):
+        # raw: at the microversion it needs (see manila())
         request(
             manila(conn),
             'DELETE',
@@ -382,6 +387,7 @@ class ShareTransfer(ResourceKind):
         )
 
     def status(self, conn, ref):
+        # raw: at the microversion it needs (see manila())
         request(
             manila(conn),
             'GET',
@@ -400,6 +406,7 @@ class ShareTypeAccess(AccessKind):
     service_type = 'shared-file-system'
 
     def private(self, conn):
+        # raw: at the microversion it needs (see manila())
         found = request(
             manila(conn),
             'GET',
@@ -416,6 +423,7 @@ class ShareTypeAccess(AccessKind):
     def members(self, conn, of):
         return [
             a['project_id']
+            # raw: at the microversion it needs (see manila())
             for a in request(
                 manila(conn),
                 'GET',
@@ -425,6 +433,7 @@ class ShareTypeAccess(AccessKind):
         ]
 
     def remove(self, conn, of, project_id):
+        # raw: at the microversion it needs (see manila())
         request(
             manila(conn),
             'POST',

@@ -61,7 +61,16 @@ class _MistralKind(ResourceKind):
     def attrs_of(self, item):
         return {}
 
+    #: the SDK proxy's delete of the collection, if it has one
+    sdk_delete: ClassVar[str | None] = None
+
     def delete(self, conn, ref):
+        if self.sdk_delete:
+            getattr(conn.workflow, self.sdk_delete)(
+                ref.id, ignore_missing=False
+            )
+            return
+        # raw: openstacksdk (4.16 to 4.22) has no event triggers
         request(conn.workflow, 'DELETE', f'/{self.collection}/{ref.id}')
 
 
@@ -69,6 +78,7 @@ class _MistralKind(ResourceKind):
 class Workflow(_MistralKind):
     name = 'workflow.workflow'
     collection = 'workflows'
+    sdk_delete = 'delete_workflow'
     heat_types = ('OS::Mistral::Workflow',)
 
     def attrs_of(self, item):
@@ -104,6 +114,7 @@ class _Trigger(_MistralKind):
 class CronTrigger(_Trigger):
     name = 'workflow.cron_trigger'
     collection = 'cron_triggers'
+    sdk_delete = 'delete_cron_trigger'
     heat_types = ('OS::Mistral::CronTrigger',)
 
 

@@ -56,7 +56,8 @@ OPTS = [
         default=4,
         min=1,
         help='API calls in flight at once during a purge, and lists at '
-        'once during its discovery.',
+        'once during its discovery (and as many calls per resource that '
+        'its kinds make, a stack\'s resources or a container\'s HEAD).',
     ),
     cfg.FloatOpt(
         'rate_limit',
@@ -105,8 +106,10 @@ OPTS = [
         'coordination_url',
         default='file:///var/lib/osc-cascade-reaper/locks',
         help='tooz backend of the per-project locks: the cloud\'s MySQL '
-        '(mysql://...), etcd (etcd3+http://...) or Redis (redis://...) '
-        'when several reapers run; file:// for one host.',
+        'or MariaDB (mysql://..., through tooz\'s MySQL driver and its '
+        'GET_LOCK; not SQLAlchemy\'s mysql+pymysql://), etcd '
+        '(etcd3+http://...) or Redis (redis://...) when several reapers '
+        'run; file:// only when one reaper runs on one host.',
     ),
     cfg.StrOpt(
         'listener_pool',
@@ -131,7 +134,8 @@ OPTS = [
         default=60,
         min=0,
         help='Seconds a SIGTERM waits for a purge under way to stop (the '
-        'calls in flight finish) before it is abandoned.',
+        'calls in flight finish) before it is abandoned; the listener\'s '
+        'stop, up to 5 s, runs meanwhile.',
     ),
     cfg.BoolOpt(
         'debug',

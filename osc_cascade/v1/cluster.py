@@ -223,11 +223,7 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
         dry_run = parsed_args.dry_run
         resuming = _resuming(parsed_args)
         with engine_errors():
-            services = (
-                []
-                if resuming
-                else clusters.services_for(conn, stacks=parsed_args.stack)
-            )
+            services = [] if resuming else self.services(conn, parsed_args)
             force = force_delete.ForceDelete(
                 conn,
                 services,
@@ -301,6 +297,13 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
         finally:
             progress.close()
         return self._report(parsed_args, outcomes, progress)
+
+    def services(self, conn: Any, parsed_args: argparse.Namespace) -> list:
+        """Where the clusters are looked for: Magnum and Sahara, or Heat
+        with --stack (``v1.coe_cluster``: Magnum alone)."""
+        from osc_cascade.workflows import clusters
+
+        return clusters.services_for(conn, stacks=parsed_args.stack)
 
     def _resume(
         self, force: Any, parsed_args: argparse.Namespace, progress: Any

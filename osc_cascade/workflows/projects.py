@@ -117,7 +117,9 @@ class Projects:
                 for child_id in (i for i in ids if i not in shown):
                     child = self.retried(
                         f'reading child project {child_id}',
-                        lambda c=child_id: keystone.get_project(self.conn, c),
+                        lambda c=child_id: keystone.project_or_none(
+                            self.conn, c
+                        ),
                     )
                     if child is not None:  # None: deleted since
                         children.append(child)

@@ -17,7 +17,6 @@ note shows once it is committed.
 """
 
 extensions = [
-    'openstackdocstheme',
     'reno.sphinxext',
 ]
 
@@ -29,10 +28,9 @@ exclude_patterns = []
 # become an en dash followed by 'cascade'
 smartquotes_action = 'qe'
 
-# the same settings as doc/source/conf.py: no docs.openstack.org analytics,
-# no links to an opendev repository or a Launchpad project that do not exist
-html_theme = 'openstackdocs'
-html_theme_options = {'analytics_tracking_code': ''}
-openstackdocs_repo_name = ''
-openstackdocs_bug_project = ''
-openstackdocs_auto_name = False
+# the guide's theme (doc/source/conf.py): Sphinx's own, neutral
+html_theme = 'alabaster'
+html_title = 'osc-cascade Release Notes'
+html_theme_options = {'fixed_sidebar': True, 'show_powered_by': False}
+html_sidebars = {'**': ['about.html', 'navigation.html', 'searchbox.html']}
+html_show_sourcelink = False

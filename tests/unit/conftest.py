@@ -89,9 +89,10 @@ class _TerminalInput(io.StringIO):
         return True
 
 
-@pytest.fixture
-def osc(monkeypatch, virtual_time):
-    """Run the real `openstack` shell in-process, as a user would."""
+def shell_runner(monkeypatch, prepare=None):
+    """``run(*argv, stdin='', tty=False)``: the real `openstack` shell
+    in-process; ``prepare(app)`` first, if given (another plugin's
+    command added, say)."""
     from openstackclient import shell
 
     def run(*argv, stdin='', tty=False):
@@ -102,8 +103,16 @@ def osc(monkeypatch, virtual_time):
         monkeypatch.setattr(sys, 'stdout', out)
         monkeypatch.setattr(sys, 'stderr', err)
         app = shell.OpenStackShell()
+        if prepare is not None:
+            prepare(app)
         app.stdout, app.stderr = out, err
         code = app.run(list(FakeCloud.cli_auth_args()) + list(argv))
         return ShellResult(code, out.getvalue(), err.getvalue())
 
     return run
+
+
+@pytest.fixture
+def osc(monkeypatch, virtual_time):
+    """Run the real `openstack` shell in-process, as a user would."""
+    return shell_runner(monkeypatch)

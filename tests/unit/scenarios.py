@@ -34,6 +34,16 @@ def project(cloud: FakeCloud, name: str, **extra) -> dict:
     return cloud.add('projects', **fields)
 
 
+def project_with_quotas(cloud) -> str:
+    """Project A with Nova and Neutron quotas set and a network: what a
+    drain freezes and a finish releases. Its ID."""
+    pid = project(cloud, 'A')['id']
+    cloud.set_quota('nova', pid, instances=50)
+    cloud.set_quota('neutron', pid, network=50)
+    network(cloud, pid)
+    return pid
+
+
 def external_network(cloud: FakeCloud) -> tuple[dict, dict]:
     net = cloud.add(
         'networks',

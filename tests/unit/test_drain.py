@@ -26,6 +26,7 @@ from osc_cascade.engine.executor import DONE, Event
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds import quota
+from osc_cascade.kinds.quota import unified_limits as unified_limits_api
 from osc_cascade.kinds.quota.block_storage import BlockStorageQuotaApi
 from osc_cascade.kinds.quota.load_balancer import (
     LoadBalancerQuota,
@@ -412,6 +413,20 @@ def project_limits(cloud, pid):
         for x in cloud.all('limits')
         if x['project_id'] == pid
     }
+
+
+def test_a_unified_limit_raised_is_patched_with_its_value_alone(
+    cloud, project
+):
+    # through the SDK's update_limit: Keystone's limit_update schema
+    # refuses any key but resource_limit and description (the fake too)
+    unified_limits(cloud, project)
+    api = unified_limits_api.UnifiedLimitsApi()
+    api.set(cloud.connection(), project, {f'nova:{REGION}:servers': 25})
+    assert project_limits(cloud, project)[f'nova:{REGION}:servers'] == 25
+    assert ('PATCH', f"/v3/limits/{cloud.all('limits')[0]['id']}") in (
+        cloud.requests
+    )
 
 
 def test_unified_limits_are_frozen_and_restored(cloud, project):

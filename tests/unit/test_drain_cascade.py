@@ -24,7 +24,7 @@ from osc_cascade.engine.errors import CascadeError, Interrupted
 from osc_cascade.workflows import after_delete, drain, drain_record
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
-from tests.unit.fakes.run import cascade_for
+from tests.unit.fakes.run import cascade_and_delete, cascade_for
 
 
 @pytest.fixture
@@ -35,19 +35,7 @@ def cloud():
 
 @pytest.fixture
 def pid(cloud):
-    pid = scenarios.project(cloud, 'A')['id']
-    cloud.set_quota('nova', pid, instances=50)
-    cloud.set_quota('neutron', pid, network=50)
-    scenarios.network(cloud, pid)
-    return pid
-
-
-def run(cloud, pid, **options):
-    """The cascade run, and the project deleted as OSC does after it."""
-    pc, targets, plan = cascade_for(cloud, pid, **options)
-    outcome = pc.execute(plan, targets)
-    pc.conn.identity.delete_project(pid)
-    return pc, outcome
+    return scenarios.project_with_quotas(cloud)
 
 
 def stage(cloud, pid):
@@ -115,7 +103,7 @@ def test_a_stage_that_cannot_be_written_never_hides_the_error(
 
 
 def test_the_settle_waits_then_deletes_what_appeared(cloud, pid):
-    pc, outcome = run(cloud, pid, settle=300)
+    pc, outcome = cascade_and_delete(cloud, pid, settle=300)
     # created with a token Neutron still had in its cache
     late, _subnet = scenarios.network(cloud, pid, name='late')
 
@@ -131,7 +119,7 @@ def test_the_settle_waits_then_deletes_what_appeared(cloud, pid):
 
 
 def test_without_settle_nothing_is_looked_for(cloud, pid):
-    pc, outcome = run(cloud, pid)
+    pc, outcome = cascade_and_delete(cloud, pid)
     late, _subnet = scenarios.network(cloud, pid, name='late')
     [note] = after_delete.finish(pc, outcome)
     assert 'its quotas stay frozen' in note
@@ -140,7 +128,7 @@ def test_without_settle_nothing_is_looked_for(cloud, pid):
 
 
 def test_a_settle_with_nothing_new_only_releases(cloud, pid):
-    pc, outcome = run(cloud, pid, settle=60)
+    pc, outcome = cascade_and_delete(cloud, pid, settle=60)
     assert after_delete.finish(pc, outcome) == [
         'settle: 0 resource(s) appeared after the delete and were deleted'
     ]
@@ -148,7 +136,7 @@ def test_a_settle_with_nothing_new_only_releases(cloud, pid):
 
 
 def test_what_the_settle_cannot_delete_keeps_the_quotas(cloud, pid):
-    pc, outcome = run(cloud, pid, settle=60, verify_rounds=1)
+    pc, outcome = cascade_and_delete(cloud, pid, settle=60, verify_rounds=1)
     scenarios.network(cloud, pid, name='late')
     cloud.forbidden.add(r'/v2\.0/networks/')
     with pytest.raises(CascadeError, match='still own'):
@@ -157,7 +145,7 @@ def test_what_the_settle_cannot_delete_keeps_the_quotas(cloud, pid):
 
 
 def test_what_the_settle_keeps_keeps_the_quotas(cloud, pid):
-    pc, outcome = run(cloud, pid, settle=60)
+    pc, outcome = cascade_and_delete(cloud, pid, settle=60)
     scenarios.image(cloud, pid, 'public-one', visibility='public')
     with pytest.raises(CascadeError, match='that the cascade keeps'):
         after_delete.finish(pc, outcome)
@@ -165,7 +153,7 @@ def test_what_the_settle_keeps_keeps_the_quotas(cloud, pid):
 
 
 def test_a_signal_during_the_settle_stops_it(cloud, pid):
-    pc, outcome = run(cloud, pid, settle=300)
+    pc, outcome = cascade_and_delete(cloud, pid, settle=300)
     pc.interrupt(signal.SIGINT)
     with pytest.raises(Interrupted):
         after_delete.finish(pc, outcome)

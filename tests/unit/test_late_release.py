@@ -35,7 +35,7 @@ from osc_cascade.workflows import after_delete, late_release
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
-from tests.unit.fakes.run import cascade_for, zero_delays
+from tests.unit.fakes.run import cascade_and_delete, zero_delays
 
 
 @pytest.fixture
@@ -46,23 +46,11 @@ def cloud():
 
 @pytest.fixture
 def pid(cloud):
-    pid = scenarios.project(cloud, 'A')['id']
-    cloud.set_quota('nova', pid, instances=50)
-    cloud.set_quota('neutron', pid, network=50)
-    scenarios.network(cloud, pid)
-    return pid
-
-
-def run(cloud, pid, **options):
-    """The cascade run, and the project deleted as OSC does after it."""
-    pc, targets, plan = cascade_for(cloud, pid, **options)
-    outcome = pc.execute(plan, targets)
-    pc.conn.identity.delete_project(pid)
-    return pc, outcome
+    return scenarios.project_with_quotas(cloud)
 
 
 def test_without_settle_the_quotas_stay_frozen_at_exit(cloud, pid):
-    pc, outcome = run(cloud, pid)
+    pc, outcome = cascade_and_delete(cloud, pid)
 
     after_delete.finish(pc, outcome)
 
@@ -221,14 +209,14 @@ def test_the_release_refuses_an_owner_that_exists(cloud, pid):
 
 
 def test_with_settle_nothing_is_left_pending(cloud, pid):
-    pc, outcome = run(cloud, pid, settle=60)
+    pc, outcome = cascade_and_delete(cloud, pid, settle=60)
     after_delete.finish(pc, outcome)
     assert not cloud.has_quota('nova', pid)
     assert late_release.pending(pid) is None
 
 
 def test_an_interrupted_settle_leaves_the_release_pending(cloud, pid):
-    pc, outcome = run(cloud, pid, settle=300)
+    pc, outcome = cascade_and_delete(cloud, pid, settle=300)
     pc.interrupt(signal.SIGINT)
     with pytest.raises(Interrupted):
         after_delete.finish(pc, outcome)

@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.kinds.base import ResourceKind, owned, unless_absent
 from osc_cascade.kinds.paging import pages
@@ -72,10 +71,8 @@ def may_have_security_groups(conn, project_id) -> bool:
     as before, and a group made so is the one ``DEFAULT_GROUP_STAYS``
     names."""
     try:
-        details = request(
-            conn.network, 'GET', f'/quotas/{project_id}/details'
-        ).json()['quota']
-        return bool(details['security_group']['used'])
+        details = conn.network.get_quota(project_id, details=True)
+        return bool(details.security_groups['used'])
     except (sdk_exc.HttpException, KeyError, TypeError, ValueError):
         return True
 

@@ -74,6 +74,7 @@ class _QuotaSets(_Quota):
         api = self.api(conn)
 
         def values(suffix=''):
+            # raw: quota sets as each service answers (quota.compute says why)
             found = request(
                 api, 'GET', f'{self.path}/{project_id}{suffix}'
             ).json()['quota_set']
@@ -87,6 +88,7 @@ class _QuotaSets(_Quota):
         return [(project_id, {})] if own != defaults else []
 
     def delete(self, conn, ref):
+        # raw: quota sets as each service answers (quota.compute says why)
         request(self.api(conn), 'DELETE', f'{self.path}/{ref.id}')
 
 
@@ -145,6 +147,7 @@ class _QuotaSetApi(QuotaApi):
         raise NotImplementedError
 
     def _values(self, conn, project_id, suffix='', **params):
+        # raw: quota sets as each service answers (quota.compute says why)
         found = request(
             self.api(conn),
             'GET',
@@ -178,6 +181,7 @@ class _QuotaSetApi(QuotaApi):
 
     def set(self, conn, project_id, values):
         body = {**values, 'force': True} if self.force else dict(values)
+        # raw: quota sets as each service answers (quota.compute says why)
         request(
             self.api(conn),
             'PUT',
@@ -186,6 +190,7 @@ class _QuotaSetApi(QuotaApi):
         )
 
     def reset(self, conn, project_id):
+        # raw: quota sets as each service answers (quota.compute says why)
         request(self.api(conn), 'DELETE', f'{self.path}/{project_id}')
 
     def restore(self, conn, project_id, own):

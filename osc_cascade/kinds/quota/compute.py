@@ -29,6 +29,13 @@ class ComputeQuota(_QuotaSets):
         return conn.compute
 
 
+# Nova's quota sets stay raw (quota.base): the SDK's QuotaSet asks at
+# microversion 2.56 (or --os-compute-api-version's), whose answer has fewer
+# keys than the one without a microversion that the drain records, freezes
+# and restores (floating_ips, security_groups, networks... are gone from
+# 2.36 on): a record written before would not be restored whole.
+
+
 class ComputeQuotaApi(_QuotaSetApi):
     service_type = 'compute'
     path = '/os-quota-sets'

@@ -47,6 +47,7 @@ class ContainerInfraQuota(_Quota):
 
     def delete(self, conn, ref):
         for name in ref.attrs['resources']:
+            # raw: openstacksdk has no Magnum quotas
             request(
                 conn.container_infrastructure_management,
                 'DELETE',
@@ -79,6 +80,7 @@ class ContainerInfraQuotaApi(QuotaApi):
         have = self.own(conn, project_id)
         for resource_name, limit in sorted(values.items()):
             if resource_name in have:
+                # raw: openstacksdk has no Magnum quotas
                 request(
                     api,
                     'PATCH',
@@ -92,6 +94,7 @@ class ContainerInfraQuotaApi(QuotaApi):
                     ],
                 )
             else:
+                # raw: openstacksdk has no Magnum quotas
                 request(
                     api,
                     'POST',
@@ -106,4 +109,5 @@ class ContainerInfraQuotaApi(QuotaApi):
     def reset(self, conn, project_id):
         api = conn.container_infrastructure_management
         for resource_name in sorted(self.own(conn, project_id)):
+            # raw: openstacksdk has no Magnum quotas
             request(api, 'DELETE', f'/quotas/{project_id}/{resource_name}')

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.api.http import request
 from osc_cascade.kinds.paging import pages
 from osc_cascade.kinds.quota.base import QuotaApi, _Quota
 from osc_cascade.kinds.registry import register
@@ -58,27 +57,16 @@ class KeyManagerQuotaApi(QuotaApi):
 
     def own(self, conn, project_id):
         try:
-            body = request(
-                conn.key_manager, 'GET', f'/project-quotas/{project_id}'
-            ).json()
+            quota = conn.key_manager.get_project_quota(project_id)
         except sdk_exc.NotFoundException:
             return {}  # none of its own
-        return {
-            k: v
-            for k, v in (body.get('project_quotas') or {}).items()
-            if v is not None
-        }
+        return {k: quota[k] for k in BARBICAN_QUOTAS if quota[k] is not None}
 
     def frozen(self, conn, project_id):
         return dict.fromkeys(BARBICAN_QUOTAS, 0)
 
     def set(self, conn, project_id, values):
-        request(
-            conn.key_manager,
-            'PUT',
-            f'/project-quotas/{project_id}',
-            json={'project_quotas': values},
-        )
+        conn.key_manager.update_project_quota(project_id, **values)
 
     def reset(self, conn, project_id):
         conn.key_manager.delete_project_quota(project_id, ignore_missing=True)

@@ -31,6 +31,7 @@ def octavia_defaults(conn: Any) -> dict[str, Any]:
     ``-1`` everywhere), so a limit of the project's own is one that is
     neither null nor the default's."""
     try:
+        # raw: the SDK's Octavia Quota has no l7policy nor l7rule
         return request(
             conn.load_balancer, 'GET', '/lbaas/quotas/defaults'
         ).json()['quota']
@@ -105,6 +106,7 @@ class LoadBalancerQuotaApi(QuotaApi):
         return dict.fromkeys(OCTAVIA_QUOTAS, 0)
 
     def set(self, conn, project_id, values):
+        # raw: the SDK's Octavia Quota has no l7policy nor l7rule
         request(
             conn.load_balancer,
             'PUT',

@@ -45,6 +45,9 @@ class NetworkQuotaApi(QuotaApi):
     service_type = 'network'
 
     def _values(self, conn, project_id, suffix=''):
+        # raw: the drain records Neutron's own keys (floatingip, and those
+        # of extensions); the SDK's Quota renames its own (floating_ips)
+        # and adds more (check_limit, location)
         return request(
             conn.network, 'GET', f'/quotas/{project_id}{suffix}'
         ).json()['quota']

@@ -80,11 +80,8 @@ class UnifiedLimitsApi(QuotaApi):
         new = []
         for key, value in sorted(values.items()):
             if key in have and value:
-                request(
-                    conn.identity,
-                    'PATCH',
-                    f"/limits/{have[key]['id']}",
-                    json={'limit': {'resource_limit': value}},
+                conn.identity.update_limit(
+                    have[key]['id'], resource_limit=value
                 )
                 continue
             if key in have:
@@ -100,6 +97,8 @@ class UnifiedLimitsApi(QuotaApi):
                 }
             )
         if new:
+            # raw: Keystone creates them in one call, all or none; the
+            # SDK's create_limit posts one limit a call
             request(conn.identity, 'POST', '/limits', json={'limits': new})
 
     def reset(self, conn, project_id):
@@ -108,10 +107,8 @@ class UnifiedLimitsApi(QuotaApi):
 
     @staticmethod
     def _delete(conn, limit):
-        try:
-            request(conn.identity, 'DELETE', f"/limits/{limit['id']}")
-        except sdk_exc.NotFoundException:
-            pass  # gone meanwhile
+        # one gone meanwhile is no error
+        conn.identity.delete_limit(limit['id'], ignore_missing=True)
 
 
 def _limit_key(limit: dict[str, Any]) -> str:

@@ -56,6 +56,8 @@ def head(
     def call() -> Any:
         store = object_store.account(conn, res.project_id)
         try:
+            # raw: in another project's account, which the SDK's proxy
+            # does not address
             return request(
                 store, 'HEAD', parse.quote(res.physical_id, safe='')
             ).headers

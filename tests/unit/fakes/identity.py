@@ -329,6 +329,15 @@ class Identity:
             if method == 'DELETE':
                 self._remove('limits', limit['id'])
                 return 204, None
+            # limit_update_request_body (keystone/limit/schema.py, 30.0.0):
+            # resource_limit and description only
+            if set(body['limit']) - {'resource_limit', 'description'}:
+                return 400, {
+                    'error': {
+                        'code': 400,
+                        'message': 'Additional properties are not allowed',
+                    }
+                }
             # Keystone's PATCH skips a resource_limit of 0 and answers
             # 200 with the limit unchanged (keystone/limit/backends/
             # sql.py, update_limit: `if limit.get('resource_limit')`)

@@ -37,6 +37,15 @@ def cascade_for(cloud, project_id, **options):
     return pc, targets, pc.plan(targets)
 
 
+def cascade_and_delete(cloud, project_id, **options):
+    """The cascade run, and the project deleted as OSC does after it:
+    (cascade, outcome)."""
+    pc, targets, plan = cascade_for(cloud, project_id, **options)
+    outcome = pc.execute(plan, targets)
+    pc.conn.identity.delete_project(project_id)
+    return pc, outcome
+
+
 def run_kind(cloud, kind, refs):
     """Plan and run the deletes of ``refs`` of ``kind`` alone."""
     kinds = {kind.name: kind}
