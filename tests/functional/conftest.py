@@ -68,6 +68,18 @@ def needs_service(admin, service_type: str, name: str) -> None:
     )
 
 
+def service_proxy(service_type: str, name: str, proxy: str):
+    """A module fixture: the admin's SDK proxy of a service it
+    ``needs_service``."""
+
+    @pytest.fixture(scope='module')
+    def fixture(admin):
+        needs_service(admin, service_type, name)
+        return getattr(admin, proxy)
+
+    return fixture
+
+
 @pytest.fixture(scope='session')
 def admin():
     reason = _cloud_or_reason()

@@ -41,7 +41,7 @@ import openstack
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import needs_service
+from tests.functional.conftest import service_proxy
 from tests.functional.topology import unique
 
 pytestmark = pytest.mark.functional
@@ -50,10 +50,7 @@ pytestmark = pytest.mark.functional
 CONSUMERS_REFUSE = {'OpenStack-API-Version': 'key-manager 1.2'}
 
 
-@pytest.fixture(scope='module')
-def admin_km(admin):
-    needs_service(admin, 'key-manager', 'Barbican')
-    return admin.key_manager
+admin_km = service_proxy('key-manager', 'Barbican', 'key_manager')
 
 
 def uuid_of(ref: str) -> str:

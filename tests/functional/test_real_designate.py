@@ -36,7 +36,7 @@ import dns.rcode
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import needs_service
+from tests.functional.conftest import needs_service, service_proxy
 from tests.functional.topology import unique, wait_for
 
 pytestmark = pytest.mark.functional
@@ -44,10 +44,7 @@ pytestmark = pytest.mark.functional
 ALL = {'X-Auth-All-Projects': 'True'}
 
 
-@pytest.fixture(scope='module')
-def admin_dns(admin):
-    needs_service(admin, 'dns', 'Designate')
-    return admin.dns
+admin_dns = service_proxy('dns', 'Designate', 'dns')
 
 
 @pytest.fixture(scope='module')
