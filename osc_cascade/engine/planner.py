@@ -238,6 +238,16 @@ class Plan:
             if s.action == resource.KEEP and not s.is_report_only
         ]
 
+    def refusing(self) -> list[Step]:
+        """The keeps for which a cascade refuses to start: all but the
+        stuck ones (``Step.is_stuck``), which keep their project but not
+        the rest from going (the run then ends with them, one line each)."""
+        return [s for s in self.kept() if not s.is_stuck]
+
+    def stuck(self) -> list[Step]:
+        """The keeps of what its service will not delete from its state."""
+        return [s for s in self.kept() if s.is_stuck]
+
 
 def build_plan(
     inventory: Inventory,

@@ -131,6 +131,12 @@ class Step:
         user's keypair): it is shown, and keeps nothing alive."""
         return self.action == KEEP and self.params.get('blocking') is False
 
+    @property
+    def is_stuck(self) -> bool:
+        """A keep of what its service will not delete from its state
+        (``keep(stuck=True)``)."""
+        return self.action == KEEP and bool(self.params.get('stuck'))
+
     def describe(self) -> str:
         if self.action == DELETE:
             return f'delete {self.target.label()}'

@@ -42,6 +42,7 @@ from osc_cascade.kinds import (  # noqa: F401
     placement,
     quota,
     shared_file_system,
+    user,
     workflow,
 )
 from osc_cascade.kinds.base import PROJECT, Facts, ResourceKind
@@ -49,6 +50,8 @@ from osc_cascade.kinds.registry import CLASSES
 
 #: the kind of the projects themselves (the cascade adds their steps)
 PROJECT_KIND = identity.Project.name
+#: the kind of the users themselves (``user delete --cascade`` adds them)
+USER_KIND = user.User.name
 
 
 def build(scope: str = PROJECT, **options: Any) -> dict[str, ResourceKind]:

@@ -51,6 +51,9 @@ GONE = None
 PROJECT = 'project'
 #: a kind that belongs to a compute service (Placement's), for the purge
 SERVICE = 'service'
+#: a kind that a user owns (``user delete --cascade``): its keypairs,
+#: credentials and trusts
+USER = 'user'
 
 T = TypeVar('T')
 
@@ -103,7 +106,7 @@ class ResourceKind:
     #: why a token scoped to the project (the cascade without cloud admin,
     #: ``workflows.scoped``) cannot list this kind: a note says so instead
     needs_admin: ClassVar[str] = ''
-    #: what owns resources of this kind: PROJECT or SERVICE
+    #: what owns resources of this kind: PROJECT, SERVICE or USER
     scope: ClassVar[str] = PROJECT
     #: the Heat resource types whose physical resource is of this kind
     heat_types: ClassVar[tuple[str, ...]] = ()
@@ -326,9 +329,14 @@ class ResourceKind:
         status = self.stuck_status(ref)
         if status and self.forcing(ref):
             yield Edge(
-                Step(self.force_action, ref, {'status': status}),
+                Step(self.force_action, ref, self.force_params(ref, status)),
                 resource.delete(ref),
             )
+
+    def force_params(self, ref: ResourceRef, status: str) -> dict[str, Any]:
+        """The forced step's parameters, shown in the plan and the
+        record: the state it forces the resource out of."""
+        return {'status': status}
 
     def relations(
         self, ref: ResourceRef, inventory: Inventory

@@ -42,6 +42,10 @@ from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
+from osc_cascade.kinds.cinder_attachments import (
+    attachment_records,
+    detach_record,
+)
 from osc_cascade.kinds.compute import Server, server_owners
 from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
@@ -144,33 +148,80 @@ class Volume(_CinderKind):
 
     def list(self, conn, project_id):
         volumes = list(self.listed(conn, project_id))
+        # a stuck volume --force-stuck would force: its half-way records
+        # too (one GET each), whose servers the plan checks
+        half_way = {
+            v['id']: self.half_way_records(conn, v)
+            for v in volumes
+            if self.forcing_listed(v)
+        }
         owners = server_owners(
             conn,
             project_id,
             {
                 a.get('server_id')
                 for v in volumes
-                for a in v.get('attachments') or []
+                for a in [
+                    *(v.get('attachments') or []),
+                    *half_way.get(v['id'], []),
+                ]
                 if a.get('server_id')
             },
             scoped=self.scoped,
         )
         return owned(
             (
-                self.volume_ref(v, owners, self.owner_of(v, project_id))
+                self.volume_ref(
+                    v,
+                    owners,
+                    self.owner_of(v, project_id),
+                    half_way.get(v['id'], []),
+                )
                 for v in volumes
             ),
             project_id,
         )
 
-    def volume_ref(self, v, owners, owner_id):
+    def forcing_listed(self, v):
+        """Whether ``--force-stuck`` may force this listed volume."""
+        return bool(
+            self.options.get('force_stuck')
+            and not self.scoped
+            and v.get('status') in self.stuck_statuses
+        )
+
+    def half_way_records(self, conn, v):
+        """The volume's attachment records its view does not show (an
+        attach or detach left half-way), as its attachments are shown; one
+        that names no server where Cinder cannot list them."""
+        records = attachment_records(conn, v['id'])
+        if records is None:
+            return [{'attachment_id': 'unlisted (attachments API, 3.27)'}]
+        shown = {a.get('attachment_id') for a in v.get('attachments') or []}
+        return [
+            {
+                'server_id': r.get('instance'),
+                'attachment_id': r['id'],
+                'half_way': r.get('status') or '',
+            }
+            for r in records
+            if r['id'] not in shown
+        ]
+
+    def volume_ref(self, v, owners, owner_id, half_way=()):
         """``v``: a raw item of the detail list; ``owner_id``: the
-        volume's project (``owner_of``)."""
-        attachments, used_by = [], []
-        for a in v.get('attachments') or []:
+        volume's project (``owner_of``); ``half_way``: its records the
+        view does not show (``half_way_records``)."""
+        attachments, used_by, records = [], [], []
+        for a in [*(v.get('attachments') or []), *half_way]:
             server_id = a.get('server_id')
             owner = owners.get(server_id, '') if server_id else ''
-            if server_id and owner is GONE:
+            if a.get('half_way') and (owner is GONE or owner == owner_id):
+                # detached by the forced step (Cinder's attachment delete)
+                records.append(_attachment(a))
+                if owner is not GONE:
+                    attachments.append(_attachment(a))
+            elif server_id and owner is GONE:
                 # the server no longer exists: a stale attachment
                 attachments.append({**_attachment(a), 'gone': True})
             elif owner and owner == owner_id:
@@ -178,6 +229,11 @@ class Volume(_CinderKind):
             elif server_id:
                 used_by.append(
                     f'server {server_id} of project {owner or "(unknown)"}'
+                    + (
+                        f" (a record '{a['half_way']}')"
+                        if a.get('half_way')
+                        else ''
+                    )
                 )
             else:  # not Nova's (no server): keep it, unsure of its user
                 used_by.append(
@@ -191,6 +247,7 @@ class Volume(_CinderKind):
             status=v.get('status'),
             snapshot_id=v.get('snapshot_id'),
             attachments=attachments,
+            records=records,
             used_by=sorted(used_by),
             **self.stuck_attrs(v),
         )
@@ -230,28 +287,47 @@ class Volume(_CinderKind):
     def status(self, conn, ref):
         return conn.block_storage.get_volume(ref.id).status
 
+    def force_params(self, ref, status):
+        params = super().force_params(ref, status)
+        if ref.attrs.get('records'):
+            # shown in the plan: Cinder's detach of each first
+            params['detach'] = len(ref.attrs['records'])
+        return params
+
     def force_edges(self, ref):
         yield from super().force_edges(ref)
         status = self.stuck_status(ref)
         if status and self.forcing(ref):
             # the project's servers go first: their deletes detach it, and
-            # a reset then clears only what they left
+            # the forced step then detaches only what they left
             for att in ref.attrs.get('attachments', []):
-                yield Edge(
-                    delete_of(Server.name, att['server_id']),
-                    Step(self.force_action, ref, {'status': status}),
-                )
+                if not att.get('gone'):
+                    yield Edge(
+                        delete_of(Server.name, att['server_id']),
+                        Step(
+                            self.force_action,
+                            ref,
+                            self.force_params(ref, status),
+                        ),
+                    )
 
     def force_stuck(self, conn, step):
         # read again: attached meanwhile to a server of another project,
-        # the volume is kept (resetting its attachments would cut that
-        # guest's disk)
+        # the volume is kept (detaching it would cut that guest's disk)
         found = self.read(conn, step.target)
-        if found is GONE:
-            return
-        if found.status not in self.stuck_statuses:
-            return  # it got out by itself: the delete will do
-        servers = {a.get('server_id') for a in found.attachments or [] if a}
+        if found is GONE or found.status not in self.stuck_statuses:
+            return  # gone, or out by itself: the delete will do
+        # its records, the half-way ones too: the volume's own view shows
+        # only the attached ones, not an attach Nova began for a server
+        records = attachment_records(conn, step.target.id)
+        if records is None:
+            raise Kept(
+                'not forced: Cinder does not list its attachment records '
+                '(its attachments API, 3.27): who it is attached to is unknown'
+            )
+        servers = {r.get('instance') for r in records} | {
+            a.get('server_id') for a in found.attachments or [] if a
+        }
         if None in servers or '' in servers:
             raise Kept('not forced: it has an attachment that names no server')
         owners = server_owners(
@@ -264,14 +340,16 @@ class Volume(_CinderKind):
         )
         if others:
             raise Kept(f'not forced: attached to {", ".join(others)}')
-        # detached: Cinder clears the volume's attachment records, all of
-        # them the project's own servers' or gone servers' (checked above)
-        self.reset_status(
-            conn,
-            step,
-            'volumes',
-            **({'attach_status': 'detached'} if servers else {}),
-        )
+        # the project's own or gone servers' records: Cinder's own detach
+        # (the backend's connection ends, the record goes, the volume's
+        # status follows what is left: available when none)
+        for record in records:
+            detach_record(conn, record)
+        if records:
+            found = self.read(conn, step.target)
+            if found is GONE or found.status not in self.stuck_statuses:
+                return
+        self.reset_status(conn, step, 'volumes')
 
     def apply(self, conn, step):
         if step.action != 'detach_volume':

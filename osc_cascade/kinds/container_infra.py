@@ -38,6 +38,13 @@ STUCK = (
 )
 
 
+def stack_id_of(cluster: dict) -> str:
+    """A cluster's ``stack_id`` (a Heat stack, or a Cluster API driver's
+    name of the cluster), which microversion 1.13 renames ``cluster_id``
+    (magnum/api/controllers/v1/cluster.py)."""
+    return cluster.get('stack_id') or cluster.get('cluster_id') or ''
+
+
 @register
 class Cluster(ResourceKind):
     name = 'container_infra.cluster'
@@ -60,7 +67,7 @@ class Cluster(ResourceKind):
                     attrs={
                         k: v
                         for k, v in (
-                            ('stack_id', c.get('stack_id')),
+                            ('stack_id', stack_id_of(c)),
                             ('template_id', c.get('cluster_template_id')),
                         )
                         if v

@@ -28,8 +28,9 @@ from openstack import exceptions as sdk_exc
 from osc_cascade.api import heat
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
+from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge
-from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.resource import ResourceRef, Step
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out, retried
 from osc_cascade.kinds.registry import CLASSES, register
@@ -271,6 +272,12 @@ class ProjectStack(Stack):
     """The stack kind of a project cascade (see above)."""
 
     error_statuses = frozenset({STUCK})
+    # heat/engine/service.py delete_stack accepts a delete in any state,
+    # DELETE_FAILED too: a stack listed so is deleted again (its resources
+    # deleted directly after it, softly); --force-stuck then abandons one
+    # that failed again (abandon_stack: Heat forgets it, what it made stays
+    # and is deleted as the project's), where heat.conf enables it
+    force_action = 'abandon_stack'
 
     def list(self, conn, project_id):
         found = {
@@ -370,6 +377,53 @@ class ProjectStack(Stack):
         for other in (o for id_ in sorted(made) for o in named.get(id_, ())):
             if other.key != ref.key and other.project_id == ref.project_id:
                 yield Edge(me, delete_of(other.kind, other.id), required=False)
+
+    def force_edges(self, ref):
+        # not the base's: a stack is never 'stuck' before its delete (Heat
+        # accepts one in any state); the abandon waits for the delete
+        # again, whatever its outcome (soft), and only what the cascade
+        # deletes (a kept stack has no delete)
+        if (
+            self.options.get('force_stuck')
+            and ref.attrs.get('status') == 'DELETE_FAILED'
+            and not ref.attrs.get('nested')
+            and (self.primary_step(ref) or resource.keep(ref, '')).is_delete
+        ):
+            yield Edge(
+                delete_of(self.name, ref.id),
+                Step(self.force_action, ref, {'status': 'DELETE_FAILED'}),
+                required=False,
+            )
+
+    def apply(self, conn, step):
+        if step.action == self.force_action:
+            return self.force_stuck(conn, step)  # it reads the stack again
+        return super().apply(conn, step)
+
+    def force_stuck(self, conn, step):
+        """Abandon the stack whose delete failed again (Heat's
+        abandon_stack: the stack's records go, what it made stays, and is
+        deleted as the project's own). Heat's policy lets the project's
+        members abandon, but heat.conf's enable_stack_abandon, off by
+        default, only the operator turns on."""
+        ref = step.target
+        stack = heat.get_stack(conn, ref.name, ref.id)
+        if stack is None:
+            return  # the delete again did it
+        if heat.project_of(stack) != ref.project_id:
+            raise Kept(f'not forced: now of project {heat.project_of(stack)}')
+        if stack['stack_status'] != 'DELETE_FAILED':
+            return  # left to the verification rounds
+        try:
+            heat.abandon_stack(conn, ref.name, ref.id)
+        except sdk_exc.HttpException as exc:
+            if heat.error_of(exc).get('type') != 'NotSupported':
+                raise
+            raise Kept(
+                "not forced: Heat's abandon is off (enable_stack_abandon "
+                'in heat.conf, which only the operator can turn on); '
+                "delete the stack's resources, then the stack again"
+            ) from exc
 
     def status(self, conn, ref):
         return self._status(super().status(conn, ref))

@@ -51,6 +51,15 @@ OPTS = [
         default=False,
         help='Only log what would be deleted.',
     ),
+    cfg.BoolOpt(
+        'force_stuck',
+        default=False,
+        help='Force what its service will not delete from the state it is '
+        'in (a volume stuck in error_deleting, attaching, ...), as '
+        '--force-stuck does: reset by the admin\'s own actions, only what '
+        'the deleted project owned and nothing else uses. Off: such a '
+        'resource is logged as stuck and left, and tried again.',
+    ),
     cfg.IntOpt(
         'parallel',
         default=4,

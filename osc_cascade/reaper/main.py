@@ -95,7 +95,10 @@ def build(conf: Any, *, conn: Any = None, transport: Any = None) -> Any:
         conn = openstack.connect(
             cloud=config.cloud(conf), app_name=config.PROJECT
         )
-    kinds = orphans.select_kinds(kinds_mod.build())
+    # forced only with its own switch (off by default)
+    kinds = orphans.select_kinds(
+        kinds_mod.build(force_stuck=options.force_stuck)
+    )
     pace_from_now()
     limiter.repair_limits(conn)
     limiter.size_pools(conn, options.parallel)

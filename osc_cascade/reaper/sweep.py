@@ -62,6 +62,7 @@ from osc_cascade.kinds.base import ResourceKind
 from osc_cascade.kinds.quota import without_quotas
 from osc_cascade.reaper.lock import Locks
 from osc_cascade.workflows import late_release, orphans
+from osc_cascade.workflows.k8s.conventions import clusters_of
 
 LOG = logging.getLogger(__name__)
 
@@ -268,6 +269,7 @@ class Purger:
         findings = search.find()
         for note in findings.notes:
             LOG.info('note: %s', note)
+        log_clusters(findings)
         owners = sorted(
             {r.project_id for r in findings.owned_by_gone} - set(skip)
         )
@@ -312,6 +314,7 @@ class Purger:
         PURGED: what it left there is unknown (the rest is purged)."""
         try:
             findings = find()
+            log_clusters(findings)
             outcomes = self._purge(search, findings, owners)
             for owner, why in findings.unlisted.items():
                 done = outcomes.get(owner)
@@ -421,3 +424,16 @@ class Purger:
                     f'{first.error}',
                 )
         return outcomes
+
+
+def log_clusters(findings: orphans.Findings) -> None:
+    """Which Kubernetes clusters of deleted projects left what the purge
+    deletes, as their controllers named it (``workflows.k8s``)."""
+    found = clusters_of(o.ref for o in findings.orphans)
+    for (project, cluster), count in sorted(found.items()):
+        LOG.info(
+            'project %s: %d resource(s) of Kubernetes %s',
+            project,
+            count,
+            cluster,
+        )

@@ -163,7 +163,8 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
             'if that takes longer than --grace, its Heat stack is '
             'abandoned, leaving what the stack made in place. The manifest '
             'file lists what is left. Needs the admin role and '
-            'enable_stack_abandon = true in heat.conf.'
+            'enable_stack_abandon = true in heat.conf. Without a stack '
+            '(Cluster API drivers), what its controllers made is deleted.'
         )
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
@@ -203,6 +204,11 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
             help='List what the stack left in <file> (default: in ./)',
         )
         group.add_argument(
+            '--force',
+            action='store_true',
+            help='Even a Cluster API cluster that may run (ACTIVE)',
+        )
+        group.add_argument(
             '--delete-leftovers',
             action='store_true',
             help='Then delete what the stack left (or --manifest lists)',
@@ -234,6 +240,7 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
                     delete_leftovers=parsed_args.delete_leftovers,
                     parallel=parsed_args.parallel,
                     manifest=parsed_args.manifest,
+                    force=parsed_args.force,
                 ),
                 notify=progress.note,
                 on_event=progress,
@@ -448,6 +455,7 @@ def stuck_rows(stuck: Sequence[StuckCluster]) -> Rows:
 def preview_rows(previews: Sequence[Preview], delete_leftovers: bool) -> Rows:
     """What a force-delete would leave behind (or delete), one row per
     resource; a cluster with nothing to leave gets one row that says so."""
+    from osc_cascade.v1.cluster_leftovers import footprint_rows
     from osc_cascade.workflows.force_delete.outcome import planned_action
 
     rows = []
@@ -455,6 +463,8 @@ def preview_rows(previews: Sequence[Preview], delete_leftovers: bool) -> Rows:
         c = p.cluster
         if p.error:
             rows.append(_plan_row(c, f'cannot force-delete: {p.error}'))
+        elif p.footprint is not None:
+            rows += footprint_rows(p)
         elif p.stack is None:
             rows.append(_plan_row(c, 'delete normally: no stack'))
         elif not p.left_behind():
@@ -493,6 +503,8 @@ def _plan_row(
 
 
 def question(previews: Sequence[Preview], grace: float) -> str:
+    from osc_cascade.v1.cluster_leftovers import footprint_summary
+
     lines = [
         f'Force-delete {len(previews)} cluster(s)? Each is deleted '
         f'the normal way first; if that has not finished after '
@@ -502,6 +514,8 @@ def question(previews: Sequence[Preview], grace: float) -> str:
     for p in previews:
         if p.error:
             where = f'left alone: {p.error}'
+        elif p.footprint is not None:
+            where = footprint_summary(p)
         elif p.stack:
             where = (
                 f'stack {p.stack.name}, {len(p.left_behind())} '

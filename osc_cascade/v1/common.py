@@ -308,6 +308,15 @@ def engine_errors() -> Iterator[None]:
         raise exceptions.CommandError(one_line(exc)) from exc
 
 
+def identity_v3_only(command: Any, v3_class: type) -> None:
+    """A hook's --cascade works on OSC's Identity v3 command alone (the
+    hook group covers every API version of the command)."""
+    if not isinstance(command, v3_class):
+        raise exceptions.CommandError(
+            '--cascade needs the Identity API v3 (--os-identity-api-version 3)'
+        )
+
+
 def hand_to_osc(
     parsed_args: argparse.Namespace, dest: str, ids: list[str]
 ) -> argparse.Namespace:

@@ -154,11 +154,8 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         _add_search_options(parser, tuning)
         add_execution_options(parser, tuning)
         add_force_stuck_option(parser)
-        # the plan as a Graphviz graph, as the cascade's: no formatter of
-        # cliff's, so ``run`` prints it
-        for action in parser._actions:
-            if action.dest == 'formatter' and action.choices is not None:
-                action.choices = [*action.choices, output.DOT]
+        # the plan as a Graphviz graph, as the cascade's
+        output.add_dot_format(parser)
         return parser
 
     def run(self, parsed_args: argparse.Namespace) -> int:
@@ -166,14 +163,12 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
         from osc_cascade.v1.progress import Progress
 
         self.progress = Progress(fmt=parsed_args.progress)
-        if parsed_args.formatter != output.DOT:
-            code = super().run(parsed_args)
-        elif not parsed_args.dry_run:
-            raise exceptions.CommandError('-f dot needs --dry-run')
-        else:
-            _search, _findings, plan = self._plan(parsed_args)
-            self.app.stdout.write(output.plan_dot(plan))
-            code = 0
+        code = output.run_or_dot(
+            parsed_args,
+            self.app.stdout,
+            lambda: super(PurgeOrphan, self).run(parsed_args),
+            lambda: self._plan(parsed_args)[2],
+        )
         self.progress.flush_notes()  # after the plan or the summary
         return code
 

@@ -85,6 +85,30 @@ def add_format_options(
         ext.obj.add_argument_group(parser)
 
 
+def add_dot_format(parser: argparse.ArgumentParser) -> None:
+    """``-f dot`` beside cliff's formatters, for a command whose plan
+    ``run_or_dot`` prints as a graph (cliff has no formatter of it)."""
+    for action in parser._actions:
+        if action.dest == 'formatter' and action.choices is not None:
+            action.choices = [*action.choices, DOT]
+
+
+def run_or_dot(
+    parsed_args: argparse.Namespace,
+    stdout: TextIO,
+    run: Any,
+    plan_of: Any,
+) -> int:
+    """cliff's ``run()``; with ``-f dot`` (and --dry-run alone), the plan
+    ``plan_of()`` makes, as a Graphviz graph."""
+    if parsed_args.formatter != DOT:
+        return run()
+    if not parsed_args.dry_run:
+        raise exceptions.CommandError('-f dot needs --dry-run')
+    stdout.write(plan_dot(plan_of()))
+    return 0
+
+
 def chosen_columns(
     parsed_args: argparse.Namespace, columns: Sequence[str]
 ) -> list[int]:

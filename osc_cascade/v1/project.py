@@ -41,6 +41,7 @@ from osc_cascade.v1.common import (
     engine_errors,
     exit_interrupted,
     hand_to_osc,
+    identity_v3_only,
     refuse_stray_options,
     stoppable,
 )
@@ -240,11 +241,17 @@ class ProjectDeleteCascade(hooks.CommandHook):
                 planfile.save(saved, plan)
             self._emit_plan(plan, parsed_args)
             progress.flush_notes()
-            if plan.kept():
+            if plan.refusing():
                 raise exceptions.CommandError(
-                    f'The real run would refuse: {len(plan.kept())} '
+                    f'The real run would refuse: {len(plan.refusing())} '
                     'resource(s) are kept (see the plan), so the projects '
                     'would not be deleted.'
+                )
+            if plan.stuck():
+                raise exceptions.CommandError(
+                    f'The real run would delete the rest and leave the '
+                    f'projects drained: {len(plan.stuck())} resource(s) are '
+                    'stuck (see the plan).'
                 )
             outside = workflow.outside(plan)
             if outside:
@@ -291,11 +298,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
     def _check_identity_v3(self) -> None:
         from openstackclient.identity.v3 import project as v3_project
 
-        if not isinstance(self.cmd, v3_project.DeleteProject):
-            raise exceptions.CommandError(
-                '--cascade needs the Identity API v3 '
-                '(--os-identity-api-version 3)'
-            )
+        identity_v3_only(self.cmd, v3_project.DeleteProject)
 
     def _emit_plan(self, plan, parsed_args: argparse.Namespace) -> None:
         stdout = self.cmd.app.stdout

@@ -94,10 +94,14 @@ def _add_projects(parser: argparse.ArgumentParser, what: str) -> None:
     add_api_timeout_option(tuning)
 
 
-def _workflow(app: Any, parsed_args: argparse.Namespace, verb: str, **kw):
+def _workflow(
+    app: Any, parsed_args: argparse.Namespace, verb: str, *, many=False, **kw
+):
     from osc_cascade.workflows import cascade
+    from osc_cascade.workflows import many as many_mod
 
-    return cascade.ProjectCascade(
+    cls = many_mod.ManyProjects if many else cascade.ProjectCascade
+    return cls(
         connection(app, parsed_args),
         cascade.CascadeOptions(
             recursive=getattr(parsed_args, 'recursive', False),
@@ -295,6 +299,7 @@ class SweepProject(ExitStatusHelp, command.Lister):
                 parsed_args.yes,
             )
         rows, outcomes = [], []
+        done = self._complete(parsed_args, due) if parsed_args.execute else {}
         for drained in due:
             if not parsed_args.execute:
                 result = DUE
@@ -303,7 +308,8 @@ class SweepProject(ExitStatusHelp, command.Lister):
                         drained.label, drained.id
                     )
             else:
-                result, outcome = self._complete(parsed_args, drained, rows)
+                outcome, result = done[drained.id]
+                result = result or DELETED
                 outcomes.append(outcome)
                 self.app.stderr.write(f'project {drained.label}: {result}\n')
             rows.append(_row(drained, result))
@@ -325,57 +331,48 @@ class SweepProject(ExitStatusHelp, command.Lister):
         return SWEEP_COLUMNS, rows
 
     def _complete(
-        self, parsed_args: argparse.Namespace, drained: Any, rows: list
-    ) -> tuple[str, str]:
-        """The cascade of one project: its result, and its outcome: DONE,
-        SKIPPED (protected when listed, or another actor holds it),
-        CHANGED (no longer as listed) or FAILED."""
+        self, parsed_args: argparse.Namespace, due: list
+    ) -> dict[str, tuple[str, str]]:
+        """The cascade of all the due projects, in one plan and one run
+        (``workflows.sweep_many``): each one's outcome (DONE, SKIPPED:
+        protected when listed or held by another actor, CHANGED: no longer
+        as listed, FAILED) and its line, by ID."""
         from osc_cascade.engine.errors import CascadeError
         from osc_cascade.v1.record import RunRecord
-        from osc_cascade.workflows import actor, projects, sweep
+        from osc_cascade.workflows import sweep_many
 
         record = RunRecord(parsed_args, 'project sweep')
         workflow = _workflow(
             self.app,
             parsed_args,
             'sweep',
+            many=True,
             parallel=parsed_args.parallel,
             timeout=parsed_args.timeout,
             settle=parsed_args.settle or 0.0,
             report_file=record.path or None,
         )
-        if projects.is_protected(drained.project):
-            return 'skipped: ' + projects.protected_message(
-                drained.label, drained.id
-            ), SKIPPED
         if record.path:
             workflow.options.report_context = record.context(
                 workflow.conn, workflow.regions.names
             )
         try:
             with stoppable(workflow.interrupt):
-                notes = sweep.complete(workflow, drained)
+                results = sweep_many.complete_many(workflow, due)
         except Interrupted as exc:
-            rows.append(_row(drained, f'interrupted: {exc}'))
+            rows = [_row(d, f'interrupted: {exc}') for d in due]
             self.produce_output(parsed_args, SWEEP_COLUMNS, rows)
             exit_interrupted(exc)
-        except actor.Busy as exc:
-            return f'skipped: {one_line(exc)}', SKIPPED
-        except (sweep.Changed, projects.Protected) as exc:
-            # protected since it was listed unprotected
-            return f'skipped: {one_line(exc)}', CHANGED
         except CascadeError as exc:
-            return f'failed: {one_line(exc)}', FAILED
+            return {d.id: (FAILED, f'failed: {one_line(exc)}') for d in due}
         finally:
             record.announce(
                 workflow.unwritten,
-                lambda line: self.app.stderr.write(
-                    f'project {drained.label}: {line}\n'
-                ),
+                lambda line: self.app.stderr.write(f'{line}\n'),
             )
-        for note in notes:
-            LOG.warning('note: project %s: %s', drained.label, note)
-        return DELETED, DONE
+        for note in workflow.notes:
+            LOG.warning('note: %s', note)
+        return results
 
 
 def _row(drained: Any, result: str) -> tuple[str, ...]:

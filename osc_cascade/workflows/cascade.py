@@ -108,6 +108,9 @@ class CascadeOutcome:
     runs: list[RunResult]
     empty_projects: list[ResourceRef]
     deleted_children: list[ResourceRef]
+    #: the projects that stay, and why (``workflows.many``: each ends on
+    #: its own)
+    stays: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class ProjectCascade:
@@ -214,6 +217,11 @@ class ProjectCascade:
                 self._check_deletable(child)
                 refs[child.id] = project_ref(child)
         return list(refs.values())
+
+    def check_deletable(self, project: Any) -> None:
+        """Raise one line if the cascade may not delete the project (the
+        domain's cascade asks for each of its projects)."""
+        self._check_deletable(project)
 
     def _check_deletable(self, project: Any) -> None:
         label = f'{project.name} ({project.id})'
@@ -337,8 +345,9 @@ class ProjectCascade:
     def _execute(
         self, plan: Plan, targets: Sequence[ResourceRef]
     ) -> CascadeOutcome:
-        if plan.kept():
-            raise CascadeError(kept_message(plan.kept(), drained=False))
+        # a stuck resource keeps the projects, not the rest from going
+        if plan.refusing():
+            raise CascadeError(kept_message(plan.refusing(), drained=False))
         since = self.projects.cloud_time()
         self.drain(targets)
         # Cinder's freezes (at usage) follow the run's deletes down
@@ -373,8 +382,10 @@ class ProjectCascade:
         checked = reconcile(shown, self._plan_here(targets), since)
         self._report_dropped(checked.dropped)
         self._refuse_unpreviewed(checked.unpreviewed)
-        if checked.plan.kept():
-            raise CascadeError(kept_message(checked.plan.kept(), drained=True))
+        if checked.plan.refusing():
+            raise CascadeError(
+                kept_message(checked.plan.refusing(), drained=True)
+            )
         self._mark(targets, drain_record.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises

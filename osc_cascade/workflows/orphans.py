@@ -56,6 +56,7 @@ from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked, retrying
 from osc_cascade.kinds.base import ResourceKind
+from osc_cascade.workflows.k8s.conventions import made_for
 from osc_cascade.workflows.stopping import Stop, steps_done
 
 GONE_OWNER = 'owner project does not exist'
@@ -165,13 +166,15 @@ class Orphan:
 
     def row(self) -> tuple[str, ...]:
         attrs = self.ref.attrs
+        # what a Kubernetes cluster's controllers made says whose
+        cluster = made_for(self.ref.kind, self.ref.name)
         return (
             self.ref.project_id,
             self.ref.region,
             self.ref.kind,
             self.ref.id,
             self.ref.name,
-            self.reason,
+            self.reason + (f' (Kubernetes: {cluster})' if cluster else ''),
             attrs.get('created_at', ''),
             attrs.get('updated_at', ''),
         )

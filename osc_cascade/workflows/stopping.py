@@ -21,15 +21,22 @@ saying what was done and how a re-run finishes the job.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 import contextlib
 import signal
 import threading
 from typing import Any
 
 from osc_cascade.engine.errors import Interrupted
-from osc_cascade.engine.executor import DONE, INTERRUPTED, StepResult
-from osc_cascade.engine.retry import Clock
+from osc_cascade.engine.executor import (
+    DONE,
+    INTERRUPTED,
+    Event,
+    Executor,
+    StepResult,
+)
+from osc_cascade.engine.planner import Plan
+from osc_cascade.engine.retry import Clock, RetryPolicy
 
 
 class Stop:
@@ -99,3 +106,30 @@ def steps_done(results: Iterable[StepResult]) -> str:
     done = sum(r.outcome == DONE for r in results)
     left = sum(r.error.startswith(INTERRUPTED) for r in results)
     return f'{done} step(s) done; {left} interrupted or not started'
+
+
+def run_plan(
+    conn: Any,
+    plan: Plan,
+    kinds: Mapping[str, Any],
+    *,
+    parallel: int,
+    timeout: float,
+    retry: RetryPolicy,
+    clock: Clock,
+    on_event: Callable[[Event], None] | None,
+    stop: Stop | None,
+) -> Any:
+    """Run ``plan`` on the cascade's executor; ``stop`` (a signal) ends it
+    before its next step."""
+    executor = Executor(
+        conn,
+        kinds,
+        parallel=parallel,
+        timeout=timeout,
+        retry=retry,
+        clock=clock,
+        on_event=on_event,
+    )
+    with stop.running(executor) if stop else contextlib.nullcontext():
+        return executor.run(plan)

@@ -11,19 +11,18 @@
 #    under the License.
 
 """``project sweep``: which drained projects are due (drained longer ago
-than an age, by Keystone's clock), and the cascade of one of them, as
-``project delete --cascade`` runs it, skipped if it is no longer as the
-sweep listed it: enabled again, protected, restored or drained anew.
+than an age, by Keystone's clock), and whether one is still as the sweep
+listed it (not enabled again, protected, restored or drained anew); their
+cascade, all at once, is ``sweep_many``'s.
 """
 
 from __future__ import annotations
 
 import datetime
-import functools
 from typing import Any
 
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.workflows import after_delete, drain_record
+from osc_cascade.workflows import drain_record
 from osc_cascade.workflows.cascade import ProjectCascade
 from osc_cascade.workflows.projects import is_protected, protected_message
 
@@ -90,33 +89,3 @@ def due(
         and d.drained_at
         and d.drained_at <= cutoff
     ], notes
-
-
-def complete(
-    workflow: ProjectCascade, drained: drain_record.Drained
-) -> list[str]:
-    """The sweep's cascade of one drained project: refused if
-    protected (or otherwise not deletable), skipped (``Busy``) if
-    another actor holds it or (``Changed``) if, under its lock, it is no
-    longer as it was listed (``unchanged``); else planned, drained again
-    (the record continues, and the drain checks again what it reads
-    before it changes anything: the plan takes a while), emptied,
-    deleted, settled and its quotas released, as ``project delete
-    --cascade`` does. Notes."""
-    project = workflow.projects.resolve(drained.id)
-    targets = workflow.targets([project])
-    workflow.hold(targets)
-    try:
-        unchanged(drained, workflow.drainer.shown(drained.id))
-        workflow.drainer.expected[drained.id] = functools.partial(
-            unchanged, drained
-        )
-        plan = workflow.plan(targets)
-        workflow.notes.extend(plan.notes)
-        outcome = workflow.execute(plan, targets)
-        workflow.projects.delete(outcome.empty_projects)
-    except BaseException:
-        workflow.release()
-        raise
-    after_delete.finish(workflow, outcome)
-    return list(workflow.notes)

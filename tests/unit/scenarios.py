@@ -703,3 +703,18 @@ def share_image_with(cloud, owner_id, member_id, name='golden'):
     return image(
         cloud, owner_id, name, visibility='shared', members=[member_id]
     )
+
+
+def occm_load_balancer(cloud, project_id, subnet, cluster, svc='web', **kw):
+    """A Service's load balancer as the OpenStack cloud controller manager
+    makes it for ``cluster`` (name, description, tag: cloud-provider-
+    openstack's pkg/openstack/loadbalancer.go)."""
+    lb = cloud.load_balancer(project_id, subnet, **kw)
+    name = f'kube_service_{cluster}_default_{svc}'
+    lb.update(
+        name=name,
+        description=f'Kubernetes external service default/{svc} from '
+        f'cluster {cluster}',
+        tags=[name],
+    )
+    return lb

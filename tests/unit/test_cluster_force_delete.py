@@ -766,8 +766,9 @@ def test_a_preview_that_fails_is_that_clusters_alone(cloud, clock):
     magnum_k8s(cloud)
     other = scenarios.project(cloud, 'other')
     broken = cloud.magnum_cluster('broken', other['id'], None)
-    broken['stack_id'] = 'no-such-stack'
-    cloud.faults += [('GET', r'/stacks/no-such-stack', 403)]
+    # a Heat stack's id (a name that is none is a Cluster API driver's)
+    broken['stack_id'] = 'deadbeef' * 4
+    cloud.faults += [('GET', r'/stacks/(deadbeef){4}', 403)]
     engine = force(cloud, clock)
     magnum = clusters.MagnumClusters()
     previews = engine.preview_all(

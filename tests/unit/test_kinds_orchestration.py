@@ -332,3 +332,80 @@ def test_a_stack_ref_holds_every_resource_it_made_with_its_type(cloud, kind):
     ]
     # it survives a plan file
     assert ResourceRef.from_dict(json.loads(json.dumps(ref.to_dict()))) == ref
+
+
+# -- DELETE_FAILED and --force-stuck (issue #33) ----------------------------
+
+
+def test_a_stack_listed_delete_failed_is_deleted_again(cloud, kind):
+    # heat/engine/service.py delete_stack accepts a delete in any state
+    a = scenarios.project(cloud, 'A')['id']
+    stack = cloud.stack('failed', a, status='DELETE_FAILED')
+    pc, targets, plan = cascade_for(cloud, a)
+    assert step_id('delete', STACK, stack['id']) in plan.steps
+    assert not any(s.is_break_action for s in plan.steps.values())
+    pc.execute(plan, targets)
+    assert not cloud.exists('stacks', stack['id'])
+
+
+def test_force_stuck_abandons_a_stack_whose_delete_fails_again(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    net = cloud.add('networks', name='made', project_id=a, tenant_id=a)
+    stack = cloud.stack('failed', a, status='DELETE_FAILED', on_delete='fail')
+    cloud.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
+    pc, targets, plan = cascade_for(cloud, a, force_stuck=True)
+    abandon = (
+        f'abandon_stack:{STACK}:{stack["id"]}@RegionOne[status=DELETE_FAILED]'
+    )
+    assert abandon in plan.steps, sorted(plan.steps)
+    delete = step_id('delete', STACK, stack['id'])
+    assert (delete, abandon) in plan.edges
+    assert (delete, abandon) in plan.soft_edges
+    outcome = pc.execute(plan, targets)  # nothing left: no error
+    outcomes = {
+        r.step.action: r.outcome
+        for r in pc.runs[0].results.values()
+        if r.step.target.id == stack['id']
+    }
+    assert outcomes['delete'] == FAILED
+    assert outcomes['abandon_stack'] == DONE
+    # deleted again (failed), then abandoned: Heat forgets it, what it
+    # made is deleted as the project's, and the project may go
+    assert not cloud.exists('stacks', stack['id'])
+    assert not cloud.exists('networks', net['id'])
+    assert [t.id for t in outcome.empty_projects] == [a]
+    paths = [p.split('?')[0] for m, p in cloud.changes if m == 'DELETE']
+    stack_path = f'/stacks/failed/{stack["id"]}'
+    [again] = [i for i, p in enumerate(paths) if p.endswith(stack_path)]
+    [abandoned] = [
+        i for i, p in enumerate(paths) if p.endswith(stack_path + '/abandon')
+    ]
+    assert again < abandoned
+
+
+def test_without_heats_abandon_the_line_says_only_the_operator_can(cloud):
+    cloud.abandon_enabled = False
+    a = scenarios.project(cloud, 'A')['id']
+    stack = cloud.stack('failed', a, status='DELETE_FAILED', on_delete='fail')
+    pc, targets, plan = cascade_for(cloud, a, force_stuck=True)
+    with pytest.raises(CascadeError):
+        pc.execute(plan, targets)
+    [abandon] = [
+        r for r in pc.runs[0].results.values() if r.step.is_break_action
+    ]
+    assert abandon.error == (
+        "not forced: Heat's abandon is off (enable_stack_abandon in "
+        'heat.conf, which only the operator can turn on); delete the '
+        "stack's resources, then the stack again"
+    )
+    assert cloud.exists('stacks', stack['id'])
+    assert cloud.exists('projects', a)
+
+
+def test_a_kept_stack_is_never_abandoned(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    flavor = cloud.add('flavors', name='f')
+    stack = cloud.stack('failed', a, status='DELETE_FAILED', on_delete='fail')
+    cloud.resource(stack, 'flavor', 'OS::Nova::Flavor', flavor['id'])
+    _pc, _targets, plan = cascade_for(cloud, a, force_stuck=True)
+    assert not any(s.is_break_action for s in plan.steps.values())

@@ -33,6 +33,7 @@ COMMANDS = {
     ('compute', 'service', 'delete'): COMMON_EXIT_STATUSES,
     ('cluster', 'force-delete'): COMMON_EXIT_STATUSES,
     ('cluster', 'stuck', 'list'): READ_EXIT_STATUSES,
+    ('cluster', 'leftovers', 'delete'): COMMON_EXIT_STATUSES,
     ('orphan', 'purge'): COMMON_EXIT_STATUSES,
     ('project', 'drain'): READ_EXIT_STATUSES,
     ('project', 'restore'): READ_EXIT_STATUSES,

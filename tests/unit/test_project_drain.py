@@ -441,3 +441,53 @@ def test_a_project_enabled_while_its_cascade_is_planned_is_left_as_it_is(
     assert cloud.get('projects', pid)['enabled'] is True
     assert cloud.owned_by(pid)
     actor.Actor().hold(pid)  # released
+
+
+def test_sweep_the_due_projects_run_in_one_plan_and_one_run(
+    cloud, osc, monkeypatch
+):
+    pids = [filled(cloud, f'P{n}') for n in range(4)]
+    assert osc('project', 'drain', *(f'P{n}' for n in range(4))).code == 0
+    for pid in pids:
+        drained_long_ago(cloud, pid)
+    from osc_cascade.engine.executor import Executor
+
+    runs = []
+    run = Executor.run
+
+    def counted(self, plan):
+        runs.append({s.target.project_id for s in plan.steps.values()})
+        return run(self, plan)
+
+    monkeypatch.setattr(Executor, 'run', counted)
+    result = osc(
+        'project', 'sweep', '--older-than', '30d', '--execute', '--yes',
+        '-f', 'json',
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert {r['Result'] for r in json.loads(result.stdout)} == {'deleted'}
+    assert runs[0] == set(pids)  # the first run has them all
+    for pid in pids:
+        assert not cloud.exists('projects', pid)
+
+
+def test_sweep_one_project_that_fails_stays_drained_and_the_others_go(
+    cloud, osc
+):
+    good, bad = filled(cloud, 'Good'), filled(cloud, 'Bad')
+    assert osc('project', 'drain', 'Good', 'Bad').code == 0
+    for pid in (good, bad):
+        drained_long_ago(cloud, pid)
+    net = next(n for n in cloud.all('networks') if n['project_id'] == bad)
+    cloud.faults.extend([('DELETE', f'/networks/{net["id"]}', 500)] * 500)
+    result = osc(
+        'project', 'sweep', '--older-than', '30d', '--execute', '--yes',
+        '-f', 'json',
+    )  # fmt: skip
+    assert result.code == 1
+    rows = {r['ID']: r['Result'] for r in json.loads(result.stdout)}
+    assert rows[good] == 'deleted'
+    assert rows[bad].startswith('failed: stays drained: still owns')
+    assert '1 of 2 drained project(s) could not be deleted' in result.stderr
+    assert not cloud.exists('projects', good)
+    assert cloud.get('projects', bad)['enabled'] is False

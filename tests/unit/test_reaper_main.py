@@ -11,7 +11,9 @@
 #    under the License.
 
 """The reaper's console script: its options, how it is put together, the
-rate limits it sets, and a clean stop on SIGTERM within a bounded time."""
+rate limits it sets, a clean stop on SIGTERM within a bounded time, and
+its own switch for forcing what is stuck ([reaper] force_stuck, off by
+default, issue #33)."""
 
 import logging
 import os
@@ -24,6 +26,9 @@ from oslo_messaging._drivers import impl_fake
 import pytest
 
 from osc_cascade.reaper import config, main, service, sweep
+from tests.unit import scenarios
+from tests.unit.fakes.clock import FakeClock
+from tests.unit.fakes.run import zero_delays
 
 
 @pytest.fixture(autouse=True)
@@ -239,3 +244,68 @@ def test_logs_are_plain_lines_for_journald(signals):
     assert logging.getLogger('keystoneauth').level == logging.WARNING
     main.setup_logging(debug=True)
     assert root.level == logging.DEBUG
+
+
+# -- [reaper] force_stuck (issue #33) ----------------------------------------
+
+
+def stuck_volume_of_a_deleted_project(cloud):
+    gone = scenarios.project(cloud, 'gone')['id']
+    vol = scenarios.volume(cloud, gone, 'stuck')
+    vol.update(status='error_deleting', updated_at='2026-11-28T05:10:00Z')
+    cloud.db['projects'].pop(gone)
+    return gone, vol
+
+
+def purge(conn, conf, gone, transport):
+    """One purge of ``gone`` with the kinds and the locks main.build gives
+    the reaper, without its waits."""
+    reaper, _listener, locks = main.build(conf, conn=conn, transport=transport)
+    locks.start()
+    try:
+        purger = sweep.Purger(
+            conn,
+            reaper.purger.kinds,
+            locks,
+            clock=FakeClock(),
+            retry=zero_delays(),
+        )
+        return purger.purge([gone])[gone]
+    finally:
+        locks.stop()
+
+
+def force_stuck_conf(tmp_path, **options):
+    return load(
+        tmp_path, coordination_url=f'file://{tmp_path}/locks', **options
+    )
+
+
+def test_the_switch_is_off_by_default(tmp_path):
+    assert load(tmp_path).reaper.force_stuck is False
+    assert load(tmp_path, force_stuck='true').reaper.force_stuck is True
+    names = {o.name for _g, opts in config.list_opts() for o in opts}
+    assert 'force_stuck' in names
+
+
+def test_without_the_switch_a_stuck_volume_is_left(
+    cloud, conn, tmp_path, transport
+):
+    gone, vol = stuck_volume_of_a_deleted_project(cloud)
+    outcome = purge(conn, force_stuck_conf(tmp_path), gone, transport)
+    assert outcome.state == sweep.FAILED
+    assert "is 'error_deleting'" in outcome.detail
+    assert cloud.reset_calls == []
+    assert cloud.get('volumes', vol['id'])['status'] == 'error_deleting'
+
+
+def test_with_the_switch_a_stuck_volume_is_reset_and_purged(
+    cloud, conn, tmp_path, transport
+):
+    gone, vol = stuck_volume_of_a_deleted_project(cloud)
+    outcome = purge(
+        conn, force_stuck_conf(tmp_path, force_stuck='true'), gone, transport
+    )
+    assert outcome.state == sweep.PURGED, outcome
+    assert cloud.reset_calls == [(vol['id'], {'status': 'error'})]
+    assert cloud.get('volumes', vol['id']) is None

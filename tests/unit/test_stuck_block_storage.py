@@ -18,7 +18,7 @@ only what the project owns and nothing else uses."""
 import pytest
 
 from osc_cascade import kinds as kinds_mod
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, Kept
 from osc_cascade.engine.executor import (
     DONE,
     KEPT,
@@ -160,25 +160,48 @@ def test_snapshots_and_backups_stuck(
     assert plan.kept()
 
 
-def test_the_issues_project_is_refused_before_anything_runs(cloud, pid):
-    # four volumes reset to error_deleting, error, creating, attaching and
-    # a snapshot error_deleting of the 'error' one
-    for status in ('error_deleting', 'creating', 'attaching'):
-        stuck_volume(cloud, pid, status)
+def test_the_issues_project_is_drained_and_the_rest_goes(cloud, pid):
+    # four volumes reset to error_deleting, error, creating, attaching, a
+    # snapshot error_deleting of the 'error' one, a server in ERROR and a
+    # locked one (issue #33)
+    stuck = {
+        status: stuck_volume(cloud, pid, status)
+        for status in ('error_deleting', 'creating', 'attaching')
+    }
     errored = volume(cloud, pid, 'stuck-error', 'error')
     snap = scenarios.snapshot(cloud, pid, errored)
     snap.update(status='error_deleting', updated_at=SINCE)
+    vm_error = scenarios.server(cloud, pid, 'vm-error', status='ERROR')
+    vm_locked = scenarios.server(cloud, pid, 'vm-locked')
+    vm_locked['locked'] = True
     pc, targets, plan = cascade_for(cloud, pid)
-    stuck = [s for s in plan.steps.values() if s.params.get('stuck')]
-    assert len(stuck) == 4
-    before = len(cloud.requests)
+    assert len(plan.stuck()) == 4
+    assert not plan.refusing()
     with pytest.raises(CascadeError) as err:
         pc.execute(plan, targets)
     text = str(err.value)
-    assert text.startswith('Nothing was changed')
+    assert text.startswith(
+        'The projects were not deleted and stay drained (disabled): their '
+        'services will not delete 4 resource(s)'
+    )
     assert "stuck-attaching" in text and "is 'attaching' since" in text
     assert 'http' not in text and 'Exception' not in text
-    assert not [m for m, _p in cloud.requests[before:] if m == 'DELETE']
+    # no verification round: one run, stuck ones never asked to delete
+    assert len(pc.runs) == 1
+    for vol in stuck.values():
+        assert cloud.get('volumes', vol['id']) is not None
+        assert not [
+            p
+            for m, p in cloud.requests
+            if m == 'DELETE' and p.endswith(vol['id'])
+        ]
+    # the rest is gone: both servers; the 'error' volume waits for its
+    # snapshot (skipped); the project stays, drained
+    assert cloud.get('servers', vm_error['id']) is None
+    assert cloud.get('servers', vm_locked['id']) is None
+    skipped = pc.runs[0].results[f'delete:{VOL}:{errored["id"]}@RegionOne']
+    assert skipped.outcome == SKIPPED
+    assert cloud.get('projects', pid) is not None
 
 
 def test_a_volume_stuck_at_its_delete_is_not_retried(cloud, pid):
@@ -293,20 +316,107 @@ def test_force_stuck_resets_after_the_projects_own_server_goes(
     assert cloud.get('volumes', vol['id']) is None
 
 
-def test_force_stuck_clears_the_attachments_of_the_projects_own_server(
+def test_force_stuck_detaches_the_projects_own_server_through_cinder(
     cloud, conn, pid
 ):
+    # attached to the project's server, stuck detaching; the forced step
+    # is met before the server goes (a plan file's order, a race): Cinder
+    # refuses to delete the record Nova still uses, and the volume is kept
     vm = scenarios.server(cloud, pid)
     vol = stuck_volume(cloud, pid, 'detaching', attach_to=vm)
     kinds, plan = plan_of(conn, pid, force_stuck=True)
-    [reset] = [
+    [forced] = [
         s for s in plan.steps.values() if s.action == 'reset_volume_state'
     ]
-    kinds[VOL].apply(conn, reset)
-    assert cloud.reset_calls == [
-        (vol['id'], {'status': 'error', 'attach_status': 'detached'})
-    ]
-    assert cloud.get('volumes', vol['id'])['attachments'] == []
+    with pytest.raises(Kept) as kept:
+        kinds[VOL].apply(conn, forced)
+    [(record, answer)] = cloud.attachment_deletes
+    assert answer == 409
+    assert str(kept.value) == (
+        f'not forced: Cinder refuses to delete its attachment {record}: '
+        f'server {vm["id"]} still has the volume in Nova'
+    )
+    assert cloud.reset_calls == []
+    assert cloud.get('volumes', vol['id'])['status'] == 'detaching'
+
+
+def test_force_stuck_detaches_a_half_way_record_of_the_projects_server(
+    cloud, conn, pid
+):
+    # Nova's attach to the project's server stopped half-way: the record
+    # ('attaching') is not in the volume's view, and survives the server
+    vm = scenarios.server(cloud, pid)
+    vol = stuck_volume(cloud, pid, 'attaching')
+    record = cloud.hidden_attachment(vol, vm['id'], 'attaching')
+    assert vol['attachments'] == []
+    kinds, plan = plan_of(conn, pid, force_stuck=True)
+    forced = f'reset_volume_state:{VOL}:{vol["id"]}[detach=1,status=attaching]'
+    assert forced in plan.steps, sorted(plan.steps)
+    assert (f'delete:{compute.Server.name}:{vm["id"]}', forced) in plan.edges
+    result = run(cloud, kinds, plan)
+    assert result.ok, result.results
+    # Cinder's own detach (its attachment delete), not a database reset:
+    # the volume, with no record left, is available and goes as it is
+    assert cloud.attachment_deletes == [(record['id'], 200)]
+    assert cloud.reset_calls == []
+    assert cloud.get('volumes', vol['id']) is None
+
+
+def test_force_stuck_keeps_a_volume_being_attached_to_another_project(
+    cloud, conn, pid
+):
+    # the record Nova's attach to B's server left: not in the volume's
+    # view, whose attachments are empty; the plan keeps it all the same
+    other = scenarios.project(cloud, 'B')['id']
+    theirs = scenarios.server(cloud, other)
+    vol = stuck_volume(cloud, pid, 'attaching')
+    cloud.hidden_attachment(vol, theirs['id'], 'attaching')
+    kinds, plan = plan_of(conn, pid, force_stuck=True)
+    step = plan.steps[f'keep:{VOL}:{vol["id"]}']
+    assert step.params['reason'] == (
+        f"attached to server {theirs['id']} of project {other} (a record "
+        "'attaching'): deleting it would force-detach it from that guest"
+    )
+    assert not any(s.is_break_action for s in plan.steps.values())
+    run(cloud, kinds, plan)
+    assert cloud.attachment_deletes == [] and cloud.reset_calls == []
+    assert cloud.get('volumes', vol['id'])['status'] == 'attaching'
+
+
+def test_force_stuck_rereads_the_records_before_it_acts(cloud, conn, pid):
+    vol = stuck_volume(cloud, pid, 'attaching')
+    kinds, plan = plan_of(conn, pid, force_stuck=True)
+    # after the plan, an attach to B's server begins (and stops)
+    other = scenarios.project(cloud, 'B')['id']
+    theirs = scenarios.server(cloud, other)
+    cloud.hidden_attachment(vol, theirs['id'], 'attaching')
+    result = run(cloud, kinds, plan)
+    [forced] = [r for r in result.results.values() if r.step.is_break_action]
+    assert forced.outcome == KEPT
+    assert forced.error == (
+        f'not forced: attached to server {theirs["id"]} of project {other}'
+    )
+    assert cloud.attachment_deletes == [] and cloud.reset_calls == []
+
+
+def test_force_stuck_keeps_a_record_that_names_no_server(cloud, conn, pid):
+    vol = stuck_volume(cloud, pid, 'attaching')
+    cloud.hidden_attachment(vol, None, 'reserved')
+    vol['status'] = 'attaching'
+    _kinds, plan = plan_of(conn, pid, force_stuck=True)
+    step = plan.steps[f'keep:{VOL}:{vol["id"]}']
+    assert 'which names no server' in step.params['reason']
+
+
+def test_force_stuck_without_cinders_attachments_api_keeps_it(
+    cloud, conn, pid
+):
+    # a Cinder before 3.27 cannot say who a volume is being attached to
+    cloud.ATTACHMENTS = (3, 99)
+    vol = stuck_volume(cloud, pid, 'attaching')
+    _kinds, plan = plan_of(conn, pid, force_stuck=True)
+    step = plan.steps[f'keep:{VOL}:{vol["id"]}']
+    assert 'unlisted (attachments API, 3.27)' in step.params['reason']
 
 
 def test_force_stuck_keeps_a_volume_attaching_to_another_projects_server(
@@ -427,6 +537,11 @@ def test_the_dry_run_shows_it_stuck_and_exits_1(cloud, pid, osc):
     assert row['Action'] == 'stuck'
     assert row['Reason'].startswith(f"is 'attaching' since {SINCE}: Cinder")
     assert 'http' not in result.stderr
+    # what the real run would do: the rest goes, the project stays drained
+    assert (
+        'The real run would delete the rest and leave the projects drained: '
+        '1 resource(s) are stuck (see the plan).'
+    ) in result.stderr
     assert cloud.changes == []
 
 

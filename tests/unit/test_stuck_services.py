@@ -191,3 +191,48 @@ def test_force_stuck_leaves_a_task_that_moved_recently(cloud, pid):
     assert list(plan_of(kind, [ref], pid).steps) == [
         f'delete:{SERVER}:{vm["id"]}'
     ]
+
+
+# -- what the services delete from any state: never stuck, never forced -----
+
+
+def test_a_load_balancer_in_error_is_deleted_by_cascade_not_forced(
+    cloud, pid, subnet
+):
+    # octavia/common/constants.py DELETABLE_STATUSES: ACTIVE and ERROR;
+    # failover (FAILOVERABLE_STATUSES, the same two) rebuilds amphorae,
+    # which a delete from ERROR does not need: --force-stuck adds nothing
+    lb = cloud.load_balancer(pid, subnet)
+    lb['provisioning_status'] = 'ERROR'
+    kind = kinds_mod.build(force_stuck=True)[LB]
+    [ref] = kind.list(cloud.connection(), pid)
+    plan = plan_of(kind, [ref], pid)
+    assert [s.action for s in plan.steps.values() if s.target.kind == LB] == [
+        'delete'
+    ]
+    [result] = run_kind(cloud, kind, [ref]).results.values()
+    assert result.outcome == DONE
+    assert cloud.get('loadbalancers', lb['id']) is None
+
+
+IMAGE = 'image.image'
+
+
+@pytest.mark.parametrize(
+    'status', ['importing', 'uploading', 'queued', 'saving', 'killed']
+)
+def test_an_image_glance_deletes_from_any_state_is_not_stuck(
+    cloud, pid, status
+):
+    # glance/domain/__init__.py Image.valid_state_targets: every state may
+    # go to 'deleted'; api/v2/images.py delete cancels an import's hashing
+    # and removes its staged data: nothing to force
+    image = scenarios.image(cloud, pid)
+    image['status'] = status
+    kind = kinds_mod.build(force_stuck=True)[IMAGE]
+    [ref] = kind.list(cloud.connection(), pid)
+    plan = plan_of(kind, [ref], pid)
+    assert [s.action for s in plan.steps.values()] == ['delete']
+    [result] = run_kind(cloud, kind, [ref]).results.values()
+    assert result.outcome == DONE
+    assert cloud.get('images', image['id']) is None

@@ -15,13 +15,14 @@
 in, and which of them are stuck.
 
 A cluster is a Magnum cluster (Heat driver), a Sahara cluster, or with
-``--stack`` a plain Heat stack: each is built on a stack. Stuck are those
-in a state that is not final (``*_IN_PROGRESS``; for Sahara anything but
+``--stack`` a plain Heat stack: each is built on a stack; or a Magnum cluster
+on a Cluster API driver, whose ``stack_id`` (``cluster_id`` from microversion
+1.13) names its Cluster API cluster (``force_delete.capi``). Stuck are those in
+a state that is not final (``*_IN_PROGRESS``; for Sahara anything but
 ``Active`` and ``Error``) and those in ``DELETE_FAILED``, a deletion that
 stopped while the cluster still exists, not updated for longer than a given
-age. The other failed states (``CREATE_FAILED``..., Sahara's ``Error``)
-are final: nothing is in progress there, and the way out is a normal
-delete.
+age. The other failed states (``CREATE_FAILED``..., Sahara's ``Error``) are
+final: nothing is in progress there, and the way out is a normal delete.
 
 Of the stuck, those *updating* (``UPDATE_IN_PROGRESS``, a rollback, a
 resume...; Sahara's scaling) are clusters in use that an operation is

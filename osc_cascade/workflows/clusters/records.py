@@ -64,8 +64,11 @@ class ClusterRecord:
     status: str
     #: last update as the service wrote it (its creation if never updated)
     updated_at: str = ''
-    #: the Heat stack, when the service says which (Sahara does not)
+    #: the Heat stack, when the service says which (Sahara does not); a
+    #: Magnum Cluster API driver's name of the cluster
     stack_id: str = ''
+    #: Magnum's health_status (HEALTHY, UNHEALTHY, UNKNOWN), if it says
+    health: str = ''
 
     def label(self) -> str:
         return f'{noun(self.service)} {self.name} ({self.id})'

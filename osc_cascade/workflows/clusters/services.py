@@ -18,11 +18,14 @@ them the catalog has."""
 from __future__ import annotations
 
 from typing import Any, ClassVar
+import urllib.parse
 
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.api import heat, sahara
+from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.kinds.container_infra import stack_id_of
 from osc_cascade.workflows.clusters.records import (
     HEAT,
     MAGNUM,
@@ -92,21 +95,26 @@ class MagnumClusters(ClusterService):
     def _get(self, conn: Any, name_or_id: str) -> ClusterRecord | None:
         # Magnum takes a name or a UUID in the URL (409 if a name is
         # ambiguous)
+        # raw: the SDK's Cluster has no cluster_id (microversion 1.13's
+        # name of stack_id)
         try:
-            found = conn.container_infrastructure_management.get_cluster(
-                name_or_id
-            )
+            found = request(
+                conn.container_infrastructure_management,
+                'GET',
+                f'/clusters/{urllib.parse.quote(name_or_id, safe="")}',
+            ).json()
         except sdk_exc.NotFoundException:
             return None
-        # found.id echoes what was asked for; the UUID is the cluster's id
+        # the URL's id echoes what was asked for; the UUID is the cluster's
         return ClusterRecord(
             MAGNUM,
-            found.uuid,
-            found.name or '',
-            found.project_id or '',
-            found.status or '',
-            found.updated_at or found.created_at or '',
-            found.stack_id or '',
+            found['uuid'],
+            found.get('name') or '',
+            found.get('project_id') or '',
+            found.get('status') or '',
+            found.get('updated_at') or found.get('created_at') or '',
+            stack_id_of(found),
+            health=found.get('health_status') or '',
         )
 
     def find(self, conn, name_or_id):

@@ -53,7 +53,9 @@ The parts: ``outcome`` (options, preview, outcome), ``manifest`` (the
 file), ``base`` (the shared calls and waits), ``abandon`` (Heat's abandon),
 ``resume`` (what the abandon left, and the resume from a manifest),
 ``keeps`` (what the deletion keeps and why),
-``leftovers`` (finding and deleting those with the cascade's engine) and
+``leftovers`` (finding and deleting those with the cascade's engine),
+``capi`` (a Magnum cluster on a Cluster API driver, which has no stack:
+what its controllers made, deleted with ``workflows.k8s``) and
 ``run`` (``ForceDelete``, which joins them). This package names the public
 ones.
 """

@@ -25,7 +25,6 @@ one found in another project or region is kept.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-import contextlib
 import dataclasses
 from typing import Any
 
@@ -33,7 +32,7 @@ from openstack import exceptions as sdk_exc
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.discovery import Discovery
-from osc_cascade.engine.executor import Event, Executor
+from osc_cascade.engine.executor import Event
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
@@ -52,7 +51,7 @@ from osc_cascade.workflows.clusters.records import (
 )
 from osc_cascade.workflows.force_delete import containers
 from osc_cascade.workflows.force_delete import keeps as keeps_mod
-from osc_cascade.workflows.stopping import PausingClock, Stop
+from osc_cascade.workflows.stopping import PausingClock, Stop, run_plan
 
 # What became of a leftover, when it is not a failure.
 DELETED = 'deleted'
@@ -439,17 +438,17 @@ def delete(
         projects,
     )
     on_plan(len(plan.steps))
-    executor = Executor(
+    run = run_plan(
         conn,
+        plan,
         kinds,
         parallel=parallel,
         timeout=timeout,
         retry=retry,
         clock=clock,
         on_event=on_event,
+        stop=stop,
     )
-    with stop.running(executor) if stop else contextlib.nullcontext():
-        run = executor.run(plan)
 
     def outcome_of(kind: str, physical_id: str) -> str:
         ref = found.mine.get((kind, physical_id))

@@ -48,6 +48,9 @@ class ForceDeleteOptions:
     parallel: int = 10
     #: manifest path (one cluster only); default: default_manifest_name()
     manifest: str | None = None
+    #: a cluster on a Cluster API driver even if Magnum says it is
+    #: healthy or its servers are ACTIVE
+    force: bool = False
 
 
 @dataclasses.dataclass
@@ -61,6 +64,10 @@ class Preview:
     export: dict[str, Any] | None = None
     #: why the cluster cannot be force-deleted (``preview_all``)
     error: str = ''
+    #: a Magnum cluster on a Cluster API driver (no stack): what its
+    #: controllers made (``workflows.k8s.footprint``) and its plan
+    footprint: Any = None
+    plan: Any = None
 
     def left_behind(self) -> list[StackResource]:
         return [r for r in self.resources if r.left_behind]

@@ -33,6 +33,10 @@ from osc_cascade.workflows.clusters.services import ClusterService
 from osc_cascade.workflows.force_delete import containers, leftovers
 from osc_cascade.workflows.force_delete import manifest as manifests
 from osc_cascade.workflows.force_delete.abandon import StackAbandon
+from osc_cascade.workflows.force_delete.capi import (
+    ClusterApiFootprint,
+    on_cluster_api,
+)
 from osc_cascade.workflows.force_delete.manifest import default_manifest_name
 from osc_cascade.workflows.force_delete.outcome import (
     DELETED_NORMALLY,
@@ -44,7 +48,7 @@ from osc_cascade.workflows.force_delete.outcome import (
 from osc_cascade.workflows.force_delete.resume import LeftoverSteps
 
 
-class ForceDelete(StackAbandon, LeftoverSteps):
+class ForceDelete(StackAbandon, LeftoverSteps, ClusterApiFootprint):
     """Force-delete clusters: ``preview_all``, then ``run_all``; or
     ``load`` a manifest and ``resume``."""
 
@@ -62,6 +66,9 @@ class ForceDelete(StackAbandon, LeftoverSteps):
         return out
 
     def preview(self, cluster: ClusterRecord) -> Preview:
+        if on_cluster_api(cluster):
+            # its stack_id names no stack: never looked up in Heat
+            return self._capi_preview(cluster)
         service = self.services[cluster.service]
         stack = self._stack(service, cluster)
         if stack is None:
@@ -178,6 +185,11 @@ class ForceDelete(StackAbandon, LeftoverSteps):
                 f'delete; nothing was abandoned'
             )
             outcome.result, outcome.record = DELETED_NORMALLY, 'gone'
+            if on_cluster_api(cluster):
+                self._capi_after_normal_delete(cluster, outcome)
+            return
+        if on_cluster_api(cluster):
+            self._capi_force_delete(cluster, outcome)
             return
         stack = self._stack(service, cluster)
         if stack is None:

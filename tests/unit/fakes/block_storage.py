@@ -52,6 +52,8 @@ class BlockStorage:
             )
         if path.startswith(('/volume-transfers', '/os-volume-transfer')):
             return self._volume_transfers(method, path, query)
+        if path.startswith('/attachments'):
+            return self._attachments(method, path, query)
         if path == '/backups' and method == 'POST':
             return self._create_backup(body['backup'])
         for coll, owner_key in (
@@ -149,6 +151,111 @@ class BlockStorage:
                     }
                 },
             )
+
+    # -- attachment records (cinder/api/v3/attachments.py, 3.27+) ---------
+    #
+    # Cinder's volume view shows only the attached records
+    # (api/v3/views/volumes.py _get_attachments): a volume's
+    # ``attachments`` here. The others (``reserved``, ``attaching``,
+    # ``detaching``: an attach or detach Nova began and never finished)
+    # are in ``attachment_records``, listed by the attachments API alone.
+
+    #: the lowest microversion of the attachments API
+    ATTACHMENTS = (3, 27)
+
+    def hidden_attachment(self, volume, server_id, attach_status):
+        """A record Nova's attach (or detach) left half-way; the volume in
+        the matching state."""
+        volume['status'] = attach_status
+        return self.add(
+            'attachment_records',
+            volume_id=volume['id'],
+            instance=server_id,
+            status=attach_status,
+            connection_info={'driver_volume_type': 'iscsi'},
+        )
+
+    def attachment_records_of(self, volume):
+        shown = [
+            {
+                'id': a['attachment_id'],
+                'volume_id': volume['id'],
+                'instance': a.get('server_id'),
+                'status': 'attached',
+                'connection_info': {'driver_volume_type': 'iscsi'},
+            }
+            for a in volume.get('attachments') or []
+        ]
+        return shown + [
+            r
+            for r in self.all('attachment_records')
+            if r['volume_id'] == volume['id']
+        ]
+
+    @property
+    def attachment_deletes(self):
+        """Each ``DELETE /attachments/{id}`` answered 200 or 409."""
+        return self.__dict__.setdefault('_attachment_deletes', [])
+
+    def _attachments(self, method, path, query):
+        if (self._microversion('volume') or (3, 0)) < self.ATTACHMENTS:
+            return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
+        volumes = [
+            v
+            for v in self.all('volumes')
+            if not query.get('volume_id') or v['id'] == query['volume_id']
+        ]
+        records = [r for v in volumes for r in self.attachment_records_of(v)]
+        if path in ('/attachments', '/attachments/detail') and (
+            method == 'GET'
+        ):
+            return 200, {
+                'attachments': [
+                    {
+                        k: r[k]
+                        for k in ('id', 'volume_id', 'instance', 'status')
+                    }
+                    for r in records
+                ]
+            }
+        m = re.fullmatch(r'/attachments/([^/]+)', path)
+        found = [r for r in records if m and r['id'] == m.group(1)]
+        if not found or method != 'DELETE':
+            return 404, {'itemNotFound': {'code': 404, 'message': 'none'}}
+        return self._delete_attachment(found[0])
+
+    def _delete_attachment(self, record):
+        """cinder/volume/api.py attachment_delete: refused (409) while
+        Nova's server still has the volume (attachment_deletion_allowed);
+        else the record goes and the volume's status follows what is left
+        (cinder/db/api.py volume_detached: none left, available)."""
+        volume = self.get('volumes', record['volume_id'])
+        server = self.get('servers', record.get('instance') or '')
+        if (
+            server is not None
+            and record.get('connection_info')
+            and volume['id'] in server.get('volumes', [])
+        ):
+            self.attachment_deletes.append((record['id'], 409))
+            return 409, {
+                'conflictingRequest': {
+                    'code': 409,
+                    'message': 'Detected user call to delete in-use '
+                    'attachment. Call must come from the nova service',
+                }
+            }
+        self.attachment_deletes.append((record['id'], 200))
+        self._remove('attachment_records', record['id'])
+        volume['attachments'] = [
+            a
+            for a in volume.get('attachments') or []
+            if a['attachment_id'] != record['id']
+        ]
+        left = sorted(r['status'] for r in self.attachment_records_of(volume))
+        volume['status'] = {'attached': 'in-use'}.get(
+            left[0] if left else '', left[0] if left else 'available'
+        )
+        return 200, {'attachments': []}
 
     def _volume_transfers(self, method, path, query):
         m = re.fullmatch(
@@ -260,7 +367,14 @@ class BlockStorage:
                 return 403, {'forbidden': {'code': 403, 'message': 'policy'}}
             volume['status'] = asked['status']
             if asked.get('attach_status') == 'detached':
+                # every record, shown or not, is marked detached (a DB
+                # change: the backend's connection stays)
+                records = self.attachment_records_of(volume)
                 volume['attachments'] = []
+                for r in records:
+                    self._remove('attachment_records', r['id'])
+                if records:  # volume_detached: none left, available
+                    volume['status'] = 'available'
             return 202, None
         if 'os-force_detach' in body:
             attachment = body['os-force_detach'].get('attachment_id')

@@ -31,6 +31,7 @@ from tests.unit.fakes.data_processing import DataProcessing
 from tests.unit.fakes.database import Database
 from tests.unit.fakes.dns import Dns
 from tests.unit.fakes.identity import Identity
+from tests.unit.fakes.identity_users import UserKeypairs, Users
 from tests.unit.fakes.image import Image, ImageMembers
 from tests.unit.fakes.key_manager import KeyManager
 from tests.unit.fakes.load_balancer import LoadBalancer
@@ -117,6 +118,13 @@ class ServicesCloud(
         'workflow',
         'baremetal',
     )
+
+
+class UsersCloud(UserKeypairs, Users, ServicesCloud):
+    """ServicesCloud with Keystone's users, credentials, trusts, groups
+    and domains as the user's and the domain's cascades use them."""
+
+    endpoints = ServicesCloud.endpoints
 
 
 class FakePlacementCloud(ComputeHosts, Placement, FakeCloud):

@@ -15,7 +15,18 @@ conductor is simulated on the next GET of a cluster: a cluster whose stack
 is gone while it is being deleted is destroyed (Magnum's poller), a stack
 that failed to delete fails the cluster, and a delete of a cluster whose
 stack answers 404 destroys the record at once. A cluster with
-``conductor_down`` set takes the delete request and then never changes."""
+``conductor_down`` set takes the delete request and then never changes.
+
+A cluster on a Cluster API driver (``capi_cluster``: magnum-cluster-api
+names it ``kube-<5 random>`` in ``stack_id``, magnum-capi-helm
+``<name>-<12 random>``) has no stack: its delete leaves it
+DELETE_IN_PROGRESS while its management cluster (``management_up``) is
+not there to report the Cluster API cluster gone, which Magnum's periodic
+sync waits for (magnum 23.0.0's drivers no longer include Heat's).
+
+Microversion 1.13 (magnum/api/controllers/v1/cluster.py
+``_convert_with_links``) shows ``cluster_id`` instead of ``stack_id``: a
+request that asks for 1.13 or later sees that name alone."""
 
 from __future__ import annotations
 
@@ -62,7 +73,7 @@ class ContainerInfra:
             return 200, {
                 'id': 'v1',
                 'status': 'CURRENT',
-                'max_version': '1.11',
+                'max_version': '1.14',
                 'min_version': '1.1',
                 'links': [
                     {
@@ -87,7 +98,7 @@ class ContainerInfra:
             )
             return 200, {
                 'clusters': [
-                    {k: c[k] for k in summary}
+                    self._cluster_view({k: c[k] for k in summary})
                     for c in map(self._poll_cluster, self.all('clusters'))
                     if c is not None
                 ]
@@ -126,12 +137,17 @@ class ContainerInfra:
         if method == 'GET':
             view = dict(cluster)
             view.pop('id')
-            return 200, view
+            return 200, self._cluster_view(view)
         if method == 'DELETE':
             cluster['status'] = 'DELETE_IN_PROGRESS'
             stack = self.get('stacks', cluster['stack_id'] or '')
             if cluster.get('conductor_down'):
                 pass
+            elif cluster.get('capi'):
+                # the driver deletes the Cluster API cluster; the record
+                # goes when the management cluster reports it gone
+                if cluster.get('management_up'):
+                    self._remove('clusters', cluster['uuid'])
             elif stack is None:
                 # the conductor: Heat says 404, so the cluster is destroyed
                 self._remove('clusters', cluster['uuid'])
@@ -140,10 +156,50 @@ class ContainerInfra:
             return 204, None
         return 405, None
 
+    def capi_cluster(
+        self, name, project_id, stack_id, *, status='DELETE_FAILED', **extra
+    ):
+        """A cluster of a Cluster API driver: ``stack_id`` is the Cluster
+        API cluster's name, no Heat stack."""
+        cluster = self.magnum_cluster(name, project_id, None, status=status)
+        cluster.update(
+            stack_id=stack_id,
+            capi=True,
+            health_status='UNKNOWN',
+            **{k: v for k, v in extra.items()},
+        )
+        return cluster
+
+    def _cluster_view(self, view):
+        """``stack_id`` as ``cluster_id`` from microversion 1.13; the
+        fake's own keys hidden."""
+        for key in ('capi', 'management_up', 'conductor_down'):
+            view.pop(key, None)
+        # magnum/api/controllers/versions.py: any of its service strings
+        version = next(
+            filter(
+                None,
+                map(
+                    self._microversion,
+                    (
+                        'container-infrastructure-management',
+                        'container-infrastructure',
+                        'container-infra',
+                    ),
+                ),
+            ),
+            None,
+        )
+        if version is not None and version >= (1, 13) and 'stack_id' in view:
+            view['cluster_id'] = view.pop('stack_id')
+        return view
+
     def _poll_cluster(self, cluster):
         """Magnum's poller and periodic job, on the next GET."""
-        if cluster['status'] != 'DELETE_IN_PROGRESS' or cluster.get(
-            'conductor_down'
+        if (
+            cluster['status'] != 'DELETE_IN_PROGRESS'
+            or cluster.get('conductor_down')
+            or cluster.get('capi')
         ):
             return cluster
         if cluster['stack_id'] and not self.stack_gone(cluster['stack_id']):
@@ -180,7 +236,9 @@ class ClusterTemplates:
         if path == '/clusters/detail':
             return 200, {
                 'clusters': [
-                    {k: v for k, v in c.items() if k != 'id'}
+                    self._cluster_view(
+                        {k: v for k, v in c.items() if k != 'id'}
+                    )
                     for c in map(self._poll_cluster, self.all('clusters'))
                     if c is not None
                 ]

@@ -125,7 +125,9 @@ class Identity:
                 )
         return tok
 
-    def connection(self) -> openstack.connection.Connection:
+    def connection(self, **config) -> openstack.connection.Connection:
+        """An admin's connection; ``config``: more of clouds.yaml's (a
+        service's default microversion)."""
         return openstack.connection.Connection(
             auth_url=AUTH_URL,
             username='admin',
@@ -135,6 +137,7 @@ class Identity:
             project_domain_id='default',
             region_name='RegionOne',
             identity_api_version='3',
+            **config,
         )
 
     @staticmethod
@@ -277,7 +280,10 @@ class Identity:
             items = [
                 a
                 for a in self.all('role_assignments')
-                if (not scope or a['scope']['project']['id'] == scope)
+                if (
+                    not scope
+                    or (a['scope'].get('project') or {}).get('id') == scope
+                )
                 and (not user or (a.get('user') or {}).get('id') == user)
             ]
             return self._listing('role_assignments', items)

@@ -279,7 +279,8 @@ class Orchestration:
             'updated_time': stack['updated_time'],
             'deletion_time': None,
             'parent': stack['parent'],
-            'stack_owner': None,
+            # Heat's stacks_view: the username of the stack's creator
+            'stack_owner': stack.get('stack_owner'),
             'stack_user_project_id': None,
             'tags': None,
             'timeout_mins': None,

@@ -1,0 +1,203 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Magnum clusters on a Cluster API driver: no Heat stack to abandon.
+
+magnum-cluster-api and magnum-capi-helm keep in the cluster's
+``stack_id`` (``cluster_id`` from microversion 1.13) the name of the
+Cluster API cluster they made, not a stack's UUID: magnum-cluster-api
+``kube-<5 random>`` in the namespace ``magnum-system``, its cloud
+controller manager and Cinder CSI knowing the cluster by its Magnum UUID;
+magnum-capi-helm ``<name>-<12 random>`` (the Helm release) in the
+namespace ``magnum-<project id, alphanumerics>``, its controllers knowing
+the cluster by the release's name. Such a cluster's force-delete deletes
+what its controllers made (``workflows.k8s``: both drivers' conventions,
+each matched whole), after the normal delete's grace period, and then
+asks Magnum to delete the record again.
+
+What Magnum is left in: its driver deletes the record when its management
+cluster reports the Cluster API cluster gone. With the OpenStack
+resources gone, Cluster API's provider finishes that delete; with the
+management cluster gone too, nothing will: the record stays
+DELETE_IN_PROGRESS (or DELETE_FAILED), and only an operator can remove it
+from Magnum's database. The outcome says which.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.errors import CascadeError
+from osc_cascade.workflows.clusters.records import MAGNUM, ClusterRecord
+from osc_cascade.workflows.force_delete import leftovers
+from osc_cascade.workflows.force_delete.base import ForceDeleteBase
+from osc_cascade.workflows.force_delete.outcome import (
+    ForceDeleteOutcome,
+    Preview,
+)
+from osc_cascade.workflows.k8s import footprint
+from osc_cascade.workflows.k8s.conventions import Identity
+from osc_cascade.workflows.stopping import run_plan
+
+#: a Heat stack's id; a Cluster API driver's name of its cluster is not
+_UUID = re.compile(
+    r'[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}'
+)
+#: how far the force-delete of such a cluster went
+FOOTPRINT_DELETED = 'footprint deleted'
+#: Magnum's states of a cluster being or failing to be deleted
+_DELETING = frozenset({'DELETE_IN_PROGRESS', 'DELETE_FAILED'})
+
+
+def on_cluster_api(cluster: ClusterRecord) -> bool:
+    """A Magnum cluster whose ``stack_id`` names a Cluster API cluster."""
+    return (
+        cluster.service == MAGNUM
+        and bool(cluster.stack_id)
+        and not _UUID.fullmatch(cluster.stack_id.lower())
+    )
+
+
+def capi_clusters(cluster: ClusterRecord) -> list[str]:
+    """Where the drivers made its Cluster API cluster (namespace/name)."""
+    project = re.sub('[^a-z0-9]', '', cluster.project_id.lower())
+    return [
+        f'magnum-system/{cluster.stack_id}',
+        f'magnum-{project}/{cluster.stack_id}',
+    ]
+
+
+def identities(cluster: ClusterRecord) -> list[Identity]:
+    """The cluster as magnum-cluster-api's controllers know it, then as
+    magnum-capi-helm's."""
+    (mca, mch) = capi_clusters(cluster)
+    return [
+        Identity(cluster.id, mca.replace('/', '-'), cluster.id),
+        Identity(cluster.stack_id, mch.replace('/', '-'), cluster.stack_id),
+    ]
+
+
+class ClusterApiFootprint(ForceDeleteBase):
+    """The force-delete of a Magnum cluster on a Cluster API driver."""
+
+    def _footprint(self, cluster: ClusterRecord) -> tuple[Any, Any]:
+        if (
+            cluster.health == 'HEALTHY'
+            and cluster.status not in _DELETING
+            and not self.options.force
+        ):
+            raise CascadeError(
+                f'{cluster.label()} is {cluster.status} and Magnum says it '
+                f'is HEALTHY: refusing; pass --force if you know it is dead'
+            )
+        fp = self._checked(
+            f'finding what the controllers of {cluster.label()} made',
+            lambda: footprint.find(
+                self.conn,
+                identities(cluster),
+                cluster.project_id,
+                parallel=self.options.parallel,
+                retry=self.retry,
+                clock=self.clock,
+            ),
+        )
+        if fp.active and not self.options.force:
+            raise CascadeError(
+                f'{cluster.label()}: {len(fp.active)} of its servers are '
+                f'ACTIVE ({", ".join(r.name or r.id for r in fp.active[:3])}'
+                f'): it may still run; pass --force if you know it is dead'
+            )
+        return fp, footprint.plan(fp, kinds_mod.build())
+
+    def _capi_preview(self, cluster: ClusterRecord) -> Preview:
+        fp, plan = self._footprint(cluster)
+        return Preview(cluster, None, [], footprint=fp, plan=plan)
+
+    def _capi_force_delete(
+        self, cluster: ClusterRecord, outcome: ForceDeleteOutcome
+    ) -> None:
+        """After the grace period: the footprint as it is now, deleted;
+        then the record."""
+        service = self.services[cluster.service]
+        self._delete_footprint(cluster, outcome)
+        outcome.result = FOOTPRINT_DELETED
+        outcome.record = self._finish_record(service, cluster)
+        self.notify(magnum_state(cluster, outcome.record))
+
+    def _capi_after_normal_delete(
+        self, cluster: ClusterRecord, outcome: ForceDeleteOutcome
+    ) -> None:
+        """Magnum deleted the record, and Cluster API what it made; the
+        cloud controller manager's load balancers and the CSI volumes of
+        a cluster whose workloads were not deleted first stay behind
+        (cloud-provider-openstack's orphaned load balancers): deleted
+        too, the cluster being gone."""
+        fp, plan = self._footprint(cluster)
+        if any(s.is_delete for s in plan.steps.values()) or fp.kept:
+            self._delete_footprint(cluster, outcome, (fp, plan))
+
+    def _delete_footprint(
+        self,
+        cluster: ClusterRecord,
+        outcome: ForceDeleteOutcome,
+        found: tuple[Any, Any] | None = None,
+    ) -> None:
+        fp, plan = found or self._footprint(cluster)
+        deletes = sum(1 for s in plan.steps.values() if s.is_delete)
+        self.notify(
+            f'{cluster.label()}: no Heat stack (Cluster API cluster '
+            f'{" or ".join(capi_clusters(cluster))}); deleting what its '
+            f'controllers made: {deletes} resource(s), {len(fp.kept)} kept'
+        )
+        self.on_plan(len(plan.steps))
+        result = run_plan(
+            self.conn,
+            plan,
+            kinds_mod.build(),
+            parallel=self.options.parallel,
+            timeout=self.options.timeout,
+            on_event=self.on_event,
+            stop=self.stop,
+            retry=self.retry,
+            clock=self.clock,
+        )
+        outcome.leftovers = {
+            r.step.target.key: leftovers.DELETED
+            if r.outcome == 'done'
+            else f'{r.outcome}: {r.error}'
+            for r in result.results.values()
+            if r.step.is_delete
+        }
+        outcome.leftovers.update(
+            {ref.key: f'kept: {why}' for ref, why in fp.kept.values()}
+        )
+        self.stop.check(
+            f'{cluster.label()}: its footprint was being deleted; run the '
+            f'same command again'
+        )
+
+
+def magnum_state(cluster: ClusterRecord, record: str) -> str:
+    """What Magnum is left in, and what only the operator can still do."""
+    if record == 'gone':
+        return f'{cluster.label()}: Magnum deleted its record'
+    return (
+        f'{cluster.label()}: Magnum\'s record stays {record}: its Cluster '
+        f'API driver deletes it once its management cluster reports the '
+        f'Cluster API cluster ({" or ".join(capi_clusters(cluster))}) '
+        f'gone, which Cluster API\'s provider finishes now that its '
+        f'OpenStack resources are gone; if the management cluster is gone '
+        f'too, only an operator can remove the record, from Magnum\'s '
+        f'database'
+    )
