@@ -63,6 +63,12 @@ from osc_cascade.kinds.registry import register
 #: openstacksdk's DNS resources send them for list and find alone
 #: (dns/v2/_base.py, 4.16 to 4.22): a get, delete or update goes raw
 SUDO = 'X-Auth-Sudo-Project-ID'
+#: Designate's managed project (its ``managed_resource_tenant_id`` by
+#: default): it owns the reverse zones of floating IPs' PTR records, which
+#: hold every project's, and their SOA and NS record sets. No Keystone
+#: project has this ID, so the orphan search took them for a deleted
+#: project's (the minicloud's real Designate): they are Designate's own
+MANAGED_PROJECT = '00000000-0000-0000-0000-000000000000'
 #: an admin's call about every project's resources
 ALL_PROJECTS = {'X-Auth-All-Projects': 'True'}
 
@@ -84,7 +90,11 @@ class Zone(ResourceKind):
             if project_id
             else {'all_projects': True}
         )
-        zones = list(conn.dns.zones(**query))
+        zones = [
+            z
+            for z in conn.dns.zones(**query)
+            if z.project_id != MANAGED_PROJECT
+        ]
         # the shares of each shared zone, asked at once (kinds.calls)
         shared = [z for z in zones if z.is_shared]
         shares = dict(
@@ -289,12 +299,19 @@ class RecordSet(ResourceKind):
 
 def elsewhere(recordset, zone_owner, project_id) -> bool:
     """Whether the record set is in a zone of another project than its
-    own. The project's list names all its zones (and those shared with
-    it): one it does not name is another's. The orphan search's names
-    every zone: one it does not name is unknown, and left alone."""
+    own, which the project sees: shared with it. The project's list names
+    all its zones and those shared with it; a record set of the project in
+    a zone it does not name is one of Designate's managed records (a
+    floating IP's PTR, in the reverse zone of Designate's managed project,
+    as the real one lists it): the project cannot delete it (404
+    ``zone_not_found``, which would pass for done), and it goes with the
+    PTR's unset (``FloatingIPRecord``). The orphan search's names every
+    zone: one it does not name is unknown, and left alone, and so is one in
+    a zone of Designate's managed project (``MANAGED_PROJECT``)."""
     owner = zone_owner.get(recordset.get('zone_id'))
-    if owner is None:
-        return project_id is not None
+    if owner is None or owner == MANAGED_PROJECT:
+        # Designate's managed records (a PTR, its zone's SOA and NS)
+        return False
     return owner != recordset['project_id']
 
 

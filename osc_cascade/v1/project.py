@@ -152,8 +152,8 @@ class ProjectDeleteCascade(hooks.CommandHook):
 
     def get_epilog(self) -> str:
         return (
-            '--cascade disables the project, deletes all it owns, then '
-            'it. ' + SELECTIVE_EPILOG
+            '--cascade: disable the project, delete all it owns, then the '
+            'project. ' + SELECTIVE_EPILOG
         )
 
     def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:

@@ -45,8 +45,8 @@ DESTS = (
 
 #: what a selective run guarantees, for the help's epilog
 EPILOG = (
-    'A selection keeps the project, drains nothing, deletes at most what '
-    'the plan shows.'
+    'A selection keeps the project, drains nothing, deletes no more than '
+    'planned.'
 )
 
 

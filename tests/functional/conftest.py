@@ -59,6 +59,27 @@ def needs(present, reason):
     pytest.skip(f'NOT TESTED: {reason}')
 
 
+def needs_service(admin, service_type: str, name: str) -> None:
+    """``needs`` the service in the catalog (an optional one of the
+    minicloud: ``tools/minicloud up --with``)."""
+    needs(
+        any(s.type == service_type for s in admin.identity.services()),
+        f'the cloud has no {name} ({service_type})',
+    )
+
+
+def service_proxy(service_type: str, name: str, proxy: str):
+    """A module fixture: the admin's SDK proxy of a service it
+    ``needs_service``."""
+
+    @pytest.fixture(scope='module')
+    def fixture(admin):
+        needs_service(admin, service_type, name)
+        return getattr(admin, proxy)
+
+    return fixture
+
+
 @pytest.fixture(scope='session')
 def admin():
     reason = _cloud_or_reason()

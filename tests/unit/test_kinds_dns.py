@@ -22,6 +22,7 @@ from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import REGION, step_id
+from tests.unit.fakes.dns import MANAGED
 from tests.unit.fakes.run import cascade_for, run_kind
 
 
@@ -105,6 +106,57 @@ def test_a_floating_ips_ptr_is_unset_before_the_floating_ip_goes(
     assert patch < cloud.changes.index(
         ('DELETE', f'/v2.0/floatingips/{fip["id"]}')
     )
+
+
+def test_a_ptrs_record_set_is_no_record_set_of_the_project(cloud, external):
+    """The real Designate (tests/functional/test_real_designate) lists a
+    floating IP's PTR record set among the project's record sets (its
+    project is the floating IP's), in the reverse zone of its managed
+    project, which the project cannot see: a delete of it answers 404
+    zone_not_found, which would pass for done. It goes with the unset of
+    the PTR, planned once, as dns.floating_ip_ptr."""
+    a = scenarios.project(cloud, 'A')['id']
+    fip = scenarios.floating_ip(cloud, a, external)
+    cloud.ptr(fip, 'www.a.example.')
+    [record] = [r for r in cloud.all('recordsets') if r['project_id'] == a]
+    assert record['type'] == 'PTR'
+    pc, targets, plan = cascade_for(cloud, a)
+
+    assert step_id('delete', dns.RecordSet.name, record['id']) not in (
+        plan.steps
+    )
+    assert (
+        step_id('delete', dns.FloatingIPRecord.name, f'{REGION}:{fip["id"]}')
+        in plan.steps
+    )
+    pc.execute(plan, targets)
+    assert not cloud.exists('recordsets', record['id'])
+
+
+def test_designates_managed_reverse_zone_is_no_orphan(cloud, external):
+    """The real Designate's reverse zone of floating IPs' PTR records is
+    its managed project's, an ID no Keystone project has, and its SOA and
+    NS record sets are of the project that set the first PTR: the orphan
+    search listed the zone for deletion, with every project's PTR in it."""
+    a = scenarios.project(cloud, 'A')['id']
+    gone = scenarios.project(cloud, 'gone')['id']
+    fip = scenarios.floating_ip(cloud, a, external)
+    cloud.ptr(fip, 'www.a.example.')
+    [zone] = [z for z in cloud.all('zones') if z['project_id'] == MANAGED]
+    cloud.recordset(zone, gone, zone['name'])  # its SOA, say
+    cloud.db['projects'].pop(gone)
+    conn = cloud.connection()
+    built = kinds_mod.build()
+
+    assert zone['id'] not in {
+        r.id for r in built[dns.Zone.name].list(conn, None)
+    }
+    assert not [
+        r
+        for r in built[dns.RecordSet.name].list(conn, None)
+        if r.attrs['zone_id'] == zone['id']
+    ]
+    assert dns.MANAGED_PROJECT == MANAGED
 
 
 def test_ptrs_are_not_searched_for_orphans(cloud, ptrs):

@@ -41,6 +41,12 @@ def test_secrets_containers_and_orders_are_noted_as_beyond_reach(cloud):
     [note] = [n for n in notes if 'key_manager.secret' in n]
     assert note.startswith(f'not listed: {BARBICAN}: ')
     assert 'scoped to their own project' in note
+    # what the real Barbican showed (tests/functional/test_real_barbican):
+    # it is the list that no admin has, whatever its filter; an admin may
+    # read and delete a secret whose ID it knows
+    assert 'lists them only to a token scoped to their own project' in note
+    assert 'ignores any project filter' in note
+    assert 'shows and deletes them only' not in note
     assert 'stay in Barbican' in note
     assert not [
         p
@@ -82,3 +88,26 @@ def test_the_projects_barbican_quota_is_reset(cloud):
 
     assert not cloud.has_quota('barbican', a)
     assert cloud.quota_of('barbican', b) == {'secrets': 5}
+
+
+def test_the_fake_answers_as_the_real_barbican_does_about_quotas(cloud):
+    """The minicloud's Barbican 23 (tests/functional/test_real_barbican):
+    a project without a quota of its own is a 404 to GET and to DELETE,
+    and one with a quota shows every quota resource, None where unset."""
+    a = scenarios.project(cloud, 'A')['id']
+    km = cloud.connection().key_manager
+    for method in ('GET', 'DELETE'):
+        answer = km.request(f'/project-quotas/{a}', method, raise_exc=False)
+        assert answer.status_code == 404, method
+    cloud.set_quota('barbican', a, secrets=5)
+    assert km.get(f'/project-quotas/{a}').json() == {
+        'project_quotas': {
+            'secrets': 5,
+            'orders': None,
+            'containers': None,
+            'consumers': None,
+            'cas': None,
+        }
+    }
+    assert km.delete(f'/project-quotas/{a}').status_code == 204
+    assert km.get(f'/project-quotas/{a}', raise_exc=False).status_code == 404

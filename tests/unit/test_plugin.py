@@ -168,7 +168,7 @@ def test_help_describes_the_cascade(osc):
     assert result.code == 0
     text = ' '.join(result.stdout.split())  # argparse wraps lines
     assert 'cascade (osc-cascade)' in text
-    assert 'all it owns is deleted, then the project' in text
+    assert 'delete all it owns, then the project' in text
     assert 'yaml or dot (default: table)' in text
     assert 'draw the plan into <file>: .svg, .png, .pdf' in text
 

@@ -44,6 +44,10 @@ import re
 
 from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, Conflict
 
+#: the project of Designate's managed records (``managed_resource_tenant_id``,
+#: its default): the reverse zones of floating IPs' PTR records are its
+MANAGED = '00000000-0000-0000-0000-000000000000'
+
 
 class Dns:
     def __init__(self, *args, **kwargs):
@@ -135,6 +139,23 @@ class Dns:
         return 200, found
 
     def ptr(self, fip, ptrdname):
+        # as the real one: the PTR is a record set too, the floating IP's
+        # project's, in the reverse zone of Designate's managed project
+        reverse = '.'.join(reversed(fip['floating_ip_address'].split('.')))
+        zone = next(
+            (z for z in self.all('zones') if z['project_id'] == MANAGED),
+            None,
+        ) or self.zone(MANAGED, '113.0.203.in-addr.arpa.')
+        self.add(
+            'recordsets',
+            id=f'ptr-{fip["id"]}',
+            zone_id=zone['id'],
+            zone_name=zone['name'],
+            project_id=fip['project_id'],
+            name=f'{reverse}.in-addr.arpa.',
+            type='PTR',
+            records=[ptrdname],
+        )
         self.add(
             'ptrs',
             id=f'RegionOne:{fip["id"]}',
@@ -254,6 +275,7 @@ class Dns:
                 return 404, {'code': 404, 'message': 'not found'}
             if body['ptrdname'] is None:
                 self._remove('ptrs', ptr['id'])  # unset: the record goes
+                self._remove('recordsets', 'ptr-' + ptr['id'].split(':')[-1])
             else:
                 ptr['ptrdname'] = body['ptrdname']
             return 202, ptr
@@ -264,6 +286,9 @@ class Dns:
         rs = self.get('recordsets', rs_id)
         if zone is None or rs is None or rs['zone_id'] != zone_id:
             return 404, {'code': 404, 'type': 'recordset_not_found'}
+        if zone['project_id'] == MANAGED and not all_projects:
+            # the managed reverse zone: no project sees it (the real one)
+            return 404, {'code': 404, 'type': 'zone_not_found'}
         # policy delete_recordset: the admin (whose role stays under sudo),
         # a member of the zone's project or of the record set's own
         admin = getattr(self, '_caller', lambda: None)() is None

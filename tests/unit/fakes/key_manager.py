@@ -18,6 +18,14 @@ import re
 
 from tests.unit.fakes.common import ENDPOINTS, page
 
+#: Barbican's quota resources: a project's quotas show each, None if unset
+QUOTA_RESOURCES = ('secrets', 'orders', 'containers', 'consumers', 'cas')
+NO_QUOTAS = {
+    'code': 404,
+    'title': 'Not Found',
+    'description': 'Project quotas not found.',
+}
+
 
 class KeyManager:
     #: the most rows a page (Barbican's max_limit_paging, 100 by default)
@@ -62,6 +70,9 @@ class KeyManager:
             return 200, body
         m = re.fullmatch(r'/v1/project-quotas/([^/]+)', path)
         if m and method == 'DELETE':
+            # as the real one: none of its own is a 404 (issue #31)
+            if not self.exists('quota_sets', f'barbican/{m.group(1)}'):
+                return 404, NO_QUOTAS
             self._remove('quota_sets', f'barbican/{m.group(1)}')
             return 204, None
         return 404, {'code': 404, 'title': 'Not Found'}

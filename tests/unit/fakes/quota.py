@@ -36,6 +36,8 @@ from __future__ import annotations
 import json
 import re
 
+from tests.unit.fakes.key_manager import NO_QUOTAS, QUOTA_RESOURCES
+
 NOVA_DEFAULT_QUOTAS = {
     'instances': 10,
     'cores': 20,
@@ -263,9 +265,10 @@ class Quotas:
             return 204, None
         if m and method == 'GET':
             if not self.has_quota('barbican', m.group(1)):
-                return 404, {'code': 404, 'title': 'Not Found'}
+                return 404, NO_QUOTAS
+            values = self.quota_of('barbican', m.group(1))
             return 200, {
-                'project_quotas': self.quota_of('barbican', m.group(1))
+                'project_quotas': {k: values.get(k) for k in QUOTA_RESOURCES}
             }
         return super()._key_manager(method, path, query, body)
 

@@ -24,10 +24,13 @@ import minicloud
 
 from .bringup import bring_up
 from .cloud import (
+    DEFAULT_SERVICES,
+    OPTIONAL,
     SERVICES,
     all_units,
     find_units,
     modules_for,
+    optional_services,
     remembered_services,
     resolve_services,
     units_for,
@@ -75,14 +78,19 @@ def cmd_up(args):
                 os.unlink(f)
         state = {}
         phase('wipe state (--fresh)', time.monotonic() - t)
+    also = optional_services(
+        args.with_ or os.environ.get('MINICLOUD_WITH', '')
+    )
     if args.services:
         services = resolve_services(
-            [x.strip() for x in args.services.split(',') if x.strip()]
+            [x.strip() for x in args.services.split(',') if x.strip()] + also
         )
     else:
-        services = remembered_services(state)
-    # remembered: a later up without --services gets new services too
-    all_services = services == SERVICES
+        services = remembered_services(state, also)
+    # remembered: a later up without --services gets new default services
+    # too, and keeps the optional ones once asked for
+    all_services = set(DEFAULT_SERVICES) <= set(services)
+    chosen_optional = [s for s in services if s in OPTIONAL]
     units = units_for(services)
     me = sys.argv[0]
     if (
@@ -98,10 +106,15 @@ def cmd_up(args):
         return 0
     say(f'home {HOME}; services: {", ".join(services)}')
     mkdirs(HOME, LOGS)
-    update_state(services=services, all_services=all_services, ready=None)
+    update_state(
+        services=services,
+        all_services=all_services,
+        ready=None,
+        **{'with': chosen_optional},
+    )
 
     t = Tasks()
-    t.add('install: apt packages', install_apt)
+    t.add('install: apt packages', lambda: install_apt(services))
     t.add(
         'install: service venv',
         lambda: pip_install(VENV, SERVER_PACKAGES, 'install-venv.log'),
@@ -260,6 +273,13 @@ def main(argv=None):
         metavar='LIST',
         help=f'comma-separated subset of: {",".join(SERVICES)} (dependencies '
         'are added)',
+    )
+    up.add_argument(
+        '--with',
+        dest='with_',
+        metavar='LIST',
+        help=f'also the optional services: {",".join(OPTIONAL)} or all '
+        '(remembered; default: $MINICLOUD_WITH)',
     )
     up.add_argument(
         '--client',

@@ -33,7 +33,9 @@ from .paths import (
     RUN,
 )
 from .services import (
+    barbican,
     cinder,
+    designate,
     glance,
     heat,
     infra,
@@ -58,27 +60,61 @@ MODULES = [
     heat,
     octavia,
     swift,
+    barbican,
+    designate,
     region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]
+# brought up only when asked for (up --with, MINICLOUD_WITH, or --services
+# naming them): a module says OPTIONAL = True
+OPTIONAL = [m.NAME for m in MODULES if getattr(m, 'OPTIONAL', False)]
+DEFAULT_SERVICES = [s for s in SERVICES if s not in OPTIONAL]
 DEPENDS = {m.NAME: m.DEPENDS for m in MODULES}
 DATABASES = [db for m in MODULES for db in m.DATABASES]
 # every service before region-two: a state.json that remembers this list
 # (written before the all_services flag) chose no subset
-_ALL_BEFORE_REGION_TWO = [s for s in SERVICES if s != region_two.NAME]
+_ALL_BEFORE_REGION_TWO = [
+    'keystone',
+    'placement',
+    'glance',
+    'neutron',
+    'nova',
+    'cinder',
+    'heat',
+    'octavia',
+    'swift',
+]
 
 
-def remembered_services(state):
-    """The services of the last up: all of them, unless it chose a subset
-    with --services (a cloud of all services gets those added since)."""
+def optional_services(spec):
+    """The optional services a --with (or MINICLOUD_WITH) names: a
+    comma-separated list of them, or 'all'."""
+    names = [x.strip() for x in (spec or '').split(',') if x.strip()]
+    if names == ['all']:
+        return list(OPTIONAL)
+    unknown = [n for n in names if n not in OPTIONAL]
+    if unknown:
+        raise Failure(
+            f'not an optional service: {", ".join(unknown)} (optional: '
+            f'{", ".join(OPTIONAL)}, or all)'
+        )
+    return names
+
+
+def remembered_services(state, also=()):
+    """The services of the last up: every default one and the optional
+    ones asked for once (``also``, and state.json's ``with``), unless it
+    chose a subset with --services (a cloud of the default services gets
+    those added since)."""
     services = state.get('services')
     if (
         not services
         or state.get('all_services')
         or ('all_services' not in state and services == _ALL_BEFORE_REGION_TWO)
     ):
-        return list(SERVICES)
-    return services
+        wanted = set(DEFAULT_SERVICES) | set(state.get('with', [])) | set(also)
+        return resolve_services(sorted(wanted))
+    return resolve_services([*services, *also])
 
 
 def modules_for(services):

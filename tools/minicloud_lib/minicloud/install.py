@@ -31,6 +31,8 @@ SERVER_PACKAGES = [
     'openstack-heat',
     'octavia',
     'swift',
+    'barbican',
+    'designate',
     'keystonemiddleware',
     'gunicorn',
     'PyMySQL',
@@ -42,6 +44,8 @@ CLIENT_PACKAGES = [
     'python-octaviaclient',
     'python-swiftclient',
     'python-cinderclient',
+    'python-barbicanclient',
+    'python-designateclient',
 ]
 APT_PACKAGES = [
     'mariadb-server',
@@ -50,6 +54,11 @@ APT_PACKAGES = [
     # non-raw image without it ends in error); no service of its own
     'qemu-utils',
 ]
+# installed only where the service is chosen
+SERVICE_APT_PACKAGES = {
+    # named: the DNS server of Designate's pool (its bind9 backend)
+    'designate': ['bind9'],
+}
 
 
 def dpkg_installed(pkg):
@@ -64,8 +73,11 @@ def dpkg_installed(pkg):
     return out.strip().endswith('install ok installed')
 
 
-def install_apt():
-    missing = [p for p in APT_PACKAGES if not dpkg_installed(p)]
+def install_apt(services=()):
+    wanted = APT_PACKAGES + [
+        p for s in services for p in SERVICE_APT_PACKAGES.get(s, [])
+    ]
+    missing = [p for p in wanted if not dpkg_installed(p)]
     if not missing:
         return 'present'
     env = child_env({'DEBIAN_FRONTEND': 'noninteractive'})

@@ -64,6 +64,12 @@ PORTS = {
         'swift_object': 200,
         'swift_container': 201,
         'swift_account': 202,
+        'barbican': 311,
+        # Designate: its API, mdns, and the named it drives over rndc
+        'designate': 1,
+        'designate_mdns': 354,
+        'dns': 53,
+        'rndc': 953,
     }.items()
 }
 

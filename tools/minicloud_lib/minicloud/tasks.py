@@ -62,6 +62,8 @@ PRIORITY = {
     'heat-db': 7,
     'octavia-db': 8,
     'swift-rings': 9,
+    'barbican-db': 9,
+    'designate-db': 9,
     # RegionTwo last: nothing of RegionOne waits for it
     'neutron-r2-db': 10,
     'glance-r2-db': 11,

@@ -29,6 +29,8 @@ import urllib.parse
 
 import openstack
 
+from minicloud_extras import more_services
+
 T0 = time.monotonic()
 
 
@@ -80,6 +82,7 @@ SERVICE_USERS = (
     'heat',
     'octavia',
     'swift',
+    *more_services.SERVICES,
 )
 
 
@@ -114,6 +117,7 @@ def catalog(cfg):
                 url % p['swift'] + '/v1/AUTH_%(tenant_id)s',
             )
         )
+    out += more_services.catalog(cfg)
     out = [(*entry, cfg['region']) for entry in out]
     if 'region-two' in g:
         r2 = cfg['region_two']
@@ -422,6 +426,8 @@ def resources(cfg):
 
         wait('swift proxy', swift_up, timeout=60)
         say('swift proxy')
+
+    more_services.resources(cfg, conn, wait, say)
 
 
 def region_two(cfg):
