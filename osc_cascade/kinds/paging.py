@@ -76,8 +76,14 @@ def pages(
         link = next_link(body, key, getattr(response, 'links', None))
         if not link or not new:
             return
-        paging = parse.parse_qsl(parse.urlparse(link).query)
-        following = {**query, **dict(paging)}
+        # a key the link repeats (Neutron's ``network_id=a&network_id=b``)
+        # keeps every value: read as one, the next pages would ask for
+        # the last alone
+        paging = {
+            k: v if len(v) > 1 else v[0]
+            for k, v in parse.parse_qs(parse.urlparse(link).query).items()
+        }
+        following = {**query, **paging}
         if following == query:
             return
         query = following

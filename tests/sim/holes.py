@@ -100,6 +100,23 @@ def _accept_after_plan(w):
     ]
 
 
+@actor('o-accepts-t-offers-at-once')
+def _accept_at_once(w):
+    """O accepts T's offers as the tool starts, before it lists them:
+    a zone's request is then Designate's record of a transfer done
+    (COMPLETE), which the tool leaves alone. (Found by a soak of the
+    threaded tool, where the orphan purge's listings raced the accept.)"""
+    return [
+        _hook(
+            'o-accepts-t-offers-at-once',
+            '*',
+            '',
+            lambda cloud: _accept_offers(w, cloud),
+            when='before',
+        )
+    ]
+
+
 @actor('o-accepts-t-offers-on-delete')
 def _accept_on_delete(w):
     """O accepts an offer of T when the tool first reads or deletes the

@@ -273,6 +273,35 @@ def _plug_later(w):
     return [_hook('o-plugs-into-t-network', 'GET', r'/v2\.0/ports\b', plug)]
 
 
+@actor('o-plugs-into-t-network-after-plan')
+def _plug_after_plan(w):
+    """O puts a port on T's network (shared by T) once the tool has
+    listed everything: right before its first change. (A soak of the
+    threaded tool met it: O's port came between two listings of one
+    discovery.)"""
+
+    def plug(cloud):
+        if 'o-late-port' in w.made:
+            return
+        net = w.made['t-net']
+        net['shared'] = True
+        w.made['o-late-port'] = scenarios.port(
+            cloud, w.o, net, w.made['t-subnet'], 'o-late-port'
+        )
+
+    # the first change the tool asks of Neutron, whichever it is
+    return [
+        _hook(
+            'o-plugs-into-t-network-after-plan',
+            method,
+            r'^/v2\.0/',
+            plug,
+            when='before',
+        )
+        for method in ('DELETE', 'PUT')
+    ]
+
+
 @actor('o-names-t-group-later')
 def _rule_later(w):
     def rule(cloud):

@@ -28,6 +28,7 @@ import tempfile
 from unittest import mock
 
 from tests.sim import holes, invariants, model
+from tests.sim.serial import serially
 from tests.sim.world import ScopedSimCloud, SimCloud
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import FakeCloud
@@ -233,7 +234,7 @@ def played(scenario: Scenario) -> tuple[list[str], model.World, list[Run]]:
         if scenario.command == 'cascade-without-admin'
         else SimCloud
     )
-    with isolated() as home, cloud_class() as cloud:
+    with isolated() as home, serially(), cloud_class() as cloud:
         region_two = cloud.add_region(
             'RegionTwo', ['network'], shared=['image']
         )

@@ -57,6 +57,23 @@ REGRESSIONS = {
         ),
         lambda w, runs: runs[-1].code in (0, 1),
     ),
+    'soak: zone accepted before the orphan purge lists it': (
+        Scenario(
+            'orphan-purge',
+            features=('t-volume-offered-to-o', 't-zone-offered-to-o'),
+            actors=('o-accepts-t-offers-at-once',),
+        ),
+        lambda w, runs: (
+            owner_of(
+                'zones', w.cloud.get('zones', w.made['t-offered-zone']['id'])
+            )
+            == w.o
+            and w.cloud.get(
+                'zone_transfer_requests', w.made['t-zone-offer']['id']
+            )['status']
+            == 'COMPLETE'
+        ),
+    ),
     '2 T port that is O server NIC': (
         Scenario(
             'cascade', features=('t-port-is-o-server-nic',), recursive=True

@@ -19,11 +19,13 @@ import os
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from tests.sim import invariants, model, strategies
-from tests.sim.play import Run, Scenario, isolated, play
+from tests.sim.play import Run, Scenario, isolated, play, played
 from tests.sim.world import SimCloud
 
 #: scenarios CI plays (``SIM_EXAMPLES`` for more)
 EXAMPLES = int(os.environ.get('SIM_EXAMPLES', '120'))
+#: plays of one scenario the replay test compares (20 proved it once)
+REPLAYS = int(os.environ.get('SIM_REPLAYS', '3'))
 
 
 def replay_line(scenario):
@@ -85,3 +87,26 @@ def test_the_invariants_see_a_foreign_delete():
         f'(DELETE /v2.0/ports/{port})',
         '6: project delete exit 1 silently',
     ]
+
+
+def test_a_scenario_with_a_kill_replays_the_same():
+    """A seed replays: the same requests in the same order, with the same
+    answers, the kill on the same change, each fault on the same request,
+    the same removals (the tool runs on one thread: ``serial``)."""
+    scenario = Scenario(
+        'cascade',
+        actors=('cached-token-after-delete',),
+        faults=(('DELETE', r'/v2\.0/ports', 503), ('GET', r'/volumes', 500)),
+        kill_at=12,
+        recursive=True,
+    )
+    histories = set()
+    for _ in range(REPLAYS):
+        broken, world, runs = played(scenario)
+        assert [run.code for run in runs] == [1, 0]  # killed, then done
+        assert not broken
+        histories.add((tuple(world.cloud.history()), tuple(broken)))
+    assert len(histories) == 1
+    ((history, _),) = histories
+    assert any(' DELETE /v2.0/ports/' in line for line in history)
+    assert any(line.startswith('tool removed projects') for line in history)

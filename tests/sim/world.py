@@ -36,6 +36,11 @@ from tests.unit.fakes.cloud import _owner
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.scoped import ScopedCloud, ScopedTokens
 
+#: the fakes' IDs (``new_id``: 32 hex digits, after a prefix) and UUIDs
+_ID = re.compile(
+    r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+    r'|[0-9a-f]{32}'
+)
 #: what changes the world: the kill counts these
 CHANGES = ('POST', 'PUT', 'PATCH', 'DELETE')
 
@@ -141,6 +146,14 @@ def owner_of(collection: str, obj: dict) -> str | None:
 class SimCloud(ServicesCloud):
     """Every fake service, watched."""
 
+    # the services' pages, small: every listing of more than a few is
+    # paged, as a large project's is (Neutron with a
+    # pagination_max_limit, Cinder's osapi_max_limit, Glance's
+    # limit_param_default)
+    neutron_max_limit = 4
+    cinder_max_limit = 3
+    glance_page = 3
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.ledger: list[Removal] = []
@@ -149,6 +162,9 @@ class SimCloud(ServicesCloud):
         self.kill_at: int | None = None
         self.tool_changes = 0
         self.killed = False
+        #: every request the tool made, in order, with its answer's status
+        #: (the primary's: every region's): what a replay must repeat
+        self.journal: list[str] = []
         #: the actor acting now (its removals are not the tool's)
         self._actor = threading.local()
         self._hooks_lock = threading.RLock()
@@ -175,6 +191,26 @@ class SimCloud(ServicesCloud):
                 )
             )
         super()._remove(collection, id_)
+
+    def history(self) -> list[str]:
+        """The journal and the ledger, the IDs numbered in the order they
+        first appear (the fakes' IDs count on across scenarios): two plays
+        of one scenario have the same history when they went the same
+        way."""
+        names: dict[str, str] = {}
+
+        def named(match):
+            return names.setdefault(match.group(0), f'<{len(names)}>')
+
+        lines = [
+            *self.primary.journal,
+            *(
+                f'{r.by} removed {r.collection} {r.id} of {r.owner} in '
+                f'{r.region} ({r.request}; used by {r.users})'
+                for r in self.primary.removals()
+            ),
+        ]
+        return [_ID.sub(named, line) for line in lines]
 
     def regions(self) -> list[SimCloud]:
         """This cloud and the clouds of its other regions."""
@@ -229,6 +265,9 @@ class SimCloud(ServicesCloud):
             root._fire(request.method, url, 'before')
             body = respond(request, context)
             root._fire(request.method, url, 'after', context.status_code)
+            root.journal.append(
+                f'{self.region} {request.method} {url} {context.status_code}'
+            )
             if request.method in CHANGES and not url.endswith('/auth/tokens'):
                 root.tool_changes += 1
                 if root.kill_at is not None and (

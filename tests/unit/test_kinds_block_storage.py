@@ -85,7 +85,8 @@ def test_other_projects_volumes_snapshots_backups_never_get_in():
         my_snap = scenarios.snapshot(cloud, a, mine)
         my_backup = scenarios.backup(cloud, a, mine)
         conn = cloud.connection()
-        assert len(list(conn.block_storage.volumes(project_id=a))) == 2
+        listed = conn.block_storage.volumes(all_projects=True, project_id=a)
+        assert len(list(listed)) == 2
         refs = discover(
             conn,
             a,

@@ -215,6 +215,41 @@ def test_a_run_with_the_network_kept_leaves_what_routes_it(
     ]
 
 
+def test_an_interface_another_project_came_to_use_since_the_plan_stays(
+    cloud, conn, pid, external
+):
+    """B plugs a port into A's shared network after the plan (an orphan
+    purge plans once, with no drain and no re-plan): the interface that
+    routes it is read again before its removal and kept, with what it
+    serves; the simulation found the interface removed (invariant 1)."""
+    net, subnet = scenarios.network(cloud, pid, 'shared-net')
+    net['shared'] = True
+    router, iface = scenarios.router(cloud, pid, subnet, external, 'r')
+    kinds = [*kinds_of(network), compute.Server]
+    plan = build_plan(
+        Inventory([r for k in kinds for r in k().list(conn, pid)]),
+        kinds_mod.build(),
+        [{'id': pid, 'name': 'A'}],
+    )
+    other = scenarios.project(cloud, 'B')['id']
+    theirs = scenarios.port(cloud, other, net, subnet, 'theirs')
+    result = Executor(conn, kinds_mod.build(), clock=FakeClock()).run(plan)
+    assert cloud.get('ports', iface['id']) is not None
+    assert cloud.get('routers', router['id']) is not None
+    assert cloud.get('networks', net['id']) is not None
+    [kept] = [
+        r
+        for r in result.results.values()
+        if r.step.action == 'remove_router_interface'
+    ]
+    assert kept.outcome == 'kept'
+    assert kept.error == (
+        f'port {theirs["id"]} of project {other} is on network '
+        f'{net["id"]} since the plan: removing this interface would cut '
+        "that project's traffic"
+    )
+
+
 def test_another_projects_router_interface_and_subnet_keep_the_network(
     cloud, conn, pid
 ):

@@ -113,6 +113,32 @@ def test_each_next_link_is_followed_with_the_callers_filters(first):
     assert {k['microversion'] for _m, _p, k in proxy.asked} == {'2.96'}
 
 
+def test_a_filter_of_several_values_keeps_them_all_on_every_page():
+    """Neutron's next link repeats a filter given several times
+    (``?network_id=a&network_id=b&limit=2&marker=p2``): read as one
+    value, the next pages asked for the last network alone, and another
+    project's port on the first network was never seen (its network was
+    not kept, the router interface serving it was deleted: the
+    simulation found it once the fake Neutron paged)."""
+    link = 'http://x/v2.0/ports?network_id=n1&network_id=n2&limit=2&marker=p2'
+    proxy = Proxy(
+        answer(
+            body={
+                'ports': items('p1', 'p2'),
+                'ports_links': [{'rel': 'next', 'href': link}],
+            }
+        ),
+        answer(body={'ports': items('p3')}),
+    )
+    found = list(pages(proxy, '/ports', 'ports', {'network_id': ['n1', 'n2']}))
+    assert [i['id'] for i in found] == ['p1', 'p2', 'p3']
+    assert proxy.asked[1][2]['params'] == {
+        'network_id': ['n1', 'n2'],
+        'limit': '2',
+        'marker': 'p2',
+    }
+
+
 def test_a_filter_of_none_is_not_asked():
     # the orphan search lists every project's: project_id None
     proxy = Proxy(answer(body={'ports': items('a')}))

@@ -31,6 +31,7 @@ from osc_cascade.kinds import block_storage, compute
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.run import cascade_for, zero_delays
+from tests.unit.fakes.scoped import ScopedCloud
 
 VOL, SNAP, BACKUP = (
     block_storage.Volume.name,
@@ -465,11 +466,16 @@ def test_force_stuck_rereads_and_keeps_what_left_the_project(cloud, conn, pid):
     assert cloud.reset_calls == []
 
 
-def test_force_stuck_without_admin_says_what_only_an_admin_can_do(
-    cloud, conn, pid
-):
-    vol = stuck_volume(cloud, pid, 'error_deleting')
-    _kinds, plan = plan_of(conn, pid, force_stuck=True, scoped=True)
+def test_force_stuck_without_admin_says_what_only_an_admin_can_do():
+    # without admin: a token scoped to the project, which Cinder answers
+    # with the project's volumes alone
+    with ScopedCloud() as cloud:
+        pid = scenarios.project(cloud, 'A')['id']
+        member = cloud.add_user('member')
+        cloud.assign(member, 'member', project={'id': pid})
+        vol = stuck_volume(cloud, pid, 'error_deleting')
+        conn = cloud.connection_as(member, project_id=pid)
+        _kinds, plan = plan_of(conn, pid, force_stuck=True, scoped=True)
     step = plan.steps[f'keep:{VOL}:{vol["id"]}']
     assert step.params['reason'].endswith(
         '; only an admin can reset its state (openstack volume set --state '

@@ -47,6 +47,7 @@ from osc_cascade.kinds.network.common import (
 )
 from osc_cascade.kinds.network.remote_group import foreign_rules_now, why_kept
 from osc_cascade.kinds.network.usage import (
+    interface_serves_others_now,
     is_nic,
     network_users,
     nic_since_plan,
@@ -251,6 +252,10 @@ class Router(_NeutronKind):
 
     def apply(self, conn, step):
         if step.action == 'remove_router_interface':
+            why = interface_serves_others_now(conn, step.params['port_id'])
+            if why:
+                self.facts.keep(step.target, why)
+                raise Kept(why)
             conn.network.remove_interface_from_router(
                 step.target.id, port=step.params['port_id']
             )

@@ -16,6 +16,9 @@ ports, subnets, routers and floating IPs are on its networks."""
 
 from __future__ import annotations
 
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.api.http import request
 from osc_cascade.kinds.base import GONE
 from osc_cascade.kinds.compute import server_owners
 from osc_cascade.kinds.network.common import neutron_items, neutron_project
@@ -160,4 +163,27 @@ def nic_since_plan(conn, ref, found, *, scoped=False) -> str:
     return (
         f'NIC of server {server} of project {owner or "(unknown)"} since '
         'the plan: deleting it would take that guest off its network'
+    )
+
+
+def interface_serves_others_now(conn, port_id) -> str:
+    """Why a router interface (its port) may not be removed now: another
+    project's port, subnet, gateway or floating IP came onto its network
+    since the plan (an orphan purge plans once, with no drain to keep
+    others out and no re-plan), or ''. Costs a GET of the port and of its
+    network, and the lists ``network_users`` makes for one network."""
+    try:
+        port = request(conn.network, 'GET', f'/ports/{port_id}').json()
+        net_id = port['port']['network_id']
+        net = request(conn.network, 'GET', f'/networks/{net_id}').json()
+    except sdk_exc.NotFoundException:
+        return ''  # gone: the removal finds that out
+    network = net['network']
+    users = network_users(conn, neutron_project(network), [network])
+    if not users.get(net_id):
+        return ''
+    what, other = users[net_id][0]
+    return (
+        f'{what} of project {other} is on network {net_id} since the plan: '
+        "removing this interface would cut that project's traffic"
     )

@@ -25,7 +25,14 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, Conflict, versions
+from tests.unit.fakes.common import (
+    ADMIN_PROJECT,
+    ENDPOINTS,
+    Conflict,
+    page,
+    paged_filters,
+    versions,
+)
 
 #: cinder/volume/api.py delete: the statuses a volume is deleted from
 VOLUME_DELETABLE = (
@@ -62,13 +69,7 @@ class BlockStorage:
             ('backups', 'os-backup-project-attr:project_id'),
         ):
             if path == f'/{coll}/detail':
-                items = [
-                    o
-                    for o in self._async_list(coll, 'deleting')
-                    if not query.get('project_id')
-                    or o[owner_key] == query['project_id']
-                ]
-                return 200, {coll: items}
+                return self._cinder_list(coll, owner_key, query)
             m = re.fullmatch(rf'/{coll}/([^/]+)(/action)?', path)
             if not m:
                 continue
@@ -92,6 +93,43 @@ class BlockStorage:
                 self._start_delete(coll, obj['id'])
                 return 202, None
         return 404, {'itemNotFound': {'code': 404, 'message': 'no route'}}
+
+    #: Cinder's ``osapi_max_limit``: the most items of a page
+    cinder_max_limit = 1000
+
+    def _cinder_project(self) -> str:
+        """The project of the request's token (the admin's here)."""
+        return ADMIN_PROJECT
+
+    def _cinder_list(self, coll, owner_key, query):
+        """A list as cinder.volume.api's ``get_all`` answers it: an
+        admin's ``all_tenants`` lists every project's (``project_id`` then
+        filters), without it the token's project's alone (and a
+        ``project_id`` of another project finds nothing); cut at ``limit``
+        (at most ``osapi_max_limit``) after ``marker``, the next page
+        linked in ``<coll>_links``."""
+        every = str(query.get('all_tenants', '')).lower() in ('1', 'true')
+        wanted = {query.get('project_id')} - {None, ''}
+        if not every:
+            wanted.add(self._cinder_project())
+        items = [
+            o
+            for o in self._async_list(coll, 'deleting')
+            if all(o[owner_key] == p for p in wanted)
+        ]
+        chunk, link = page(
+            items,
+            query,
+            self.cinder_max_limit,
+            url=f'{ENDPOINTS["block-storage"]}/{coll}/detail',
+        )
+        if link:  # the client's filters kept, as Cinder's links keep them
+            link += paged_filters(query)
+        links = [{'rel': 'next', 'href': link}] if link else []
+        return 200, {
+            coll: chunk,
+            **({f'{coll}_links': links} if links else {}),
+        }
 
     def _create_backup(self, asked):
         """A backup of a volume (Heat's handle_snapshot): refused for one

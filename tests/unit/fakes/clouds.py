@@ -143,7 +143,12 @@ def ignoring_filters(cloud_cls):
     def ignore(handler):
         def wrapped(self, method, path, query, body):
             if method == 'GET':
-                query = {}
+                # what is no filter stays: Cinder's all_tenants, paging
+                query = {
+                    k: v
+                    for k, v in query.items()
+                    if k in ('all_tenants', 'limit', 'marker')
+                }
             return handler(self, method, path, query, body)
 
         return wrapped

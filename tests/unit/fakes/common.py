@@ -17,6 +17,7 @@ to answer with an error."""
 from __future__ import annotations
 
 import itertools
+from urllib import parse
 import uuid
 
 from osc_cascade.engine.resource import ResourceRef, Step
@@ -120,6 +121,16 @@ def versions(id_: str, href: str, **fields) -> dict:
             }
         ]
     }
+
+
+def paged_filters(query) -> str:
+    """The query's filters (not its paging) to add to a next link that
+    keeps them (Neutron's, Cinder's: the request's own, a filter given
+    several times repeated): ``&k=v...``, or ''. ``query``: a value or a
+    list of values by key."""
+    kept = {k: v for k, v in query.items() if k not in ('limit', 'marker')}
+    encoded = parse.urlencode(sorted(kept.items()), doseq=True)
+    return '&' + encoded if encoded else ''
 
 
 def page(items, query, size, key='id', url='', offset=False):

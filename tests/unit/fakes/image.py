@@ -15,8 +15,15 @@
 from __future__ import annotations
 
 import re
+from urllib import parse
 
-from tests.unit.fakes.common import ENDPOINTS, matches, versions
+from tests.unit.fakes.common import (
+    ADMIN_PROJECT,
+    ENDPOINTS,
+    matches,
+    page,
+    versions,
+)
 
 
 class Image:
@@ -24,15 +31,7 @@ class Image:
         if path in ('', '/'):
             return 300, versions('v2.16', ENDPOINTS['image'] + '/v2/')
         if path == '/v2/images':
-            # as Glance: hidden images only when asked for, and then alone
-            hidden = query.get('os_hidden', 'false').lower() == 'true'
-            items = [
-                i
-                for i in self.all('images')
-                if matches(i, query, {'owner'})
-                and bool(i.get('os_hidden')) == hidden
-            ]
-            return 200, {'images': items}
+            return self._glance_list(query)
         m = re.fullmatch(r'/v2/images/([^/]+)(/members)?', path)
         if m:
             image = self.get('images', m.group(1))
@@ -61,6 +60,62 @@ class Image:
                 self._remove('images', image['id'])
                 return 204, None
         return 404, {'message': 'no route'}
+
+    #: Glance's ``limit_param_default`` and ``api_limit_max``
+    glance_page = 25
+    glance_max_limit = 1000
+
+    def _glance_user(self) -> str | None:
+        """The project of a regular user's token; None for an admin's."""
+        return None
+
+    def _glance_visible(self, image, visibility, user) -> bool:
+        """glance.db.sqlalchemy.api's ``_select_images_query`` and
+        ``_image_get_all``: a regular user sees public and community
+        images, its own and those shared with it (membership accepted);
+        an admin every one. Then a ``visibility`` keeps that one alone
+        (``all``: any); without one, community images only the caller's
+        own (an admin's token's project's)."""
+        if user is not None and not (
+            image.get('visibility') in ('public', 'community')
+            or image.get('owner') == user
+            or (
+                image.get('visibility') == 'shared'
+                and user in image.get('members', [])
+            )
+        ):
+            return False
+        if visibility:
+            return visibility in ('all', image.get('visibility'))
+        own = ADMIN_PROJECT if user is None else user
+        return image.get('visibility') != 'community' or (
+            image.get('owner') == own
+        )
+
+    def _glance_list(self, query):
+        """A page of images as Glance answers it: hidden images only when
+        asked for, and then alone; what the caller may see
+        (``_glance_visible``); at most ``limit`` (25 by default, 1000 at
+        most) after ``marker``, the next page in ``next`` (the same
+        query, the marker moved), as glance.api.v2.images does."""
+        hidden = query.get('os_hidden', 'false').lower() == 'true'
+        user = self._glance_user()
+        items = [
+            i
+            for i in self.all('images')
+            if matches(i, query, {'owner'})
+            and bool(i.get('os_hidden')) == hidden
+            and self._glance_visible(i, query.get('visibility'), user)
+        ]
+        size = (
+            self.glance_max_limit if query.get('limit') else self.glance_page
+        )
+        chunk, link = page(items, query, min(size, self.glance_max_limit))
+        body = {'images': chunk, 'first': '/v2/images'}
+        if link:
+            following = {**query, 'marker': chunk[-1]['id']}
+            body['next'] = '/v2/images?' + parse.urlencode(following)
+        return 200, body
 
 
 class ImageMembers:

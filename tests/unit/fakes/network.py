@@ -24,6 +24,8 @@ from tests.unit.fakes.common import (
     ENDPOINTS,
     Conflict,
     matches,
+    page,
+    paged_filters,
     versions,
 )
 
@@ -133,6 +135,26 @@ class Network:
             }
         }
 
+    #: Neutron's ``pagination_max_limit`` (None: -1, no limit of its own)
+    neutron_max_limit: int | None = None
+
+    def _neutron_page(self, key, items, query):
+        """A list as Neutron's pagination helper answers it: whole unless
+        the client asks a ``limit`` or the server has a
+        ``pagination_max_limit``; else a page after ``marker`` (sorted by
+        ID) with the next one in ``<key>_links``."""
+        if not query.get('limit') and self.neutron_max_limit is None:
+            return 200, {key: items}
+        size = self.neutron_max_limit or int(query['limit'])
+        path = key.replace('_', '-')
+        chunk, link = page(
+            items, query, size, url=f'{ENDPOINTS["network"]}/v2.0/{path}'
+        )
+        if link:  # the request's filters kept, as Neutron's links keep them
+            link += paged_filters(getattr(self._request, 'query', query))
+        links = [{'rel': 'next', 'href': link}] if link else []
+        return 200, {key: chunk, f'{key}_links': links}
+
     def _neutron_collection(
         self, key, method, id_, query, action=None, body=None
     ):
@@ -153,7 +175,7 @@ class Network:
                 if matches(o, query, filters - set(several))
                 and all(str(o.get(k)) in v for k, v in several.items())
             ]
-            return 200, {key: items}
+            return self._neutron_page(key, items, query)
         obj = self.get(key, id_)
         if obj is None:
             return 404, {

@@ -279,6 +279,16 @@ class ScopedTokens:
                 return 404, {'itemNotFound': {'code': 404, 'message': '-'}}
         return super()._compute(method, path, query, body)
 
+    def _glance_user(self):
+        caller = self._caller()
+        if caller is None or 'admin' in caller['roles']:
+            return super()._glance_user()
+        return caller['project_id']
+
+    def _cinder_project(self):
+        caller = self._caller()
+        return caller['project_id'] if caller else super()._cinder_project()
+
     def _block_storage(self, method, path, query, body):
         caller = self._caller()
         m = re.fullmatch(r'/(volumes|snapshots|backups)/detail', path)
@@ -293,9 +303,9 @@ class ScopedTokens:
             }
         coll = m.group(1)
         owner = CINDER_OWNERS[coll]
-        status, answer = super()._block_storage(
-            method, path, {'project_id': caller['project_id']}, body
-        )
+        # a non-admin's all_tenants is ignored: its project's alone
+        mine = {k: v for k, v in query.items() if k != 'all_tenants'}
+        status, answer = super()._block_storage(method, path, mine, body)
         answer[coll] = [
             {k: v for k, v in o.items() if k != owner} for o in answer[coll]
         ]
