@@ -177,16 +177,13 @@ class DomainDeleteCascade(hooks.CommandHook):
         identity_v3_only(self.cmd, v3_domain.DeleteDomain)
 
     def _emit_summary(self, outcome, parsed_args: argparse.Namespace) -> None:
-        from osc_cascade.engine.executor import RunResult
-
-        rows = list(RunResult.merge(outcome.runs).summary())
-        rows.append(
-            ('identity.project', '', len(outcome.projects), 0, 0, 0, 0)
+        rest = sorted({r.kind for r in outcome.rest})
+        rows = output.summary_rows(
+            outcome.runs,
+            ('identity.project', len(outcome.projects)),
+            ('identity.user', len(outcome.users)),
+            *((k, sum(r.kind == k for r in outcome.rest)) for k in rest),
         )
-        rows.append(('identity.user', '', len(outcome.users), 0, 0, 0, 0))
-        for kind in sorted({r.kind for r in outcome.rest}):
-            done = sum(r.kind == kind for r in outcome.rest)
-            rows.append((kind, '', done, 0, 0, 0, 0))
         rows.append(
             (
                 'identity.domain',

@@ -341,3 +341,13 @@ def render_graph(dot: str, path: str) -> None:
         raise exceptions.CommandError(
             f'--graph {path}: dot failed: {" ".join(str(exc).split())}'
         ) from exc
+
+
+def summary_rows(runs: Sequence[Any], *done: tuple[str, int]) -> list[Any]:
+    """The runs' summary, then a row per kind deleted outside the plan
+    (by OSC's own delete, after it): (kind, how many)."""
+    from osc_cascade.engine.executor import RunResult
+
+    rows = list(RunResult.merge(runs).summary())
+    rows.extend((kind, '', count, 0, 0, 0, 0) for kind, count in done)
+    return rows

@@ -155,10 +155,7 @@ class UserDeleteCascade(hooks.CommandHook):
         identity_v3_only(self.cmd, v3_user.DeleteUser)
 
     def _emit_summary(self, outcome, parsed_args: argparse.Namespace) -> None:
-        from osc_cascade.engine.executor import RunResult
-
-        rows = list(RunResult.merge(outcome.runs).summary())
-        rows.append(
-            ('identity.user', '', len(outcome.empty_users), 0, 0, 0, 0)
+        rows = output.summary_rows(
+            outcome.runs, ('identity.user', len(outcome.empty_users))
         )
         output.emit(parsed_args, SUMMARY_COLUMNS, rows, self.cmd.app.stdout)
