@@ -39,7 +39,7 @@ from tests.functional import topology
 from tests.functional.conftest import needs_service, service_proxy
 from tests.functional.topology import unique, wait_for
 
-pytestmark = pytest.mark.functional
+pytestmark = [pytest.mark.functional, pytest.mark.designate]
 
 ALL = {'X-Auth-All-Projects': 'True'}
 
