@@ -117,6 +117,19 @@ def add_force_stuck_option(group: Any) -> None:
     )
 
 
+def add_region_option(group: Any) -> None:
+    """``--region`` of a cascade (project's, user's): the regions it works
+    in, all by default."""
+    group.add_argument(
+        '--region',
+        metavar='<region>',
+        dest='cascade_regions',
+        action='append',
+        default=[],
+        help='Only in this region (repeat for more; default: all)',
+    )
+
+
 def add_execution_options(group: Any, tuning: Any = None) -> None:
     """Options of every command that runs a plan: --dry-run and --yes in
     ``group``, the others in ``tuning`` (default: ``group``)."""

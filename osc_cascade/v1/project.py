@@ -34,6 +34,7 @@ from osc_cascade.v1.common import (
     add_execution_options,
     add_exit_status,
     add_force_stuck_option,
+    add_region_option,
     add_tuning_group,
     confirm,
     connection,
@@ -106,14 +107,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             action='store_true',
             help=argparse.SUPPRESS,
         )
-        group.add_argument(
-            '--region',
-            metavar='<region>',
-            dest='cascade_regions',
-            action='append',
-            default=[],
-            help='Only in this region (repeat for more; default: all)',
-        )
+        add_region_option(group)
         group.add_argument(
             '--keep-project',
             action='store_true',

@@ -28,6 +28,7 @@ from osc_lib import exceptions
 from osc_cascade.v1 import output
 from osc_cascade.v1.common import (
     add_execution_options,
+    add_region_option,
     add_tuning_group,
     confirm,
     connection,
@@ -57,14 +58,7 @@ class UserDeleteCascade(hooks.CommandHook):
             help='First delete its keypairs, credentials, trusts (admin)',
         )
         add_execution_options(group, add_tuning_group(parser))
-        group.add_argument(
-            '--region',
-            metavar='<region>',
-            dest='cascade_regions',
-            action='append',
-            default=[],
-            help='Only in this region (repeat for more; default: all)',
-        )
+        add_region_option(group)
         output.add_format_options(parser)
         return parser
 
