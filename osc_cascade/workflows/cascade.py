@@ -58,7 +58,6 @@ from osc_cascade.engine.executor import (
     KEPT,
     ROUND,
     Event,
-    Executor,
     RunResult,
     StepResult,
 )
@@ -87,7 +86,7 @@ from osc_cascade.workflows.projects import (
     project_ref,
     protected_message,
 )
-from osc_cascade.workflows.stopping import Stop, steps_done
+from osc_cascade.workflows.stopping import Stop, run_round, steps_done
 
 #: what a run is, for the refusals of other actors (``actor.holder``)
 _DOING = {
@@ -525,18 +524,7 @@ class ProjectCascade:
 
     def run_round(self, plan: Plan) -> RunResult:
         self.check_interrupted()
-        executor = Executor(
-            self.conn,
-            self.kinds,
-            parallel=self.options.parallel,
-            timeout=self.options.timeout,
-            retry=self.retry,
-            clock=self.clock,
-            on_event=self.on_event,
-            regions=self.regions,
-        )
-        with self.stop.running(executor):
-            return executor.run(plan)
+        return run_round(self, plan)
 
     def _report(self, plan: Plan, began: float, error: str = '') -> None:
         if not self.options.report_file:

@@ -50,7 +50,7 @@ from osc_cascade.engine.errors import (
     describe,
     one_line,
 )
-from osc_cascade.engine.executor import Event, Executor, RunResult
+from osc_cascade.engine.executor import Event, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
@@ -58,7 +58,7 @@ from osc_cascade.engine.retry import Clock, RetryPolicy, checked, retrying
 from osc_cascade.engine.selection import Selection
 from osc_cascade.kinds.base import ResourceKind
 from osc_cascade.workflows.k8s.conventions import made_for
-from osc_cascade.workflows.stopping import Stop, steps_done
+from osc_cascade.workflows.stopping import Stop, run_plan, steps_done
 
 GONE_OWNER = 'owner project does not exist'
 NO_OWNER = 'no owner project'
@@ -474,18 +474,18 @@ class OrphanSearch:
         """Run a purge plan: no token scoped to the deleted projects
         needed. Interrupted (``interrupt``), it finishes what is in flight
         and raises ``Interrupted``; ``result`` has what it did."""
-        executor = Executor(
+        self.result = run_plan(
             self.conn,
+            plan,
             self.kinds,
             parallel=parallel,
             timeout=timeout,
             retry=self.retry,
             clock=self.clock,
             on_event=on_event,
+            stop=self.stop,
             regions=self.regions,
         )
-        with self.stop.running(executor):
-            self.result = executor.run(plan)
         self.stop.check(
             f'{steps_done(self.result.results.values())}. What is '
             'left is still orphaned: run `openstack orphan purge` again '

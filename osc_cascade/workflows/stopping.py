@@ -119,6 +119,7 @@ def run_plan(
     clock: Clock,
     on_event: Callable[[Event], None] | None,
     stop: Stop | None,
+    regions: Any = None,
 ) -> Any:
     """Run ``plan`` on the cascade's executor; ``stop`` (a signal) ends it
     before its next step."""
@@ -130,6 +131,24 @@ def run_plan(
         retry=retry,
         clock=clock,
         on_event=on_event,
+        regions=regions,
     )
     with stop.running(executor) if stop else contextlib.nullcontext():
         return executor.run(plan)
+
+
+def run_round(workflow: Any, plan: Plan) -> Any:
+    """One round of a cascade (project or user) on its own connection,
+    kinds, options, regions and ``Stop``."""
+    return run_plan(
+        workflow.conn,
+        plan,
+        workflow.kinds,
+        parallel=workflow.options.parallel,
+        timeout=workflow.options.timeout,
+        retry=workflow.retry,
+        clock=workflow.clock,
+        on_event=workflow.on_event,
+        stop=workflow.stop,
+        regions=workflow.regions,
+    )

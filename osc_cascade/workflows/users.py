@@ -44,7 +44,7 @@ from osc_cascade.api import heat, keystone_users
 from osc_cascade.api.http import request
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError
-from osc_cascade.engine.executor import Event, Executor, RunResult
+from osc_cascade.engine.executor import Event, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
@@ -53,6 +53,7 @@ from osc_cascade.kinds.base import USER
 from osc_cascade.workflows import actor as actor_mod
 from osc_cascade.workflows.cascade_messages import stop_if_stuck
 from osc_cascade.workflows.cascade_options import CascadeOptions
+from osc_cascade.workflows.stopping import Stop, run_round
 
 #: what a 403 from Keystone means the caller lacks
 NEEDS = 'deleting another user needs the admin role'
@@ -128,7 +129,8 @@ class UserCascade:
             doing='openstack user delete --cascade',
         )
         self.runs: list[RunResult] = []
-        self._executor: Executor | None = None
+        #: a signal stops the round under way (``interrupt``)
+        self.stop = Stop()
 
     @functools.cached_property
     def regions(self) -> Regions:
@@ -360,24 +362,10 @@ class UserCascade:
         return UserOutcome(runs, list(targets))
 
     def run_round(self, plan: Plan) -> RunResult:
-        executor = self._executor = Executor(
-            self.conn,
-            self.kinds,
-            parallel=self.options.parallel,
-            timeout=self.options.timeout,
-            retry=self.retry,
-            clock=self.clock,
-            on_event=self.on_event,
-            regions=self.regions,
-        )
-        try:
-            return executor.run(plan)
-        finally:
-            self._executor = None
+        return run_round(self, plan)
 
     def interrupt(self, signum: int) -> None:
-        if self._executor is not None:
-            self._executor.stop()
+        self.stop(signum)
 
     def delete_users(self, users: Sequence[ResourceRef]) -> None:
         """The users themselves (the domain's cascade; OSC's own ``user
