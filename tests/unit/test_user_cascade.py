@@ -13,9 +13,12 @@
 """``user delete --cascade``: what a user owns outside a project (keypairs
 in every region, credentials, trusts), the refusals, and the run."""
 
+import signal
+
 import pytest
 
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.executor import INTERRUPTED
 from osc_cascade.workflows import users
 from osc_cascade.workflows.cascade_options import CascadeOptions
 from tests.unit import scenarios
@@ -221,3 +224,18 @@ def test_another_run_holds_the_user(cloud, alice, tmp_path):
     finally:
         other.release()
     assert cloud.changes == []
+
+
+def test_a_signal_before_a_round_stops_it_before_its_first_delete(
+    cloud, alice
+):
+    wf = workflow(cloud)
+    targets = wf.resolve([alice['id']])
+    plan = users.without_users(wf.plan(targets))
+    wf.interrupt(signal.SIGTERM)  # between two rounds: none under way
+    before = list(cloud.changes)
+    result = wf.run_round(plan)
+    assert cloud.changes == before
+    assert result.results and all(
+        r.error.startswith(INTERRUPTED) for r in result.results.values()
+    )
