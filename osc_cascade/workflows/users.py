@@ -44,6 +44,7 @@ from osc_cascade.api import heat, keystone_users
 from osc_cascade.api.http import request
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.events import ROUND
 from osc_cascade.engine.executor import Event, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
@@ -357,6 +358,8 @@ class UserCascade:
         stop_if_stuck(runs[-1])
         for _round in range(self.options.verify_rounds):
             leftover = without_users(self.plan(targets))
+            if self.on_event is not None:  # its own verification round
+                self.on_event(Event(ROUND, None, planned=len(leftover.steps)))
             if leftover.kept():
                 raise CascadeError(
                     'The users were not deleted: '
