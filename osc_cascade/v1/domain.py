@@ -31,6 +31,7 @@ from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
+    add_plan_file_options,
     add_region_option,
     add_tuning_group,
     confirm,
@@ -75,17 +76,7 @@ class DomainDeleteCascade(hooks.CommandHook):
         )
         add_execution_options(group, tuning := add_tuning_group(parser))
         add_region_option(group)
-        group.add_argument(
-            '--plan-file',
-            metavar='<file>',
-            help='Save the plan (with --dry-run) or run a saved one',
-        )
-        tuning.add_argument(
-            '--plan-max-age',
-            metavar='<duration>',
-            type=duration,
-            help='Refuse a --plan-file older than this (default: 24h)',
-        )
+        add_plan_file_options(group, tuning)
         group.add_argument(
             '--settle',
             metavar='<duration>',

@@ -317,19 +317,10 @@ class DomainCascade:
         """The IDs of the projects that stay: those of ``ids``, those
         refused, and the parents of each (Keystone deletes no parent of a
         project), each parent refused with its reason."""
-        by_id = {p.id: p for p in projects}
-        out: set[str] = set()
-        todo = [p.id for p in projects if _label(p) in refused] + list(ids)
-        while todo:
-            project = by_id.get(todo.pop())
-            if project is None or project.id in out:
-                continue
-            out.add(project.id)
-            refused.setdefault(
-                _label(project), 'a child project of it stays: it stays too'
-            )
-            todo.append(project.parent_id)
-        return out
+        starts = [p.id for p in projects if _label(p) in refused]
+        return with_parents(
+            projects, [*starts, *ids], refused, lambda p: p.parent_id
+        )
 
     def _users(
         self, domain: ResourceRef, refused: dict[str, str]
@@ -503,6 +494,31 @@ def _grant_ref(domain_id: str, grant: dict[str, Any]) -> ResourceRef:
         domain_id,
         attrs={'path': keystone_users.domain_grant_path(domain_id, grant)},
     )
+
+
+def with_parents(
+    projects: Sequence[Any],
+    ids: Sequence[str],
+    refused: dict[str, str],
+    parent_of: Callable[[Any], str | None],
+) -> set[str]:
+    """The IDs of ``ids`` and of their parents (Keystone deletes no parent
+    of a project that stays), each parent refused with its reason; a
+    project has a ``name`` and an ``id``, ``parent_of`` gives its
+    parent's ID."""
+    by_id = {p.id: p for p in projects}
+    out: set[str] = set()
+    todo = list(ids)
+    while todo:
+        project = by_id.get(todo.pop())
+        if project is None or project.id in out:
+            continue
+        out.add(project.id)
+        refused.setdefault(
+            _label(project), 'a child project of it stays: it stays too'
+        )
+        todo.append(parent_of(project) or '')
+    return out
 
 
 def _label(project: Any) -> str:

@@ -40,6 +40,7 @@ from osc_cascade.engine import planfile
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import ResourceRef, delete
+from osc_cascade.workflows.domain import with_parents
 
 #: why what the plan shown did not delete stays
 NOT_SHOWN = (
@@ -78,7 +79,12 @@ def as_shown(fresh: Any, saved: Plan) -> Any:
     for target in fresh.project_targets:
         if target.id in stay:
             refused[f'project {_name(target)}'] = NOT_SHOWN
-    stay = _with_parents(fresh.project_targets, stay, refused)
+    stay = with_parents(
+        fresh.project_targets,
+        sorted(stay),
+        refused,
+        lambda t: t.attrs.get('parent_id'),
+    )
     projects = [t for t in fresh.project_targets if t.id not in stay]
     ids = {t.id for t in projects}
     shown = saved.subplan(lambda s: s.target.project_id in ids)
@@ -119,27 +125,6 @@ def as_shown(fresh: Any, saved: Plan) -> Any:
         user_targets=users,
         refused=refused,
     )
-
-
-def _with_parents(
-    targets: list[ResourceRef], ids: set[str], refused: dict[str, str]
-) -> set[str]:
-    """``ids`` and their parents (Keystone deletes no parent of a project
-    that stays), each parent refused with its reason."""
-    by_id = {t.id: t for t in targets}
-    out: set[str] = set()
-    todo = list(ids)
-    while todo:
-        target = by_id.get(todo.pop())
-        if target is None or target.id in out:
-            continue
-        out.add(target.id)
-        refused.setdefault(
-            f'project {_name(target)}',
-            'a child project of it stays: it stays too',
-        )
-        todo.append(target.attrs.get('parent_id') or '')
-    return out
 
 
 def _name(ref: ResourceRef) -> str:

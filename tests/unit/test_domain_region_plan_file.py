@@ -16,22 +16,26 @@ such in the progress."""
 
 import json
 
-import pytest
-
-from tests.unit import hooks, scenarios
-from tests.unit.fakes.clouds import UsersCloud
+from tests.unit import scenarios, test_domain_cascade_cli
 from tests.unit.test_domain_cascade import customer
 
-
-@pytest.fixture
-def cloud():
-    with UsersCloud() as c:
-        yield c
+# the domain command's cloud, and the hooks installed
+cloud = test_domain_cascade_cli.cloud
+_hooks = test_domain_cascade_cli._hooks
 
 
-@pytest.fixture(autouse=True)
-def _hooks(monkeypatch):
-    hooks.install(monkeypatch)
+def save_plan(osc, path, name):
+    """The dry run, its plan saved in ``path``."""
+    return osc(
+        'domain', 'delete', '--cascade', '--dry-run', '--plan-file', path,
+        name,
+    )  # fmt: skip
+
+
+def run_plan(osc, path, name):
+    return osc(
+        'domain', 'delete', '--cascade', '--yes', '--plan-file', path, name
+    )
 
 
 def test_help_shows_region_and_plan_file(osc):
@@ -96,17 +100,12 @@ def test_region_keeps_what_is_elsewhere_and_the_domain(cloud, osc):
 def test_a_saved_plan_runs_as_shown(cloud, osc, tmp_path):
     c = customer(cloud, 'acme')
     path = str(tmp_path / 'plan.json')
-    dry = osc(
-        'domain', 'delete', '--cascade', '--dry-run', '--plan-file', path,
-        'acme',
-    )  # fmt: skip
+    dry = save_plan(osc, path, 'acme')
     assert dry.code == 0, dry.stderr
     saved = json.load(open(path))
     assert c['domain']['id'] in {p['id'] for p in saved['projects']}
     assert cloud.changes == []
-    result = osc(
-        'domain', 'delete', '--cascade', '--yes', '--plan-file', path, 'acme'
-    )
+    result = run_plan(osc, path, 'acme')
     assert result.code == 0, result.stderr
     assert not cloud.exists('domains', c['domain']['id'])
     for project in c['projects']:
@@ -118,19 +117,14 @@ def test_what_the_saved_plan_did_not_show_stays(cloud, osc, tmp_path):
     stays, one line each, and keeps the domain; what was shown goes."""
     c = customer(cloud, 'acme')
     path = str(tmp_path / 'plan.json')
-    dry = osc(
-        'domain', 'delete', '--cascade', '--dry-run', '--plan-file', path,
-        'acme',
-    )  # fmt: skip
+    dry = save_plan(osc, path, 'acme')
     assert dry.code == 0, dry.stderr
     d = c['domain']['id']
     late = scenarios.project(cloud, 'late', domain_id=d, parent_id=d)
     _u1, u2 = c['users']
     cloud.keypair(u2['id'], 'new')
     group = cloud.group('late-g', d)
-    result = osc(
-        'domain', 'delete', '--cascade', '--yes', '--plan-file', path, 'acme'
-    )
+    result = run_plan(osc, path, 'acme')
     assert result.code == 1
     last = result.stderr.strip().splitlines()[-1]
     assert 'The domain was not deleted' in last
@@ -152,14 +146,9 @@ def test_a_plan_of_another_domain_is_refused(cloud, osc, tmp_path):
     customer(cloud, 'acme')
     customer(cloud, 'twin')
     path = str(tmp_path / 'plan.json')
-    dry = osc(
-        'domain', 'delete', '--cascade', '--dry-run', '--plan-file', path,
-        'twin',
-    )  # fmt: skip
+    dry = save_plan(osc, path, 'twin')
     assert dry.code == 0, dry.stderr
-    result = osc(
-        'domain', 'delete', '--cascade', '--yes', '--plan-file', path, 'acme'
-    )
+    result = run_plan(osc, path, 'acme')
     assert result.code == 1
     assert 'is not the plan of domain acme' in result.stderr
     assert cloud.changes == []
@@ -172,15 +161,10 @@ def test_a_plan_that_kept_the_domain_keeps_it(cloud, osc, tmp_path):
     *_, other = c['projects']
     cloud.db['projects'][other['id']]['options'] = {'immutable': True}
     path = str(tmp_path / 'plan.json')
-    dry = osc(
-        'domain', 'delete', '--cascade', '--dry-run', '--plan-file', path,
-        'acme',
-    )  # fmt: skip
+    dry = save_plan(osc, path, 'acme')
     assert dry.code == 1
     cloud.db['projects'][other['id']]['options'] = {}
-    result = osc(
-        'domain', 'delete', '--cascade', '--yes', '--plan-file', path, 'acme'
-    )
+    result = run_plan(osc, path, 'acme')
     assert result.code == 1
     last = result.stderr.strip().splitlines()[-1]
     assert 'the plan shown keeps the domain' in last

@@ -18,29 +18,16 @@ and the next tick finish."""
 import pytest
 
 from osc_cascade.engine import executor as executor_mod
-from osc_cascade.reaper import lock, sweep
+from osc_cascade.reaper import sweep
 from osc_cascade.workflows import orphans
-from tests.unit import scenarios
-from tests.unit.fakes.clock import FakeClock
+from tests.unit import scenarios, test_reaper
 from tests.unit.test_reaper import GRACE, make_reaper
 
-
-@pytest.fixture
-def locks(tmp_path):
-    held = lock.Locks(f'file://{tmp_path / "locks"}', 'reaper-a')
-    held.start()
-    yield held
-    held.stop()
-
-
-@pytest.fixture
-def clock():
-    return FakeClock()
-
-
-@pytest.fixture
-def reaper(cloud, locks, clock):
-    return make_reaper(cloud, locks, clock)
+# the reaper's own fixtures: its locks, its clock, the reaper
+lock_url = test_reaper.lock_url
+locks = test_reaper.locks
+clock = test_reaper.clock
+reaper = test_reaper.reaper
 
 
 @pytest.fixture
