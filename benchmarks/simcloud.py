@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import email.utils
 import http.server
 import itertools
 import json
@@ -757,7 +756,8 @@ def _handler(sim: SimCloud, service: str):
                 if name.lower() == 'location':
                     value = sim.rewrite_location(value)
                 self.send_header(name, value)
-            self.send_header('Date', email.utils.formatdate(usegmt=True))
+            # send_response wrote the one Date header (a second one made
+            # the client's cloud_time a naive datetime)
             self.send_header(
                 'Content-Length',
                 '0' if self.command == 'HEAD' else str(len(content)),

@@ -16,6 +16,7 @@ delete --cascade`` of each project, one after another, then Keystone's
 ``domain delete``) on an identical twin, in the same run.
 
     python -m benchmarks.simdomain --projects 1000 --size 20 --users 100
+    python -m benchmarks.simdomain --sweep --projects 500 --size 20
 
 Two identical domains (benchmarks.simcloud: ``POST /seed-domain``) of
 ``--projects`` projects of ``--size`` resources each (benchmarks.generate's
@@ -30,6 +31,10 @@ of the machine before and after is in the results.
 
 The simulated cloud has one region: the second region of the issue's
 domain is not simulated (the simulator's token has one catalog region).
+
+With ``--sweep``: the projects of both domains drained long ago, as
+``project sweep`` finds them (the twin's just now, so that the sweep's
+``--older-than 30d`` leaves them to today's way, a cascade per project).
 
 Results: ``<out>/domain-results.json`` (appended)."""
 
@@ -47,6 +52,8 @@ from benchmarks.results import load_results, save_results
 from tests.unit import scenarios
 
 RESULTS = 'domain-results.json'
+#: when the seeded drained projects were drained
+DRAINED_AT = '2026-01-01T00:00:00+00:00'
 
 
 # -- the simulator's side (benchmarks.simcloud's control port) -------------
@@ -59,15 +66,42 @@ def seed(
     users: int = 0,
     twins: int = 2,
     prefix: str = 'customer',
+    drained: bool = False,
 ) -> list[dict]:
     """``twins`` identical domains: ``projects`` projects of ``size``
-    resources (a shard each), ``users`` users with a keypair each."""
+    resources (a shard each), ``users`` users with a keypair each;
+    ``drained``: the projects drained long ago (disabled, with the drain
+    record a drain writes), as ``project sweep`` finds them."""
     from benchmarks.simcloud import fill_block
+    from osc_cascade.workflows import drain_record
+
+    def drain_fields(when: str) -> dict[str, Any]:
+        record = {
+            'version': drain_record.VERSION,
+            'started_at': when,
+            'started_by': {'user_id': 'admin', 'project_id': 'admin'},
+            'enabled': True,
+            'quotas': {},
+            'stage': drain_record.DRAINED,
+            drain_record.DRAINED_AT: when,
+            drain_record.DRAINED_BY: {'user_id': 'admin'},
+        }
+        return {
+            'enabled': False,
+            drain_record.RECORD: json.dumps(record, sort_keys=True),
+            drain_record.STATE: drain_record.DRAINED,
+        }
 
     made = []
     with simcloud.lock:
         main = simcloud.main
         for t in range(twins):
+            # the first drained long ago (the sweep's), the twins just now
+            # (out of its reach: today's way deletes them)
+            now = time.strftime('%Y-%m-%dT%H:%M:%S+00:00', time.gmtime())
+            extra = (
+                drain_fields(DRAINED_AT if t == 0 else now) if drained else {}
+            )
             domain = main.domain(f'{prefix}-{len(main.all("domains"))}-{t}')
             pids = []
             for i in range(projects):
@@ -77,6 +111,7 @@ def seed(
                     name,
                     domain_id=domain['id'],
                     parent_id=domain['id'],
+                    **extra,
                 )['id']
                 shard = simcloud._shard()
                 shard.db['projects'] = main.db['projects']
@@ -223,6 +258,29 @@ def todays_way(simulator, domain, args, raw) -> dict[str, Any]:
     }
 
 
+def project_sweep(simulator, domain, args, raw) -> dict[str, Any]:
+    """``project sweep --execute`` of the projects drained long ago (the
+    twin's were drained just now: out of its reach)."""
+    cmd = _openstack(
+        'project', 'sweep', '--execute', '--yes', '--older-than', '30d',
+        '--parallel', str(args.parallel),
+    )  # fmt: skip
+    simulator.call('GET', '/stats?reset=1')
+    log(f'project sweep of {domain["name"]} ...')
+    code, wall, cpu, rss = sim.run_measured(
+        cmd, _env(simulator), os.path.join(raw, 'sweep.log'), args.limit
+    )
+    stats = simulator.call('GET', '/stats?reset=1')
+    return {
+        'tool': 'project sweep --execute',
+        'exit_code': code,
+        'wall': round(wall, 2),
+        'client_cpu_s': round(cpu, 2),
+        'client_peak_rss_mib': round(rss, 1),
+        'requests': stats['requests'],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--projects', type=int, default=1000)
@@ -237,6 +295,11 @@ def main(argv: list[str] | None = None) -> int:
         help="today's way on this many projects, the rest extrapolated",
     )
     parser.add_argument('--limit', type=float, default=7200.0)
+    parser.add_argument(
+        '--sweep',
+        action='store_true',
+        help='drained projects, project sweep against today\'s way',
+    )
     parser.add_argument(
         '--out', default=os.path.join(os.path.dirname(__file__), 'results')
     )
@@ -255,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
             {
                 'projects': args.projects,
                 'size': args.size,
-                'users': args.users,
+                'users': 0 if args.sweep else args.users,
+                'drained': args.sweep,
             },
         )
         log(f'seeded two domains in {time.monotonic() - started:.0f}s')
@@ -270,11 +334,16 @@ def main(argv: list[str] | None = None) -> int:
             'cpus': os.cpu_count(),
             'workdir': workdir,
         }
-        row = domain_cascade(simulator, one, args, raw)
+        if args.sweep:  # the twin's drain is too recent for the sweep
+            row = project_sweep(simulator, one, args, raw)
+            base = todays_way(simulator, twin, args, raw)
+        else:
+            row = domain_cascade(simulator, one, args, raw)
+            base = todays_way(simulator, twin, args, raw)
+        record['sweep'] = args.sweep
         row['left'] = simulator.call('GET', f'/domain-left?id={one["id"]}')
         record['cascade'] = row
-        log(f'domain cascade: {json.dumps(row)}')
-        base = todays_way(simulator, twin, args, raw)
+        log(f'{row["tool"]}: {json.dumps(row)}')
         base['left'] = simulator.call('GET', f'/domain-left?id={twin["id"]}')
         record['today'] = base
         log(f"today's way: {json.dumps(base)}")

@@ -117,22 +117,6 @@ def add_force_stuck_option(group: Any) -> None:
     )
 
 
-def add_plan_file_options(group: Any, tuning: Any) -> None:
-    """``--plan-file`` and ``--plan-max-age`` of a cascade (project's,
-    domain's): a dry run's plan saved, and run later as shown."""
-    group.add_argument(
-        '--plan-file',
-        metavar='<file>',
-        help='Save the plan (with --dry-run) or run a saved one',
-    )
-    tuning.add_argument(
-        '--plan-max-age',
-        metavar='<duration>',
-        type=duration,
-        help='Refuse a --plan-file older than this (default: 24h)',
-    )
-
-
 def add_region_option(group: Any) -> None:
     """``--region`` of a cascade (project's, user's): the regions it works
     in, all by default."""

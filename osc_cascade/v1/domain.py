@@ -27,11 +27,11 @@ from osc_lib import exceptions
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
+from osc_cascade.v1.cascade_options import add_plan_file_options
 from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
-    add_plan_file_options,
     add_region_option,
     add_tuning_group,
     confirm,
