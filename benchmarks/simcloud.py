@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import email.utils
 import http.server
 import itertools
 import json
@@ -68,7 +67,7 @@ from requests.structures import CaseInsensitiveDict
 from benchmarks import generate
 from tests.unit import scenarios
 from tests.unit.fakes import common
-from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.fakes.clouds import UsersCloud
 from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER, catalog
 
 SERVICES = (
@@ -121,9 +120,11 @@ PROJECT_QUERY_KEYS = ('project_id', 'tenant_id', 'owner', 'project')
 DEFAULT_WORKERS = 1000
 
 
-class Shard(ServicesCloud):
+class Shard(UsersCloud):
     """The fake cloud with the services of the simulated catalog, whose
-    asynchronous deletes take time rather than a number of polls."""
+    asynchronous deletes take time rather than a number of polls; its
+    Keystone has domains, users and groups, its Nova users' keypairs
+    (benchmarks.simdomain)."""
 
     endpoints = catalog(*SERVICES)
     #: collection -> seconds a delete goes on (the simulator's)
@@ -219,10 +220,14 @@ class Shard(ServicesCloud):
 # -- the projects -------------------------------------------------------------
 
 
-def fill_block(shard: Shard, project_id: str, external: dict, tag: str):
-    """One block of 100 resources of benchmarks.generate's mix
-    (``generate.mix(100)``), built with the unit tests' scenarios."""
-    counts = generate.mix(100)
+def fill_block(
+    shard: Shard, project_id: str, external: dict, tag: str, size: int = 100
+):
+    """One block of ``size`` (at most 100) resources of
+    benchmarks.generate's mix (``generate.mix(size)``), built with the unit
+    tests' scenarios."""
+    # a kind the mix has none of at this size is absent from it
+    counts = collections.Counter(generate.mix(size))
     pid = project_id
     nets = [
         scenarios.network(shard, pid, f'net-{i}', f'10.{i}.0.0/24')
@@ -751,7 +756,8 @@ def _handler(sim: SimCloud, service: str):
                 if name.lower() == 'location':
                     value = sim.rewrite_location(value)
                 self.send_header(name, value)
-            self.send_header('Date', email.utils.formatdate(usegmt=True))
+            # send_response wrote the one Date header (a second one made
+            # the client's cloud_time a naive datetime)
             self.send_header(
                 'Content-Length',
                 '0' if self.command == 'HEAD' else str(len(content)),
@@ -787,6 +793,10 @@ def _control(sim: SimCloud, stop: threading.Event):
                 )
             elif split.path == '/owned':
                 self._reply(sim.owned(query['project']))
+            elif split.path == '/domain-left':
+                from benchmarks import simdomain
+
+                self._reply(simdomain.left(sim, sim.domains[query['id']]))
             else:
                 self.send_error(404)
 
@@ -801,6 +811,10 @@ def _control(sim: SimCloud, stop: threading.Event):
                         body.get('prefix', 'sim'),
                     )
                 )
+            elif self.path == '/seed-domain':
+                from benchmarks import simdomain
+
+                self._reply(simdomain.seed(sim, **body))
             elif self.path == '/stop':
                 self._reply({'stopping': True})
                 stop.set()

@@ -36,6 +36,9 @@ STUCK = 'stuck'
 DRAIN = 'drain'
 ROUND = 'round'
 PROJECT = 'project'
+#: a workflow's next part begins (the domain cascade's users): its first
+#: run is that part's (``message``: its name), not a verification round
+PHASE = 'phase'
 
 
 @dataclasses.dataclass

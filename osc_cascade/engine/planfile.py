@@ -139,13 +139,13 @@ def made_for(cloud: str, regions: list[str]) -> dict[str, Any]:
 
 def load(
     path: str,
-    project_ids: Collection[str],
+    project_ids: Collection[str] | None,
     here: Mapping[str, Any],
     max_age: float,
 ) -> Plan:
-    """The plan in ``path``, refused unless it was made for these projects,
-    for the cloud and regions of ``here`` (``made_for``), at most
-    ``max_age`` seconds ago."""
+    """The plan in ``path``, refused unless it was made for these projects
+    (None: the caller checks them), for the cloud and regions of ``here``
+    (``made_for``), at most ``max_age`` seconds ago."""
     if not os.path.exists(path):
         raise CascadeError(
             f'Plan file {path} does not exist; make one with '
@@ -157,7 +157,7 @@ def load(
         except ValueError as exc:
             raise PlanError(f'plan file {path} is not JSON: {exc}') from exc
     planned = {p['id'] for p in plan.projects}
-    if planned != set(project_ids):
+    if project_ids is not None and planned != set(project_ids):
         raise CascadeError(
             f'Plan file {path} is for project(s) '
             f'{", ".join(sorted(planned))}, not for the project(s) given.'

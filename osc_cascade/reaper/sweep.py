@@ -364,14 +364,19 @@ class Purger:
             return outcomes
         if self._stopping.is_set():
             raise CascadeError('stopping: nothing was purged')
-        # time has passed since the search: each owner is proven gone again
+        # time has passed since the search: each owner is proven gone
+        # again; one that cannot be is left (failed), not the others
         sub, notes = search.reconfirm(sub)
         for note in notes:
             LOG.warning('note: %s', note)
+        for owner, why in orphans.not_purged(
+            dataclasses.replace(sub, unlisted={})
+        ).items():
+            outcomes[owner] = Outcome(FAILED, why)
         plan = orphans.purge_plan(sub, self.kinds)
         planned = Counter(s.target.project_id for s in plan.steps.values())
         for owner in steps:
-            if not planned[owner]:
+            if not planned[owner] and owner not in outcomes:
                 outcomes[owner] = Outcome(CLEAN, 'the project exists again')
         if plan.steps:
             outcomes.update(self._run(search, plan))
@@ -394,32 +399,16 @@ class Purger:
             error = one_line(exc)
         self._record(search, plan, result, started, origin, error)
         outcomes = {}
-        for project in plan.projects:
-            owner = project['id']
-            mine = [
-                r
-                for r in result.results.values()
-                if r.step.target.project_id == owner
-            ]
-            # a keep that blocks (what the project's delete must not take
-            # along: another project's network a stack made) leaves it
-            # not done, said why, and tried again later
-            bad = [
-                r
-                for r in mine
-                if r.outcome != DONE
-                and not (
-                    r.outcome == KEPT
-                    and r.step.params.get('blocking', True) is False
-                )
-            ]
+        for owner, (ran, bad) in orphans.not_done_by_owner(
+            plan, result
+        ).items():
             if not bad:
-                outcomes[owner] = Outcome(PURGED, f'{len(mine)} step(s) done')
+                outcomes[owner] = Outcome(PURGED, f'{ran} step(s) done')
             else:
                 first = bad[0]
                 outcomes[owner] = Outcome(
                     FAILED,
-                    f'{len(bad)} of {len(mine)} step(s) not done; first: '
+                    f'{len(bad)} of {ran} step(s) not done; first: '
                     f'{first.step.describe()}: {first.outcome}: '
                     f'{first.error}',
                 )

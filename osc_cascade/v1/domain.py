@@ -27,10 +27,12 @@ from osc_lib import exceptions
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
+from osc_cascade.v1.cascade_options import add_plan_file_options
 from osc_cascade.v1.common import (
     add_api_timeout_option,
     add_execution_options,
     add_exit_status,
+    add_region_option,
     add_tuning_group,
     confirm,
     connection,
@@ -54,6 +56,9 @@ _CASCADE_ONLY = (
     'no_report',
     'coordination_url',
     'settle',
+    'cascade_regions',
+    'plan_file',
+    'plan_max_age',
 )
 
 
@@ -70,6 +75,8 @@ class DomainDeleteCascade(hooks.CommandHook):
             help='First delete its projects, users, groups (admin)',
         )
         add_execution_options(group, tuning := add_tuning_group(parser))
+        add_region_option(group)
+        add_plan_file_options(group, tuning)
         group.add_argument(
             '--settle',
             metavar='<duration>',
@@ -108,9 +115,11 @@ class DomainDeleteCascade(hooks.CommandHook):
         return return_code
 
     def _cascade(self, parsed_args: argparse.Namespace) -> list[str]:
+        from osc_cascade.engine import planfile
         from osc_cascade.v1.progress import Progress
         from osc_cascade.v1.record import RunRecord
         from osc_cascade.workflows import domain as domain_mod
+        from osc_cascade.workflows import domain_shown
         from osc_cascade.workflows.cascade import without_projects
         from osc_cascade.workflows.cascade_options import CascadeOptions
         from osc_cascade.workflows.users import without_users
@@ -126,13 +135,31 @@ class DomainDeleteCascade(hooks.CommandHook):
             report_file=record.path or None,
             coordination_url=parsed_args.coordination_url,
             settle=parsed_args.settle or 0.0,
+            regions=tuple(parsed_args.cascade_regions),
+            **(
+                {'plan_max_age': parsed_args.plan_max_age}
+                if parsed_args.plan_max_age is not None
+                else {}
+            ),
         )
         workflow = domain_mod.DomainCascade(conn, options, on_event=progress)
         domain = workflow.resolve(parsed_args.domain[0])
+        saved = parsed_args.plan_file
+        # a saved plan is checked before anything is listed
+        shown = (
+            domain_shown.load(workflow, saved, domain)
+            if saved and not parsed_args.dry_run
+            else None
+        )
         plan = workflow.plan(domain)
+        if shown is not None:  # what it did not show stays
+            plan = domain_shown.as_shown(plan, shown)
         whole = plan.whole()
         progress.add_notes(plan.notes)
         if parsed_args.dry_run:
+            if saved:
+                whole.made_for = workflow.project_cascade._here()
+                planfile.save(saved, whole)
             columns, rows = output.plan_table(
                 whole, full=parsed_args.formatter in output.MACHINE_FORMATS
             )

@@ -248,11 +248,14 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
 
         record = RunRecord(parsed_args, 'orphan purge')
         search, findings, plan = self._plan(parsed_args)
-        unlisted = [findings.unlisted[o] for o in sorted(findings.unlisted)]
+        # each owner ends on its own: one that cannot be proven gone (or
+        # whose Swift account could not be listed) is left, not the others
+        unlisted = list(orphans.not_purged(findings).values())
         if unlisted and not parsed_args.dry_run and not plan.steps:
-            raise exceptions.CommandError(unlisted[0])
+            raise exceptions.CommandError(_first(unlisted))
         if parsed_args.dry_run or not plan.steps:
-            if not plan.steps:  # nothing left: the frozen quotas go
+            if not plan.steps and not unlisted:  # nothing left: the
+                # frozen quotas go (not while an owner is in doubt)
                 self._release(search, parsed_args, purged=False)
             # the cascade's plan table: -f json and yaml have the whole
             # graph (every step id in After) and the owner's ID
@@ -277,10 +280,9 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
                 search.kinds,
                 self.selection.bounded(shown) if self.selection else None,
             )
-            # of the owners still gone
-            unlisted = [
-                findings.unlisted[o] for o in sorted(findings.unlisted)
-            ]
+            # of the owners still gone; those no longer proven gone left
+            doubt = orphans.not_purged(findings)
+            unlisted = list(doubt.values())
         progress = self.progress
         progress.add_total(len(plan.steps))
 
@@ -313,6 +315,7 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             exit_interrupted(exc)
         finally:
             progress.close()
+        self._say_owners(plan, result, doubt)
         if not result.ok:
             self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
             stuck = len(result.by_outcome(STUCK))
@@ -341,13 +344,43 @@ class PurgeOrphan(ExitStatusHelp, command.Lister):
             )
         if left:
             self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
-            raise exceptions.CommandError(
-                left[0]
-                + (f' ({len(left) - 1} more such)' if len(left) > 1 else '')
-            )
+            raise exceptions.CommandError(_first(left))
         try:
             self._release(search, parsed_args, purged=True)
         except exceptions.CommandError:
             self.produce_output(parsed_args, SUMMARY_COLUMNS, result.summary())
             raise
         return SUMMARY_COLUMNS, result.summary()
+
+    def _say_owners(
+        self, plan: Any, result: Any, doubt: dict[str, str]
+    ) -> None:
+        """Each deleted project ends on its own: a note for each the purge
+        did not finish (why), and one line of how many it did."""
+        from osc_cascade.workflows import orphans
+
+        left = {
+            owner: f'project {owner}: not purged: {len(bad)} of {ran} '
+            f'step(s) not done; first: {bad[0].step.describe()}: '
+            f'{bad[0].outcome}'
+            for owner, (ran, bad) in orphans.not_done_by_owner(
+                plan, result
+            ).items()
+            if bad
+        }
+        for owner, why in doubt.items():
+            left.setdefault(owner, why)
+        owners = {p['id'] for p in plan.projects} | set(doubt)
+        if left:  # now: the command fails after, with the first
+            self.progress.note(
+                f'note: {len(owners) - len(left)} of {len(owners)} deleted '
+                'project(s) purged; the others are left:'
+            )
+            for owner in sorted(left):
+                self.progress.note(f'note: {left[owner]}')
+
+
+def _first(lines: list[str]) -> str:
+    """The first line, and how many more there are."""
+    more = len(lines) - 1
+    return lines[0] + (f' ({more} more such)' if more else '')

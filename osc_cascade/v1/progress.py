@@ -189,6 +189,24 @@ class Progress:
                 f'{self.verifications}: {found}'
             )
 
+    def _phase(self, event: events.Event) -> None:
+        """A workflow's next part begins: its first run (``planned``
+        steps) is announced under its own name."""
+        self.round += 1
+        self.announced = event.planned > 0
+        if self.json:
+            self._write_json(
+                {
+                    'event': events.PHASE,
+                    'phase': event.message,
+                    'round': self.round,
+                    'steps': event.planned,
+                    'total': self.total + event.planned,
+                }
+            )
+        elif not self.tty:
+            self._line(f'{event.message}: {event.planned} step(s)')
+
     def _milestone(self, event: events.Event) -> None:
         """A project drained, or deleted (or not): a line of its own,
         outside the count of steps."""
@@ -319,6 +337,7 @@ class Progress:
 #: how a workflow's own events are shown
 _WORKFLOW_EVENTS = {
     events.ROUND: Progress._round,
+    events.PHASE: Progress._phase,
     events.DRAIN: Progress._milestone,
     events.PROJECT: Progress._milestone,
 }

@@ -28,6 +28,7 @@ from osc_lib import exceptions
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
+from osc_cascade.v1.cascade_options import add_plan_file_options
 from osc_cascade.v1.common import (
     UsageGroup,
     add_api_timeout_option,
@@ -124,17 +125,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             type=duration,
             help='After the delete, wait this, then delete what appeared',
         )
-        group.add_argument(
-            '--plan-file',
-            metavar='<file>',
-            help='Save the plan (with --dry-run) or run a saved one',
-        )
-        tuning.add_argument(
-            '--plan-max-age',
-            metavar='<duration>',
-            type=duration,
-            help='Refuse a --plan-file older than this (default: 24h)',
-        )
+        add_plan_file_options(group, tuning)
         add_selection_options(parser)
         add_api_timeout_option(tuning)
         from osc_cascade.v1.project_drain import add_coordination_option

@@ -472,17 +472,27 @@ class ProjectCascade:
         for target in leaves_first(targets):
             started = self.clock.now()
             record, notes = self.drainer.drain(target.id)
-            self.records[target.id] = record
-            self.notes.extend(notes)
-            step = Step(DRAIN, target)
-            self.emit(
-                Event(
-                    DRAIN,
-                    step,
-                    self.drain_summary(record),
-                    StepResult(step, DONE, self.clock.now() - started),
-                )
+            self._drained(target, record, notes, started)
+
+    def _drained(
+        self,
+        target: ResourceRef,
+        record: dict[str, Any],
+        notes: Sequence[str],
+        started: float,
+    ) -> None:
+        """A project's drain is over: its record kept, its progress line."""
+        self.records[target.id] = record
+        self.notes.extend(notes)
+        step = Step(DRAIN, target)
+        self.emit(
+            Event(
+                DRAIN,
+                step,
+                self.drain_summary(record),
+                StepResult(step, DONE, self.clock.now() - started),
             )
+        )
 
     def drain_summary(self, record: dict[str, Any]) -> str:
         """What the drain did, as its progress line says it."""

@@ -49,6 +49,7 @@ from typing import Any
 
 from osc_cascade.api import keystone, keystone_users
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.events import PHASE
 from osc_cascade.engine.executor import Event, RunResult
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import ResourceRef, Step, delete, keep
@@ -58,7 +59,7 @@ from osc_cascade.workflows import after_delete
 from osc_cascade.workflows.cascade_options import CascadeOptions
 from osc_cascade.workflows.many import ManyProjects
 from osc_cascade.workflows.projects import is_protected, project_ref
-from osc_cascade.workflows.users import NotOurs, UserCascade
+from osc_cascade.workflows.users import NotOurs, UserCascade, without_users
 
 GROUP = 'identity.group'
 GRANT = 'identity.domain_role'
@@ -75,6 +76,13 @@ KEPT_WITH_DOMAIN = (
     'groups, roles on the domain and configuration stay with it; run again '
     'once nothing keeps it'
 )
+#: why a project that owns something outside --region stays
+OUTSIDE_REGION = (
+    'owns resources outside --region (see the plan): emptied in the '
+    'region, it stays drained'
+)
+#: the progress's name of the users' part of the run
+USERS_PHASE = "the users' keypairs, credentials and trusts"
 #: what the locks say holds them (``actor.holder``)
 DOING = 'openstack domain delete --cascade'
 
@@ -169,6 +177,7 @@ class DomainCascade:
         #: the domain's lock; the projects' and the users' are their
         #: cascades' (each releases its own when its part is over)
         self.actor = actor()
+        self.on_event = on_event
         common = {'on_event': on_event, 'clock': clock, 'retry': retry}
         self.project_cascade = ManyProjects(
             conn, self.options, actor=actor(), **common
@@ -242,6 +251,12 @@ class DomainCascade:
         ids = self._stay(projects, keeping, refused)
         targets = [t for t in targets if t.id not in ids]
         plan = plan.subplan(lambda s: s.target.project_id not in ids)
+        # with --region: emptied there, a project that owns something in
+        # another region stays drained, and keeps the domain
+        for step in self.project_cascade.outside(plan):
+            refused.setdefault(
+                _label(by_id[step.target.project_id]), OUTSIDE_REGION
+            )
         users = self._users(domain, refused)
         user_plan = self.user_cascade.plan(users) if users else _empty()
         keeping = {s.target.project_id for s in user_plan.kept()}
@@ -302,19 +317,10 @@ class DomainCascade:
         """The IDs of the projects that stay: those of ``ids``, those
         refused, and the parents of each (Keystone deletes no parent of a
         project), each parent refused with its reason."""
-        by_id = {p.id: p for p in projects}
-        out: set[str] = set()
-        todo = [p.id for p in projects if _label(p) in refused] + list(ids)
-        while todo:
-            project = by_id.get(todo.pop())
-            if project is None or project.id in out:
-                continue
-            out.add(project.id)
-            refused.setdefault(
-                _label(project), 'a child project of it stays: it stays too'
-            )
-            todo.append(project.parent_id)
-        return out
+        starts = [p.id for p in projects if _label(p) in refused]
+        return with_parents(
+            projects, [*starts, *ids], refused, lambda p: p.parent_id
+        )
 
     def _users(
         self, domain: ResourceRef, refused: dict[str, str]
@@ -409,6 +415,15 @@ class DomainCascade:
                 return DomainOutcome(runs, deleted, [], [], refused)
             users: list[ResourceRef] = []
             if plan.user_targets:
+                if self.on_event is not None:  # not a verification round
+                    self.on_event(
+                        Event(
+                            PHASE,
+                            None,
+                            USERS_PHASE,
+                            planned=len(without_users(plan.users).steps),
+                        )
+                    )
                 done = self.user_cascade.execute(plan.users, plan.user_targets)
                 runs.extend(done.runs)
                 self.user_cascade.delete_users(done.empty_users)
@@ -479,6 +494,31 @@ def _grant_ref(domain_id: str, grant: dict[str, Any]) -> ResourceRef:
         domain_id,
         attrs={'path': keystone_users.domain_grant_path(domain_id, grant)},
     )
+
+
+def with_parents(
+    projects: Sequence[Any],
+    ids: Sequence[str],
+    refused: dict[str, str],
+    parent_of: Callable[[Any], str | None],
+) -> set[str]:
+    """The IDs of ``ids`` and of their parents (Keystone deletes no parent
+    of a project that stays), each parent refused with its reason; a
+    project has a ``name`` and an ``id``, ``parent_of`` gives its
+    parent's ID."""
+    by_id = {p.id: p for p in projects}
+    out: set[str] = set()
+    todo = list(ids)
+    while todo:
+        project = by_id.get(todo.pop())
+        if project is None or project.id in out:
+            continue
+        out.add(project.id)
+        refused.setdefault(
+            _label(project), 'a child project of it stays: it stays too'
+        )
+        todo.append(parent_of(project) or '')
+    return out
 
 
 def _label(project: Any) -> str:

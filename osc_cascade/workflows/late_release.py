@@ -289,6 +289,8 @@ def hold_back(
             findings.notes,
             [r for r in findings.owned_by_gone if kept(r)],
             findings.unconfirmed,
+            # an owner whose Swift account was not listed is not clean
+            findings.unlisted,
         ),
         notes,
     )

@@ -34,6 +34,8 @@ line) and on each project's drain record. The domain's cascade runs on it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+import concurrent.futures
+import contextvars
 from typing import Any
 
 from osc_cascade.engine.errors import CascadeError, Interrupted, one_line
@@ -148,20 +150,68 @@ class ManyProjects(ProjectCascade):
         )
 
     def drain(self, targets: Sequence[ResourceRef]) -> None:
-        """Stage 1, each project on its own: one whose drain is refused
-        (changed since it was listed, a freeze that fails) stays, and
-        with it its parents, which are drained after it."""
-        for target in leaves_first(targets):
-            if target.id in self.stays:
-                continue
-            try:
-                super().drain([target])
-            except Interrupted:
-                raise
-            except CascadeError as exc:
-                self.refusals[target.id] = exc
-                self._stay(target.id, one_line(exc))
-                self._with_parents(targets)
+        """Stage 1, ``parallel`` projects at once, each on its own: a
+        project is drained once its children are (Keystone refuses to
+        disable a project whose subtree is enabled); one whose drain is
+        refused (changed since it was listed, a freeze that fails) stays,
+        and its parents with it, never drained. Each drain writes its own
+        record before each change. A stop starts no more drains: those
+        under way finish, and the run stops there."""
+        order = [t for t in leaves_first(targets) if t.id not in self.stays]
+        waits = {
+            t.id: {c.id for c in order if c.attrs.get('parent_id') == t.id}
+            for t in order
+        }
+        drained: set[str] = set()
+        running: dict[concurrent.futures.Future, tuple[ResourceRef, float]]
+        running = {}
+        failure: BaseException | None = None
+        width = max(1, self.options.parallel)
+        with concurrent.futures.ThreadPoolExecutor(
+            max_workers=width, thread_name_prefix='drain'
+        ) as pool:
+            while True:
+                order = [t for t in order if t.id not in self.stays]
+                while (
+                    failure is None
+                    and not self.stop.requested
+                    and len(running) < width
+                ):
+                    ready = next(
+                        (t for t in order if waits[t.id] <= drained), None
+                    )
+                    if ready is None:
+                        break
+                    order.remove(ready)
+                    future = pool.submit(
+                        contextvars.copy_context().run,
+                        self.drainer.drain,
+                        ready.id,
+                    )
+                    running[future] = (ready, self.clock.now())
+                if not running:
+                    break
+                done, _ = concurrent.futures.wait(
+                    running, return_when=concurrent.futures.FIRST_COMPLETED
+                )
+                for future in done:
+                    target, started = running.pop(future)
+                    try:
+                        record, notes = future.result()
+                    except Interrupted as exc:
+                        failure = failure or exc
+                    except CascadeError as exc:
+                        self.refusals[target.id] = exc
+                        self._stay(target.id, one_line(exc))
+                        self._with_parents(targets)
+                    except BaseException as exc:  # raised once all end
+                        failure = failure or exc
+                    else:
+                        drained.add(target.id)
+                        self._drained(target, record, notes, started)
+        if failure is not None:
+            raise failure
+        self.check_interrupted()
 
     # -- what stays --------------------------------------------------------
 

@@ -50,7 +50,13 @@ from osc_cascade.engine.errors import (
     describe,
     one_line,
 )
-from osc_cascade.engine.executor import Event, RunResult
+from osc_cascade.engine.executor import (
+    DONE,
+    KEPT,
+    Event,
+    RunResult,
+    StepResult,
+)
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
 from osc_cascade.engine.resource import ResourceRef
@@ -248,7 +254,7 @@ class Findings:
     #: its owner (a router's interface ports): the purge plan needs it
     owned_by_gone: list[ResourceRef]
     #: owners of resources that could not be proven gone, with why: a
-    #: purge refuses while there is one
+    #: purge leaves their resources (and purges the others')
     unconfirmed: dict[str, Exception | None] = dataclasses.field(
         default_factory=dict
     )
@@ -440,12 +446,13 @@ class OrphanSearch:
         """Right before a purge: each owner the plan would purge is asked
         again (no listing, no cached verdict). One that exists now takes
         its resources out, with a note; one that cannot be confirmed
-        refuses the purge."""
+        takes its resources out too, and is among the ``unconfirmed`` of
+        the findings returned (it is not purged; the others are)."""
         gone = {r.project_id for r in findings.owned_by_gone}
         verdicts = self._owners().confirm(gone)
-        refuse_unconfirmed(
-            {o: v.error for o, v in verdicts.items() if v.state == UNKNOWN}
-        )
+        unknown = {
+            o: v.error for o, v in verdicts.items() if v.state == UNKNOWN
+        }
         back = {o for o, v in verdicts.items() if v.state == EXISTS}
         notes = [
             f'project {owner} exists now: its '
@@ -453,12 +460,14 @@ class OrphanSearch:
             'resource(s) are kept, not purged'
             for owner in sorted(back)
         ]
+        out = back | set(unknown)
         kept = Findings(
-            [o for o in findings.orphans if o.ref.project_id not in back],
+            [o for o in findings.orphans if o.ref.project_id not in out],
             findings.notes,
-            [r for r in findings.owned_by_gone if r.project_id not in back],
+            [r for r in findings.owned_by_gone if r.project_id not in out],
+            {**findings.unconfirmed, **unknown},
             unlisted={
-                o: why for o, why in findings.unlisted.items() if o not in back
+                o: why for o, why in findings.unlisted.items() if o not in out
             },
         )
         return kept, notes
@@ -499,22 +508,44 @@ class OrphanSearch:
         self.stop(signum)
 
 
-def refuse_unconfirmed(unknown: Mapping[str, Exception | None]) -> None:
-    """A purge refuses while an owner could not be proven gone: one line
-    naming it (and how many more there are)."""
-    if not unknown:
-        return
-    first, *more = sorted(unknown)
-    also = (
-        f' ({len(more)} more owner(s) could not be confirmed either: '
-        + ', '.join(more)
-        + ')'
-        if more
-        else ''
-    )
-    raise CascadeError(
-        unconfirmed(first, unknown[first], 'Nothing was purged') + also
-    )
+def not_purged(findings: Findings) -> dict[str, str]:
+    """The owners the purge leaves, one line each saying why: those that
+    could not be proven gone (their resources are kept), and those whose
+    Swift account could not be listed (what they left there is
+    unknown)."""
+    lines = {
+        owner: unconfirmed(owner, error, 'Its resources were not purged')
+        for owner, error in findings.unconfirmed.items()
+    }
+    lines.update(findings.unlisted)
+    return dict(sorted(lines.items()))
+
+
+def not_done_by_owner(
+    plan: Plan, result: RunResult
+) -> dict[str, tuple[int, list[StepResult]]]:
+    """Each owner of the plan: how many of its steps ran, and those not
+    done. A keep that does not block (what the project's delete must not
+    take along: another project's network a stack made) is not counted
+    as not done."""
+    out: dict[str, tuple[int, list[StepResult]]] = {}
+    for project in plan.projects:
+        mine = [
+            r
+            for r in result.results.values()
+            if r.step.target.project_id == project['id']
+        ]
+        bad = [
+            r
+            for r in mine
+            if r.outcome != DONE
+            and not (
+                r.outcome == KEPT
+                and r.step.params.get('blocking', True) is False
+            )
+        ]
+        out[project['id']] = (len(mine), bad)
+    return out
 
 
 def purge_plan(
@@ -524,10 +555,10 @@ def purge_plan(
 ) -> Plan:
     """A plan that deletes what deleted projects left, ordered as a cascade
     of those projects would be. Resources with no owner, or owned by a
-    project not proven gone, are never part of it; an owner that could not
-    be confirmed refuses the purge. ``select``: only what it selects, and
-    can go without what it does not (``engine.closure``)."""
-    refuse_unconfirmed(findings.unconfirmed)
+    project not proven gone, are never part of it: an owner that could not
+    be confirmed is left, and not the others (``not_purged``). ``select``:
+    only what it selects, and can go without what it does not
+    (``engine.closure``)."""
     refs = findings.owned_by_gone
     projects = [
         {'id': pid, 'name': ''} for pid in sorted({r.project_id for r in refs})

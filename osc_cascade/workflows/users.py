@@ -44,10 +44,11 @@ from osc_cascade.api import heat, keystone_users
 from osc_cascade.api.http import request
 from osc_cascade.engine.discovery import Discovery
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.events import ROUND
 from osc_cascade.engine.executor import Event, RunResult
 from osc_cascade.engine.planner import Inventory, Plan, build_plan
 from osc_cascade.engine.regions import Regions
-from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.engine.resource import ResourceRef, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
 from osc_cascade.kinds.base import USER
 from osc_cascade.workflows import actor as actor_mod
@@ -243,6 +244,12 @@ class UserCascade:
             [{'id': t.id, 'name': t.name} for t in targets],
         )
         plan.notes.extend(notes)
+        # with --region: what the users own in the other regions (their
+        # keypairs there) is kept, and keeps them (Nova would keep the
+        # keypairs of a deleted user for ever)
+        for ref in self.elsewhere(targets):
+            step = keep(ref, 'outside --region: stays, and keeps the user')
+            plan.steps[step.id] = step
         if any(r.kind == TRUST for r in refs):
             plan.notes.append(
                 'trusts: those a Heat stack or a Magnum cluster acts with '
@@ -250,6 +257,16 @@ class UserCascade:
                 'Senlin, Mistral) are not asked'
             )
         return plan
+
+    def elsewhere(self, targets: Sequence[ResourceRef]) -> list[ResourceRef]:
+        """What the users own in the catalog's regions outside
+        ``--region``."""
+        if not self.regions.others:
+            return []
+        refs, _notes = self.discovery.run(
+            (t.id for t in targets), among=self.regions.others
+        )
+        return [r for r in refs if r.region in self.regions.others]
 
     def with_use(self, ref: ResourceRef, names: dict[str, str]) -> ResourceRef:
         """A trust, with who acts with it (``used_by``); anything else as
@@ -341,6 +358,8 @@ class UserCascade:
         stop_if_stuck(runs[-1])
         for _round in range(self.options.verify_rounds):
             leftover = without_users(self.plan(targets))
+            if self.on_event is not None:  # its own verification round
+                self.on_event(Event(ROUND, None, planned=len(leftover.steps)))
             if leftover.kept():
                 raise CascadeError(
                     'The users were not deleted: '

@@ -31,7 +31,8 @@ import pytest
 from osc_cascade.engine import report
 from osc_cascade.engine.errors import CascadeError, Interrupted
 from osc_cascade.engine.regions import Regions
-from osc_cascade.workflows import after_delete, late_release
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.workflows import after_delete, late_release, orphans
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.clouds import ServicesCloud
@@ -222,3 +223,19 @@ def test_an_interrupted_settle_leaves_the_release_pending(cloud, pid):
         after_delete.finish(pc, outcome)
     assert cloud.quota_of('nova', pid)['instances'] == 0
     assert late_release.pending(pid)['project_id'] == pid
+
+
+def test_holding_back_quota_rows_keeps_the_unlisted_owners():
+    """An owner whose Swift account could not be listed stays unlisted
+    (so neither clean nor released) once the quota rows are held back."""
+    findings = orphans.Findings(
+        [],
+        [],
+        [ResourceRef('network.network', 'n1', 'net', 'gone-owner')],
+        {},
+        {'gone-owner': 'its Swift account could not be listed'},
+    )
+    held, _notes = late_release.hold_back(
+        findings, {}, datetime.datetime.now(datetime.UTC)
+    )
+    assert held.unlisted == findings.unlisted

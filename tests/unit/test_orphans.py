@@ -406,7 +406,7 @@ def test_owners_are_confirmed_after_the_resources_were_listed(cloud, conn):
     ]
 
 
-def test_a_refused_confirmation_keeps_the_resources_and_the_purge_refuses(
+def test_a_refused_confirmation_keeps_its_resources_not_the_others(
     cloud, world, osc
 ):
     live_id = world['live']['project']['id']
@@ -421,11 +421,17 @@ def test_a_refused_confirmation_keeps_the_resources_and_the_purge_refuses(
     assert why in listed.stderr
     assert 'Its resources are not reported as orphans' in listed.stderr
 
+    live_before = cloud.owned_by(live_id)
     purged = osc('orphan', 'purge', '--yes')
     assert purged.code == 1
     last = purged.stderr.strip().splitlines()[-1]
-    assert why in last and 'Nothing was purged' in last
-    assert cloud.changes == []
+    assert why in last and 'Its resources were not purged' in last
+    # the owner in doubt keeps everything; the one proven gone is purged
+    assert cloud.owned_by(live_id) == live_before
+    assert cloud.owned_by(gone_id) == []
+    assert '1 of 2 deleted project(s) purged; the others are left:' in (
+        purged.stderr
+    )
 
 
 def test_a_server_error_on_the_confirmation_fails_closed(cloud, world, osc):
@@ -436,8 +442,8 @@ def test_a_server_error_on_the_confirmation_fails_closed(cloud, world, osc):
     assert purged.code == 1
     last = purged.stderr.strip().splitlines()[-1]
     assert (
-        f'confirming that owner {gone_id} is gone failed, so nothing was '
-        'purged (HTTP 500)'
+        f'confirming that owner {gone_id} is gone failed, so its resources '
+        'were not purged (HTTP 500)'
     ) in last
     assert gets(cloud, f'/v3/projects/{gone_id}') == attempts  # retried
     assert cloud.changes == []
@@ -482,7 +488,7 @@ def test_an_owner_that_exists_again_at_the_purge_keeps_its_resources(
     assert gets(cloud, f'/v3/projects/{gone_id}') == 2
 
 
-def test_the_purge_refuses_when_an_owner_cannot_be_confirmed_again(
+def test_an_owner_that_cannot_be_confirmed_again_leaves_the_plan(
     cloud, world, conn
 ):
     gone_id = world['gone']['project']['id']
@@ -490,15 +496,51 @@ def test_the_purge_refuses_when_an_owner_cannot_be_confirmed_again(
     findings = orphan_search.find()
     assert findings.owned_by_gone
     cloud.forbidden.add(rf'/v3/projects/{gone_id}$')
-    with pytest.raises(CascadeError) as refused:
-        orphan_search.reconfirm(findings)
+    again, _notes = orphan_search.reconfirm(findings)
+    assert again.owned_by_gone == []
+    assert again.orphans == []
+    assert list(again.unconfirmed) == [gone_id]
+    [line] = orphans.not_purged(again).values()
     assert (
         f'confirming that owner {gone_id} is gone was refused (HTTP 403)'
-        in str(refused.value)
+        in line
     )
-    assert 'Nothing was purged' in str(refused.value)
-    assert '\n' not in str(refused.value)
+    assert 'Its resources were not purged' in line and '\n' not in line
+    assert orphans.purge_plan(again, orphan_search.kinds).steps == {}
     assert cloud.changes == []
+
+
+def test_one_owner_in_doubt_at_the_purge_leaves_it_and_purges_the_others(
+    cloud, world, external, osc
+):
+    """Proven gone by the search, not proven again right before the
+    purge (Keystone answers 403 then): that owner is left, whole; the
+    other deleted project is purged, and the run says which is which."""
+    gone_id = world['gone']['project']['id']
+    other = scenarios.full_project(cloud, 'other-gone', external)
+    other_id = other['project']['id']
+    cloud.db['projects'].pop(other_id)
+    other_before = cloud.owned_by(other_id)
+    real = orphans.OrphanSearch.reconfirm
+
+    def then_refused(search_, findings):
+        cloud.forbidden.add(rf'/v3/projects/{other_id}$')
+        return real(search_, findings)
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(orphans.OrphanSearch, 'reconfirm', then_refused)
+    try:
+        purged = osc('orphan', 'purge', '--yes')
+    finally:
+        patch.undo()
+    assert purged.code == 1
+    assert cloud.owned_by(gone_id) == []
+    assert cloud.owned_by(other_id) == other_before
+    last = purged.stderr.strip().splitlines()[-1]
+    assert f'owner {other_id} is gone was refused' in last
+    assert '1 of 2 deleted project(s) purged; the others are left:' in (
+        purged.stderr
+    )
 
 
 def test_an_owner_filter_asks_for_its_owners_only(cloud, world, osc):

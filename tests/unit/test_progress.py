@@ -159,6 +159,42 @@ def test_the_total_grows_with_each_round_and_never_falls_behind():
     ]
 
 
+def test_a_phase_names_its_run_not_a_verification_round():
+    """The domain cascade's users run after the projects' rounds: their
+    run is announced under its own name, in lines and in JSON."""
+    from osc_cascade.engine.events import PHASE, ROUND
+
+    out = io.StringIO()
+    progress = Progress(out, rounds='verification round')
+    progress.add_total(1)
+    a, k = step('a'), step('k')
+    progress(run_event(executor.DONE, a, 1, 1))
+    progress(Event(ROUND, None, planned=0))
+    progress(Event(PHASE, None, "the users' keypairs", planned=1))
+    progress(run_event(executor.DONE, k, 2, 1))
+    assert out.getvalue().splitlines() == [
+        '[1/1] done: delete test.thing a (a) (0.0s)',
+        'verification round 1: nothing left',
+        "the users' keypairs: 1 step(s)",
+        '[2/2] done: delete test.thing k (k) (0.0s)',
+    ]
+    out = io.StringIO()
+    progress = Progress(out, fmt='json', rounds='verification round')
+    progress(run_event(executor.DONE, a, 1, 1))
+    progress(Event(PHASE, None, 'users', planned=1))
+    progress(run_event(executor.DONE, k, 2, 1))
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert events[2] == {
+        'event': 'phase',
+        'phase': 'users',
+        'round': 2,
+        'steps': 1,
+        'total': 2,
+    }
+    assert [e['event'] for e in events].count('round') == 1
+    assert events[-1]['round'] == 2
+
+
 def test_a_workflows_own_final_event_counts_too():
     progress = Progress(io.StringIO())
     progress.add_total(1)

@@ -125,6 +125,23 @@ def test_keypairs_in_every_region_with_nova(cloud, alice):
     assert two.all('keypairs') == []
 
 
+def test_keypairs_outside_region_keep_the_user(cloud, alice):
+    """With --region RegionOne, a keypair in RegionTwo is not deleted and
+    keeps the user (deleted, its keypair there would be Nova's for ever)."""
+    two = cloud.add_region('RegionTwo', ['compute'])
+    two.keypair(alice['id'], 'far')
+    wf = workflow(cloud, regions=('RegionOne',))
+    targets = wf.resolve(['alice'])
+    plan = wf.plan(targets)
+    [kept] = plan.kept()
+    assert (kept.target.region, kept.target.name) == ('RegionTwo', 'far')
+    assert 'outside --region' in kept.describe()
+    with pytest.raises(CascadeError, match='outside --region'):
+        wf.execute(plan, targets)
+    assert cloud.changes == []
+    assert [k['name'] for k in two.all('keypairs')] == ['far']
+
+
 def test_a_trust_a_heat_stack_acts_with_is_kept_and_keeps_the_user(
     cloud, alice
 ):
