@@ -39,6 +39,7 @@ from typing import Any, ClassVar, TypeVar
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api import direct
 from osc_cascade.engine import resource
 from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge, Inventory
@@ -113,6 +114,10 @@ class ResourceKind:
     #: the SDK call that shows one resource (``block_storage.get_volume``),
     #: to say who owns a resource that left the project
     sdk_get: ClassVar[str] = ''
+    #: the SDK's resource class of what ``sdk_get`` returns, where the
+    #: kind's reads and deletes are made through ``api.direct`` (the same
+    #: request as the proxy's, without its resource objects)
+    sdk_resource: ClassVar[type | None] = None
     #: the attribute of what ``sdk_get`` returns that names its project
     owner_attr: ClassVar[str] = 'project_id'
     #: each delete reads the resource again first (``recheck``): its owner
@@ -434,11 +439,18 @@ class ResourceKind:
         whoever owns it), or GONE; by default through ``sdk_get``."""
         if not self.sdk_get:
             raise NotImplementedError(f'{self.name} cannot be read')
-        proxy, call = self.sdk_get.split('.')
         try:
-            return getattr(getattr(conn, proxy), call)(ref.id)
+            return self.shown(conn, ref)
         except sdk_exc.NotFoundException:
             return GONE
+
+    def shown(self, conn: Any, ref: ResourceRef) -> Any:
+        """What ``sdk_get`` answers (its errors raised, a 404 too):
+        through ``api.direct`` where the kind names its ``sdk_resource``."""
+        proxy, call = self.sdk_get.split('.')
+        if self.sdk_resource is not None:
+            return direct.get(getattr(conn, proxy), self.sdk_resource, ref.id)
+        return getattr(getattr(conn, proxy), call)(ref.id)
 
     def owner_in(self, found: Any) -> str:
         """The project named by what ``read`` returned ('' if none)."""
