@@ -51,6 +51,7 @@ from openstack import exceptions as sdk_exc
 import requests
 
 from benchmarks import executor_cpu, sim
+from benchmarks.results import list_table
 from osc_cascade.api.http import request
 
 LAYERS = ('resource', 'proxy', 'session', 'requests')
@@ -196,7 +197,38 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         with open(os.path.join(args.out, 'call-cost.json'), 'w') as f:
             json.dump(result, f, indent=1)
+        table = markdown(result)
+        with open(os.path.join(args.out, 'call-cost.md'), 'w') as f:
+            f.write(table)
+        with open(os.path.join(args.out, 'call-cost.rst'), 'w') as f:
+            f.write(list_table(table))
+        print(table)
     return 0
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """One row per layer: the client's CPU and wall per call, GET and
+    DELETE; then the executor's own CPU per step."""
+    lines = [
+        '| layer | GET: CPU ms per call | GET: wall ms | DELETE: CPU ms '
+        'per call | DELETE: wall ms |',
+        '|---|---|---|---|---|',
+    ]
+    calls = result['calls']
+    for layer in LAYERS:
+        get, delete = calls['GET'][layer], calls['DELETE'][layer]
+        lines.append(
+            f'| {layer} | {get["cpu_ms_per_call"]:.2f} | '
+            f'{get["wall_ms_per_call"]:.2f} | '
+            f'{delete["cpu_ms_per_call"]:.2f} | '
+            f'{delete["wall_ms_per_call"]:.2f} |'
+        )
+    ex = result['executor']
+    lines.append(
+        f'| the executor around each step (N={ex["n"]:,}, no HTTP) | '
+        f'{ex["executor_ms_per_step"]:.3f} | | | |'
+    )
+    return '\n'.join(lines) + '\n'
 
 
 if __name__ == '__main__':
