@@ -288,16 +288,13 @@ class Volume(_CinderKind):
         params = {'cascade': False}
         if direct.supports(conn.block_storage, '3.23'):
             params['force'] = False
+        proxy, volume = conn.block_storage, sdk_volume.Volume
         direct.delete(
-            conn.block_storage,
-            sdk_volume.Volume,
-            ref.id,
-            ignore_missing=False,
-            params=params,
+            proxy, volume, ref.id, ignore_missing=False, params=params
         )
 
     def status(self, conn, ref):
-        return self.shown(conn, ref).status
+        return self.fetched(conn, ref).status
 
     def force_params(self, ref, status):
         params = super().force_params(ref, status)
@@ -430,7 +427,7 @@ class Snapshot(_CinderKind):
         self.reset_status(conn, step, 'snapshots')
 
     def status(self, conn, ref):
-        return self.shown(conn, ref).status
+        return self.fetched(conn, ref).status
 
 
 @register
@@ -501,7 +498,7 @@ class Backup(_CinderKind):
         self.reset_status(conn, step, 'backups')
 
     def status(self, conn, ref):
-        return self.shown(conn, ref).status
+        return self.fetched(conn, ref).status
 
 
 #: the microversion that shows a transfer's project (source_project_id)

@@ -157,7 +157,7 @@ class Server(ResourceKind):
         conn.compute.delete_server(ref.id, force=True)
 
     def status(self, conn, ref):
-        server = self.shown(conn, ref)
+        server = self.fetched(conn, ref)
         return self._status(server.status, server.task_state)
 
     def list_statuses(self, conn, project_id):

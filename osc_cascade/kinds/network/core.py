@@ -12,8 +12,8 @@
 
 """Core Neutron's kinds, in the order Neutron's deletes need.
 
-Floating IPs, routers, ports, trunks, subnets, networks, security groups
-and RBAC policies.
+Floating IPs, routers, ports, trunks, subnets, networks and security
+groups (their RBAC policies: ``rbac``).
 
 Neutron deletes synchronously; the order is what matters. Floating IPs go
 before the router interfaces and gateways they need, router interfaces are
@@ -570,39 +570,3 @@ def foreign_remote_rules(groups) -> dict[str, list[list[str]]]:
             if remote in owner and project != owner[remote]:
                 found.setdefault(remote, []).append([rule['id'], project])
     return {k: sorted(v) for k, v in found.items()}
-
-
-@register
-class RBACPolicy(_NeutronKind):
-    name = 'network.rbac_policy'
-    heat_types = ('OS::Neutron::RBACPolicy',)
-    sdk_delete = 'delete_rbac_policy'
-    _object_kinds = {
-        'network': Network.name,
-        'security_group': SecurityGroup.name,
-        'address_group': 'network.address_group',
-    }
-
-    def list(self, conn, project_id):
-        return owned(
-            (
-                self.ref(
-                    p,
-                    object_type=p.object_type,
-                    object_id=p.object_id,
-                    target=p.target_project_id,
-                )
-                for p in conn.network.rbac_policies(project_id=project_id)
-            ),
-            project_id,
-        )
-
-    def relations(self, ref, inventory):
-        kind = self._object_kinds.get(ref.attrs.get('object_type'))
-        if kind:
-            # the share is what another project's use of it goes through
-            yield Edge(
-                delete_of(self.name, ref.id),
-                delete_of(kind, ref.attrs.get('object_id')),
-                serves=True,
-            )
