@@ -44,7 +44,7 @@ import time
 from typing import Any
 
 from benchmarks import run, sim
-from benchmarks.results import list_table, load_results, save_results
+from benchmarks.results import load_results, save_results, write_tables
 
 RESULTS = 'before-after.json'
 VERSIONS = ('before', 'after')
@@ -210,10 +210,7 @@ def report(runs: list[dict], out: str) -> str:
     summary = summarize(runs)
     table = markdown(summary)
     plot(summary, os.path.join(out, 'before-after.png'))
-    with open(os.path.join(out, 'before-after.md'), 'w') as f:
-        f.write(table)
-    with open(os.path.join(out, 'before-after.rst'), 'w') as f:
-        f.write(list_table(table))
+    write_tables(out, 'before-after', table)
     return table
 
 

@@ -51,7 +51,7 @@ from openstack import exceptions as sdk_exc
 import requests
 
 from benchmarks import executor_cpu, sim
-from benchmarks.results import list_table
+from benchmarks.results import write_tables
 from osc_cascade.api.http import request
 
 LAYERS = ('resource', 'proxy', 'session', 'requests')
@@ -198,10 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(os.path.join(args.out, 'call-cost.json'), 'w') as f:
             json.dump(result, f, indent=1)
         table = markdown(result)
-        with open(os.path.join(args.out, 'call-cost.md'), 'w') as f:
-            f.write(table)
-        with open(os.path.join(args.out, 'call-cost.rst'), 'w') as f:
-            f.write(list_table(table))
+        write_tables(args.out, 'call-cost', table)
         print(table)
     return 0
 
