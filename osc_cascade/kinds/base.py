@@ -39,6 +39,7 @@ from typing import Any, ClassVar, TypeVar
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api import direct
 from osc_cascade.engine import resource
 from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge, Inventory
@@ -113,6 +114,9 @@ class ResourceKind:
     #: the SDK call that shows one resource (``block_storage.get_volume``),
     #: to say who owns a resource that left the project
     sdk_get: ClassVar[str] = ''
+    #: the SDK's class of what ``sdk_get`` returns: then the kind's reads
+    #: and deletes go through ``api.direct`` (without resource objects)
+    sdk_resource: ClassVar[type | None] = None
     #: the attribute of what ``sdk_get`` returns that names its project
     owner_attr: ClassVar[str] = 'project_id'
     #: each delete reads the resource again first (``recheck``): its owner
@@ -412,7 +416,8 @@ class ResourceKind:
             path,
             key,
             query,
-            microversion=sdk_microversion(proxy, sdk_resource),
+            microversion=sdk_resource
+            and direct.microversion(proxy, sdk_resource),
         )
 
     def finish_delete(self, conn: Any, ref: ResourceRef) -> None:
@@ -434,11 +439,17 @@ class ResourceKind:
         whoever owns it), or GONE; by default through ``sdk_get``."""
         if not self.sdk_get:
             raise NotImplementedError(f'{self.name} cannot be read')
-        proxy, call = self.sdk_get.split('.')
         try:
-            return getattr(getattr(conn, proxy), call)(ref.id)
+            return self.fetched(conn, ref)
         except sdk_exc.NotFoundException:
             return GONE
+
+    def fetched(self, conn: Any, ref: ResourceRef) -> Any:
+        """What ``sdk_get`` answers (its errors raised, a 404 too)."""
+        proxy, call = self.sdk_get.split('.')
+        if self.sdk_resource is not None:
+            return direct.get(getattr(conn, proxy), self.sdk_resource, ref.id)
+        return getattr(getattr(conn, proxy), call)(ref.id)
 
     def owner_in(self, found: Any) -> str:
         """The project named by what ``read`` returned ('' if none)."""
@@ -560,16 +571,6 @@ def _with_force(
         yield from self.force_edges(ref)
 
     return with_force
-
-
-def sdk_microversion(proxy: Any, sdk_resource: Any) -> str | None:
-    """The microversion at which openstacksdk lists ``sdk_resource``
-    (a resource class) through ``proxy``: its own choice (the proxy's
-    default, or the highest both it and the service know), so that a raw
-    list sees the fields its SDK list would see."""
-    if sdk_resource is None:
-        return None
-    return sdk_resource._get_microversion(proxy)
 
 
 def unless_absent(items: Callable[[], Iterable[T]]) -> list[T]:

@@ -35,6 +35,7 @@ from openstack.block_storage.v3 import backup as sdk_backup
 from openstack.block_storage.v3 import snapshot as sdk_snapshot
 from openstack.block_storage.v3 import volume as sdk_volume
 
+from osc_cascade.api import direct
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.errors import Kept
@@ -128,6 +129,7 @@ class _CinderKind(ResourceKind):
 class Volume(_CinderKind):
     name = 'block_storage.volume'
     sdk_get = 'block_storage.get_volume'
+    sdk_resource = sdk_volume.Volume
     reread = True
     offered_statuses = frozenset({'awaiting-transfer'})
     # cinder/volume/api.py delete: expected status; "in-use" ends when the
@@ -282,10 +284,17 @@ class Volume(_CinderKind):
             yield Edge(me, delete_of(Snapshot.name, ref.attrs['snapshot_id']))
 
     def delete(self, conn, ref):
-        conn.block_storage.delete_volume(ref.id, ignore_missing=False)
+        # as the SDK's delete_volume(id, ignore_missing=False) asks it
+        params = {'cascade': False}
+        if direct.supports(conn.block_storage, '3.23'):
+            params['force'] = False
+        proxy, volume = conn.block_storage, sdk_volume.Volume
+        direct.delete(
+            proxy, volume, ref.id, ignore_missing=False, params=params
+        )
 
     def status(self, conn, ref):
-        return conn.block_storage.get_volume(ref.id).status
+        return self.fetched(conn, ref).status
 
     def force_params(self, ref, status):
         params = super().force_params(ref, status)
@@ -371,6 +380,7 @@ def _attachment(att):
 class Snapshot(_CinderKind):
     name = 'block_storage.snapshot'
     sdk_get = 'block_storage.get_snapshot'
+    sdk_resource = sdk_snapshot.Snapshot
     reread = True
     project_key = 'os-extended-snapshot-attributes:project_id'
     # cinder/volume/api.py delete_snapshot: available or error
@@ -406,19 +416,25 @@ class Snapshot(_CinderKind):
         )
 
     def delete(self, conn, ref):
-        conn.block_storage.delete_snapshot(ref.id, ignore_missing=False)
+        direct.delete(
+            conn.block_storage,
+            sdk_snapshot.Snapshot,
+            ref.id,
+            ignore_missing=False,
+        )
 
     def force_stuck(self, conn, step):
         self.reset_status(conn, step, 'snapshots')
 
     def status(self, conn, ref):
-        return conn.block_storage.get_snapshot(ref.id).status
+        return self.fetched(conn, ref).status
 
 
 @register
 class Backup(_CinderKind):
     name = 'block_storage.backup'
     sdk_get = 'block_storage.get_backup'
+    sdk_resource = sdk_backup.Backup
     error_statuses = frozenset({'error_deleting', 'error'})
     # cinder/backup/api.py delete: available or error
     stuck_statuses = frozenset({'error_deleting', 'creating'})
@@ -471,13 +487,18 @@ class Backup(_CinderKind):
             )
 
     def delete(self, conn, ref):
-        conn.block_storage.delete_backup(ref.id, ignore_missing=False)
+        direct.delete(
+            conn.block_storage,
+            sdk_backup.Backup,
+            ref.id,
+            ignore_missing=False,
+        )
 
     def force_stuck(self, conn, step):
         self.reset_status(conn, step, 'backups')
 
     def status(self, conn, ref):
-        return conn.block_storage.get_backup(ref.id).status
+        return self.fetched(conn, ref).status
 
 
 #: the microversion that shows a transfer's project (source_project_id)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from openstack import exceptions as sdk_exc
 from openstack.compute.v2 import server as sdk_server
 
+from osc_cascade.api import direct
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
@@ -81,6 +82,7 @@ def server_owners(conn, project_id, server_ids, *, scoped=False):
 class Server(ResourceKind):
     name = 'compute.server'
     sdk_get = 'compute.get_server'
+    sdk_resource = sdk_server.Server
     heat_types = ('OS::Nova::Server',)
     service_type = 'compute'
     # ERROR before the delete is common and fine; status() reports a
@@ -146,7 +148,8 @@ class Server(ResourceKind):
         if ref.attrs.get('status') in self.unfinished_statuses:
             self.finish_delete(conn, ref)
         else:
-            conn.compute.delete_server(ref.id)
+            # as the SDK's delete_server(id): a 404 is no error
+            direct.delete(conn.compute, sdk_server.Server, ref.id)
 
     def finish_delete(self, conn, ref):
         # a plain delete of a soft-deleted server is a no-op in nova; the
@@ -154,7 +157,7 @@ class Server(ResourceKind):
         conn.compute.delete_server(ref.id, force=True)
 
     def status(self, conn, ref):
-        server = conn.compute.get_server(ref.id)
+        server = self.fetched(conn, ref)
         return self._status(server.status, server.task_state)
 
     def list_statuses(self, conn, project_id):

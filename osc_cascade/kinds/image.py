@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import itertools
 
+from openstack.image.v2 import image as sdk_image
+
+from osc_cascade.api import direct
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef, Step
@@ -36,6 +39,7 @@ from osc_cascade.kinds.registry import register
 class Image(ResourceKind):
     name = 'image.image'
     sdk_get = 'image.get_image'
+    sdk_resource = sdk_image.Image
     owner_attr = 'owner'
     reread = True
     service_type = 'image'
@@ -132,7 +136,9 @@ class Image(ResourceKind):
             )
 
     def delete(self, conn, ref):
-        conn.image.delete_image(ref.id, ignore_missing=False)
+        direct.delete(
+            conn.image, sdk_image.Image, ref.id, ignore_missing=False
+        )
 
     def apply(self, conn, step):
         if step.action != 'unprotect_image':

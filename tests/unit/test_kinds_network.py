@@ -23,6 +23,7 @@ from osc_cascade.engine.resource import Step
 from osc_cascade.kinds import compute, network
 from osc_cascade.kinds.base import Facts
 from osc_cascade.kinds.network import common, core
+from osc_cascade.kinds.network import rbac as rbac_kinds
 from tests.unit import scenarios
 from tests.unit.cross_project import kept_and_refused
 from tests.unit.fakes.clock import FakeClock
@@ -42,7 +43,7 @@ SUBNET, NET, SG = (
 )
 TRUNK, RBAC, SERVER = (
     core.Trunk.name,
-    core.RBACPolicy.name,
+    rbac_kinds.RBACPolicy.name,
     (compute.Server.name),
 )
 LISTS = {
@@ -53,7 +54,7 @@ LISTS = {
     core.Subnet: 'subnets',
     core.Network: 'networks',
     core.SecurityGroup: 'security-groups',
-    core.RBACPolicy: 'rbac-policies',
+    rbac_kinds.RBACPolicy: 'rbac-policies',
 }
 
 
@@ -397,7 +398,9 @@ def test_rbac_policies_go_before_what_they_share(cloud, conn, pid):
     p1 = rbac(cloud, pid, 'network', net['id'])
     p2 = rbac(cloud, pid, 'security_group', group['id'], 'p-other')
     p3 = rbac(cloud, pid, 'qos_policy', 'q1')
-    [ref] = [r for r in core.RBACPolicy().list(conn, pid) if r.id == p2['id']]
+    [ref] = [
+        r for r in rbac_kinds.RBACPolicy().list(conn, pid) if r.id == p2['id']
+    ]
     assert ref.attrs == {
         'object_type': 'security_group',
         'object_id': group['id'],

@@ -12,7 +12,8 @@
 
 """Neutron's kinds: its core objects, and a module per extension.
 
-The core objects are in ``core``; a module each holds what an extension
+The core objects are in ``core`` (their RBAC policies in ``rbac``); a
+module each holds what an extension
 adds: VPNaaS, QoS, subnet pools and address scopes, port forwardings,
 segment ranges, local IPs, address groups, FWaaS v2, metering labels,
 network logs and BGP VPNs, each only where its extension is loaded.
@@ -29,6 +30,7 @@ kinds of other services they order around (``core``: compute's servers).
 # isort: off
 from osc_cascade.kinds.network import (  # noqa: F401
     core,
+    rbac,
     vpnaas,
     qos,
     subnet_pool,

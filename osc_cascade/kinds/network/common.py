@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api import direct
 from osc_cascade.engine import resource
 from osc_cascade.kinds.base import ResourceKind, owned, unless_absent
 from osc_cascade.kinds.paging import pages
@@ -34,7 +35,14 @@ class _NeutronKind(ResourceKind):
     sdk_delete: str
 
     def delete(self, conn, ref):
-        getattr(conn.network, self.sdk_delete)(ref.id, ignore_missing=False)
+        if self.sdk_resource is not None:
+            direct.delete(
+                conn.network, self.sdk_resource, ref.id, ignore_missing=False
+            )
+        else:
+            getattr(conn.network, self.sdk_delete)(
+                ref.id, ignore_missing=False
+            )
 
 
 def others(uses: list[list[str]]) -> str:

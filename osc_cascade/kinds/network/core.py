@@ -12,8 +12,8 @@
 
 """Core Neutron's kinds, in the order Neutron's deletes need.
 
-Floating IPs, routers, ports, trunks, subnets, networks, security groups
-and RBAC policies.
+Floating IPs, routers, ports, trunks, subnets, networks and security
+groups (their RBAC policies: ``rbac``).
 
 Neutron deletes synchronously; the order is what matters. Floating IPs go
 before the router interfaces and gateways they need, router interfaces are
@@ -31,6 +31,12 @@ take that port's address away).
 from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
+from openstack.network.v2 import floating_ip as sdk_floating_ip
+from openstack.network.v2 import network as sdk_network
+from openstack.network.v2 import port as sdk_port
+from openstack.network.v2 import router as sdk_router
+from openstack.network.v2 import security_group as sdk_security_group
+from openstack.network.v2 import subnet as sdk_subnet
 
 from osc_cascade.engine import resource
 from osc_cascade.engine.errors import Kept
@@ -134,6 +140,7 @@ def port_owners(conn, project_id, port_ids):
 class FloatingIP(_NeutronKind):
     name = 'network.floating_ip'
     sdk_get = 'network.get_ip'
+    sdk_resource = sdk_floating_ip.FloatingIP
     heat_types = ('OS::Neutron::FloatingIP',)
     sdk_delete = 'delete_ip'
 
@@ -195,6 +202,7 @@ class FloatingIP(_NeutronKind):
 class Router(_NeutronKind):
     name = 'network.router'
     sdk_get = 'network.get_router'
+    sdk_resource = sdk_router.Router
     heat_types = ('OS::Neutron::Router',)
     sdk_delete = 'delete_router'
 
@@ -273,6 +281,7 @@ class Router(_NeutronKind):
 class Port(_NeutronKind):
     name = 'network.port'
     sdk_get = 'network.get_port'
+    sdk_resource = sdk_port.Port
     heat_types = ('OS::Neutron::Port',)
     sdk_delete = 'delete_port'
     # an admin may plug it into another project's server since the plan
@@ -375,6 +384,7 @@ class Trunk(_NeutronKind):
 class Subnet(_NeutronKind):
     name = 'network.subnet'
     sdk_get = 'network.get_subnet'
+    sdk_resource = sdk_subnet.Subnet
     heat_types = ('OS::Neutron::Subnet',)
     sdk_delete = 'delete_subnet'
 
@@ -404,6 +414,7 @@ class Subnet(_NeutronKind):
 class Network(_NeutronKind):
     name = 'network.network'
     sdk_get = 'network.get_network'
+    sdk_resource = sdk_network.Network
     heat_types = ('OS::Neutron::Net',)
     sdk_delete = 'delete_network'
 
@@ -457,6 +468,7 @@ DEFAULT_GROUP_STAYS = (
 class SecurityGroup(_NeutronKind):
     name = 'network.security_group'
     sdk_get = 'network.get_security_group'
+    sdk_resource = sdk_security_group.SecurityGroup
     heat_types = ('OS::Neutron::SecurityGroup',)
     sdk_delete = 'delete_security_group'
     # another project's rule may name it as remote group since the plan
@@ -558,39 +570,3 @@ def foreign_remote_rules(groups) -> dict[str, list[list[str]]]:
             if remote in owner and project != owner[remote]:
                 found.setdefault(remote, []).append([rule['id'], project])
     return {k: sorted(v) for k, v in found.items()}
-
-
-@register
-class RBACPolicy(_NeutronKind):
-    name = 'network.rbac_policy'
-    heat_types = ('OS::Neutron::RBACPolicy',)
-    sdk_delete = 'delete_rbac_policy'
-    _object_kinds = {
-        'network': Network.name,
-        'security_group': SecurityGroup.name,
-        'address_group': 'network.address_group',
-    }
-
-    def list(self, conn, project_id):
-        return owned(
-            (
-                self.ref(
-                    p,
-                    object_type=p.object_type,
-                    object_id=p.object_id,
-                    target=p.target_project_id,
-                )
-                for p in conn.network.rbac_policies(project_id=project_id)
-            ),
-            project_id,
-        )
-
-    def relations(self, ref, inventory):
-        kind = self._object_kinds.get(ref.attrs.get('object_type'))
-        if kind:
-            # the share is what another project's use of it goes through
-            yield Edge(
-                delete_of(self.name, ref.id),
-                delete_of(kind, ref.attrs.get('object_id')),
-                serves=True,
-            )
