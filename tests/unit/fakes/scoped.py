@@ -36,7 +36,8 @@ import json
 import re
 
 from tests.unit.fakes.clouds import FakeCloud
-from tests.unit.fakes.common import AUTH_URL, new_id
+from tests.unit.fakes.common import AUTH_URL, catalog, new_id
+from tests.unit.fakes.dns import Dns
 
 #: Cinder's owner attribute of each collection, shown to admins alone
 CINDER_OWNERS = {
@@ -316,3 +317,9 @@ class ScopedCloud(ScopedTokens, FakeCloud):
     """FakeCloud whose users may be no admins."""
 
     endpoints = FakeCloud.endpoints
+
+
+class ScopedDnsCloud(ScopedTokens, Dns, FakeCloud):
+    """ScopedCloud with Designate."""
+
+    endpoints = catalog(*FakeCloud.endpoints, 'dns')
