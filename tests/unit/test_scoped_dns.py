@@ -25,14 +25,14 @@ from osc_cascade.workflows.cascade import CascadeOptions
 from tests.unit import scenarios
 from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.run import zero_delays
-from tests.unit.fakes.scoped import ScopedDnsCloud
+from tests.unit.fakes.scoped import ScopedDnsBarbicanCloud
 
 DOMAIN = 'dom-managed'
 
 
 @pytest.fixture
 def cloud():
-    with ScopedDnsCloud() as c:
+    with ScopedDnsBarbicanCloud() as c:
         yield c
 
 

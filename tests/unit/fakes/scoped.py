@@ -38,6 +38,7 @@ import re
 from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import AUTH_URL, catalog, new_id
 from tests.unit.fakes.dns import Dns
+from tests.unit.fakes.key_manager import KeyManager
 
 #: Cinder's owner attribute of each collection, shown to admins alone
 CINDER_OWNERS = {
@@ -319,7 +320,7 @@ class ScopedCloud(ScopedTokens, FakeCloud):
     endpoints = FakeCloud.endpoints
 
 
-class ScopedDnsCloud(ScopedTokens, Dns, FakeCloud):
-    """ScopedCloud with Designate."""
+class ScopedDnsBarbicanCloud(ScopedTokens, Dns, KeyManager, FakeCloud):
+    """ScopedCloud with Designate and Barbican."""
 
-    endpoints = catalog(*FakeCloud.endpoints, 'dns')
+    endpoints = catalog(*FakeCloud.endpoints, 'dns', 'key-manager')
