@@ -65,6 +65,8 @@ class _Barbican(ResourceKind):
     #: the collection (``secrets``): its path, its answer's key, and its
     #: items' ``<name>_ref`` href, whose last part is the ID
     collection: ClassVar[str]
+    #: the headers of its delete
+    delete_headers: ClassVar[dict[str, str]] = {}
 
     @property
     def unlisted(self) -> str:
@@ -98,22 +100,20 @@ class _Barbican(ResourceKind):
 
     def delete(self, conn, ref):
         # raw: the SDK's secret ID is its whole href
-        request(conn.key_manager, 'DELETE', f'/{self.collection}/{ref.id}')
+        request(
+            conn.key_manager,
+            'DELETE',
+            f'/{self.collection}/{ref.id}',
+            headers=self.delete_headers,
+        )
 
 
 @register
 class Secret(_Barbican):
     name = 'key_manager.secret'
     collection = 'secrets'
-
-    def delete(self, conn, ref):
-        # raw, at 1.2: Barbican refuses it while another service uses it
-        request(
-            conn.key_manager,
-            'DELETE',
-            f'/secrets/{ref.id}',
-            headers=REFUSES_IN_USE,
-        )
+    # at 1.2: Barbican refuses it while another service uses it
+    delete_headers = REFUSES_IN_USE
 
 
 @register

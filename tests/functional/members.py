@@ -89,6 +89,14 @@ class Member:
         return proc
 
 
+def domain_member(admin, name):
+    """A member of a new project of domain ``managed``, which its manager
+    (cloud ``minicloud-manager``) made."""
+    manager = openstack.connect(cloud='minicloud-manager')
+    domain = admin.identity.find_domain('managed')
+    return Member(admin, manager, domain_project(manager, domain, name))
+
+
 def domain_project(manager, domain, name):
     """A project the domain manager made (no admin role on it)."""
     project = manager.identity.create_project(

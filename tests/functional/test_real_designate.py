@@ -39,12 +39,11 @@ import os
 import dns.message
 import dns.query
 import dns.rcode
-import openstack
 import pytest
 
 from tests.functional import topology
 from tests.functional.conftest import needs_service, service_proxy
-from tests.functional.members import Member, domain_project
+from tests.functional.members import domain_member
 from tests.functional.topology import unique, wait_for
 
 pytestmark = [pytest.mark.functional, pytest.mark.designate]
@@ -339,10 +338,8 @@ def test_a_floating_ips_ptr_record_is_unset_before_it_goes(
 def test_a_members_cascade_takes_its_zone_offer_and_records_as_the_project(
     admin, admin_dns
 ):
-    manager = openstack.connect(cloud='minicloud-manager')
-    domain = admin.identity.find_domain('managed')
-    project = domain_project(manager, domain, 'dns-member')
-    member = Member(admin, manager, project)
+    member = domain_member(admin, 'dns-member')
+    project = member.project
     conn = member.connection()
     other = topology.make_project(admin, unique('dns-neighbour'))
     other_conn = topology.scoped(admin, other)
