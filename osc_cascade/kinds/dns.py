@@ -15,9 +15,12 @@ the project's floating IPs.
 
 Designate scopes every call to the caller's project unless told otherwise:
 the admin lists, gets and deletes a project's zones on its behalf with the
-``X-Auth-Sudo-Project-ID`` header. A zone shared with other projects
-(Designate's shared zones) holds their record sets too, which its delete
-takes along: it is kept, which keeps the project, unless the command's
+``X-Auth-Sudo-Project-ID`` header, which Designate allows admins alone
+(policy ``use_sudo``; so is ``X-Auth-All-Projects``): through a token
+scoped to the project (the cascade without admin) every call acts as the
+token's project, with neither (``acting_for``). A zone shared with other
+projects (Designate's shared zones) holds their record sets too, which its
+delete takes along: it is kept, which keeps the project, unless the command's
 ``delete_shared`` option asks for shared zones to go as well (then, and
 only then, the delete says ``X-Designate-Delete-Shares``, and only if the
 zone is shared with no project the plan did not name: its shares are read
