@@ -15,9 +15,12 @@ the project's floating IPs.
 
 Designate scopes every call to the caller's project unless told otherwise:
 the admin lists, gets and deletes a project's zones on its behalf with the
-``X-Auth-Sudo-Project-ID`` header. A zone shared with other projects
-(Designate's shared zones) holds their record sets too, which its delete
-takes along: it is kept, which keeps the project, unless the command's
+``X-Auth-Sudo-Project-ID`` header, which Designate allows admins alone
+(policy ``use_sudo``; so is ``X-Auth-All-Projects``): through a token
+scoped to the project (the cascade without admin) every call acts as the
+token's project, with neither (``acting_for``). A zone shared with other
+projects (Designate's shared zones) holds their record sets too, which its
+delete takes along: it is kept, which keeps the project, unless the command's
 ``delete_shared`` option asks for shared zones to go as well (then, and
 only then, the delete says ``X-Designate-Delete-Shares``, and only if the
 zone is shared with no project the plan did not name: its shares are read
@@ -77,26 +80,50 @@ def on_behalf_of(project_id: str) -> dict[str, str]:
     return {SUDO: project_id}
 
 
-@register
-class Zone(ResourceKind):
-    name = 'dns.zone'
+class _DesignateKind(ResourceKind):
+    """A kind whose every call names the project it acts for: through a
+    token scoped to the project (``scoped``, the cascade without cloud
+    admin), none. Designate's context middleware makes the sudo header and
+    the all-projects one policy checks (``use_sudo``, ``all_tenants``:
+    admin alone), refused with 403 otherwise; a token acts for its own
+    project without either."""
+
     service_type = 'dns'
+
+    def acting_for(self, project_id: str | None) -> dict[str, str]:
+        """The headers of a call about the project's resources (every
+        project's when None): on its behalf as admin, none as the token."""
+        if self.scoped:
+            return {}
+        return ALL_PROJECTS if project_id is None else on_behalf_of(project_id)
+
+    @property
+    def across(self) -> dict[str, str]:
+        """The headers of a read of one resource whatever its project (one
+        given to another project stays visible), as admin; a token sees
+        its own project's alone."""
+        return {} if self.scoped else ALL_PROJECTS
+
+
+@register
+class Zone(_DesignateKind):
+    name = 'dns.zone'
     error_statuses = frozenset({'ERROR'})
     reread = True
 
     def list(self, conn, project_id):
-        query = (
-            {'project_id': project_id}
-            if project_id
-            else {'all_projects': True}
-        )
         zones = [
             z
-            for z in conn.dns.zones(**query)
+            for z in conn.dns.zones(headers=self.acting_for(project_id))
             if z.project_id != MANAGED_PROJECT
         ]
-        # the shares of each shared zone, asked at once (kinds.calls)
-        shared = [z for z in zones if z.is_shared]
+        # the shares of each shared zone of the project (one shared with
+        # it is another's: owned() drops it), asked at once (kinds.calls)
+        shared = [
+            z
+            for z in zones
+            if z.is_shared and project_id in (None, z.project_id)
+        ]
         shares = dict(
             zip(
                 (z.id for z in shared),
@@ -117,8 +144,7 @@ class Zone(ResourceKind):
             project_id,
         )
 
-    @staticmethod
-    def shared_with(conn, zone):
+    def shared_with(self, conn, zone):
         """The projects the zone is shared with. The zone says whether it
         is shared: the shares are asked only of those that are, one GET a
         shared zone (at N=300 zones: none when no zone is shared)."""
@@ -126,7 +152,9 @@ class Zone(ResourceKind):
             return []
         return sorted(
             s.target_project_id
-            for s in conn.dns.zone_shares(zone.id, project_id=zone.project_id)
+            for s in conn.dns.zone_shares(
+                zone.id, headers=self.acting_for(zone.project_id)
+            )
         )
 
     def primary_step(self, ref):
@@ -141,7 +169,7 @@ class Zone(ResourceKind):
         return super().primary_step(ref)
 
     def delete(self, conn, ref):
-        headers = on_behalf_of(ref.project_id)
+        headers = self.acting_for(ref.project_id)
         if ref.attrs.get('shared_with') and self.options.get('delete_shared'):
             # asked for: Designate refuses a shared zone's delete without
             headers['X-Designate-Delete-Shares'] = 'true'
@@ -155,7 +183,7 @@ class Zone(ResourceKind):
             conn.dns,
             'GET',
             f'/zones/{ref.id}',
-            headers=on_behalf_of(ref.project_id),
+            headers=self.acting_for(ref.project_id),
         ).json()['status']
 
     def recheck(self, conn, ref):
@@ -191,7 +219,7 @@ class Zone(ResourceKind):
                 conn.dns,
                 'GET',
                 f'/zones/{ref.id}',
-                headers={} if self.scoped else ALL_PROJECTS,
+                headers=self.across,
             ).json()
         except sdk_exc.NotFoundException:
             return GONE
@@ -202,7 +230,7 @@ class Zone(ResourceKind):
 
 
 @register
-class RecordSet(ResourceKind):
+class RecordSet(_DesignateKind):
     """The project's record sets in zones of other projects (shared with
     it). Central's ``find_recordsets`` without a zone filters record sets
     by their own project (storage's tenant criteria on the record set's
@@ -215,20 +243,13 @@ class RecordSet(ResourceKind):
     given to another project since is that project's now, and kept."""
 
     name = 'dns.recordset'
-    service_type = 'dns'
     error_statuses = frozenset({'ERROR'})
     # a transfer of its zone gives it to the zone's new owner (storage's
     # update_zone sets every record set's tenant_id): read again first
     reread = True
 
-    def _headers(self, project_id):
-        if project_id is None:
-            return ALL_PROJECTS
-        # a token scoped to the project lists its own (sudo is an admin's)
-        return {} if self.scoped else on_behalf_of(project_id)
-
     def list(self, conn, project_id):
-        headers = self._headers(project_id)
+        headers = self.acting_for(project_id)
         zone_owner = {
             z['id']: z.get('project_id') or ''
             for z in pages(conn.dns, '/zones', 'zones', headers=headers)
@@ -266,7 +287,7 @@ class RecordSet(ResourceKind):
             conn.dns,
             'DELETE',
             self._path(ref),
-            headers=self._headers(ref.project_id),
+            headers=self.acting_for(ref.project_id),
         )
 
     def status(self, conn, ref):
@@ -276,7 +297,7 @@ class RecordSet(ResourceKind):
             conn.dns,
             'GET',
             self._path(ref),
-            headers=self._headers(ref.project_id),
+            headers=self.acting_for(ref.project_id),
         ).json()['status']
 
     def read(self, conn, ref):
@@ -287,7 +308,7 @@ class RecordSet(ResourceKind):
                 conn.dns,
                 'GET',
                 self._path(ref),
-                headers={} if self.scoped else ALL_PROJECTS,
+                headers=self.across,
             ).json()
         except sdk_exc.NotFoundException:
             return GONE
@@ -316,7 +337,7 @@ def elsewhere(recordset, zone_owner, project_id) -> bool:
 
 
 @register
-class ZoneTransferRequest(ResourceKind):
+class ZoneTransferRequest(_DesignateKind):
     """A zone the project offered to another project (``zone transfer
     request create``), still ``ACTIVE``: withdrawn (deleted) before the
     zone goes. Designate lists, on a project's behalf, the requests it
@@ -325,18 +346,10 @@ class ZoneTransferRequest(ResourceKind):
     zone has moved): left alone."""
 
     name = 'dns.zone_transfer_request'
-    service_type = 'dns'
     synchronous_delete = True
     path = '/zones/tasks/transfer_requests'
 
     def list(self, conn, project_id):
-        # on the project's behalf, or across projects: the SDK's list
-        # sends SUDO or ALL_PROJECTS for these
-        query = (
-            {'project_id': project_id}
-            if project_id
-            else {'all_projects': True}
-        )
         return owned(
             (
                 ResourceRef(
@@ -347,7 +360,9 @@ class ZoneTransferRequest(ResourceKind):
                     attrs={'zone_id': t.zone_id},
                     created_at=t.created_at or '',
                 )
-                for t in conn.dns.zone_transfer_requests(**query)
+                for t in conn.dns.zone_transfer_requests(
+                    headers=self.acting_for(project_id)
+                )
                 if t.status == 'ACTIVE'
             ),
             project_id,
@@ -365,7 +380,7 @@ class ZoneTransferRequest(ResourceKind):
             conn.dns,
             'DELETE',
             f'{self.path}/{ref.id}',
-            headers=on_behalf_of(ref.project_id),
+            headers=self.acting_for(ref.project_id),
         )
 
     def status(self, conn, ref):
@@ -374,16 +389,15 @@ class ZoneTransferRequest(ResourceKind):
             conn.dns,
             'GET',
             f'{self.path}/{ref.id}',
-            headers=on_behalf_of(ref.project_id),
+            headers=self.acting_for(ref.project_id),
         ).json()['status']
 
 
 @register
-class FloatingIPRecord(ResourceKind):
+class FloatingIPRecord(_DesignateKind):
     """A floating IP's PTR record; its delete unsets it."""
 
     name = 'dns.floating_ip_ptr'
-    service_type = 'dns'
     synchronous_delete = True
 
     def list(self, conn, project_id):
@@ -397,7 +411,7 @@ class FloatingIPRecord(ResourceKind):
                 project_id=project_id,
                 attrs={'floating_ip_id': f.id.split(':')[-1]},
             )
-            for f in conn.dns.floating_ips(project_id=project_id)
+            for f in conn.dns.floating_ips(headers=self.acting_for(project_id))
             if f.ptrdname
         ]
 
@@ -425,5 +439,5 @@ class FloatingIPRecord(ResourceKind):
             'PATCH',
             f'/reverse/floatingips/{ref.id}',
             json={'ptrdname': None},
-            headers=on_behalf_of(ref.project_id),
+            headers=self.acting_for(ref.project_id),
         )

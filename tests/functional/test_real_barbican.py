@@ -24,6 +24,10 @@ which the kinds of ``osc_cascade.kinds.key_manager`` rest on.
   and is deleted without a word before it;
 * a container holds only its own project's secrets, even those whose ACL
   lets its user read them;
+* a member's cascade (``--keep-project``, a token scoped to its project,
+  no admin) lists and deletes its project's secrets, containers and
+  orders, and another project's stay; a container with a consumer is
+  kept (the run changes nothing and exits 1) until the consumer goes;
 * the cascade notes the three kinds and leaves a secret in Barbican after
   the project is gone; it freezes the project's Barbican quota at 0 (as
   every service's, until the token cache window is over), and a drain's
@@ -36,12 +40,14 @@ key-manager proxy: the SDK's secret ``id`` is its whole href).
 from __future__ import annotations
 
 import contextlib
+import json
 
 import openstack
 import pytest
 
 from tests.functional import topology
 from tests.functional.conftest import service_proxy
+from tests.functional.members import domain_member
 from tests.functional.topology import unique
 
 pytestmark = pytest.mark.functional
@@ -294,3 +300,57 @@ def test_a_drain_freezes_the_barbican_quota_and_restore_puts_it_back(
     finally:
         with contextlib.suppress(openstack.exceptions.SDKException):
             admin_km.delete(quota)
+
+
+def test_a_members_cascade_deletes_its_projects_barbican_resources(
+    admin, admin_km
+):
+    member = domain_member(admin, 'barbican-member')
+    project = member.project
+    km = member.connection().key_manager
+    base = base_of(km)
+    secret = make_secret(km, 'one')
+    container = make_container(km, 'holder', secret, base)
+    order, ordered = make_order(km, 'key')
+    used = make_container(km, 'used', make_secret(km, 'two'), base)
+    consumer = {'name': 'minicloud', 'URL': 'https://lb.test/v2/lb/1'}
+    km.post(f'/containers/{used}/consumers', json=consumer)
+    other = topology.make_project(admin, unique('barbican-neighbour'))
+    other_km = topology.scoped(admin, other).key_manager
+    theirs = make_secret(other_km, 'theirs')
+    keep = ('project', 'delete', '--cascade', '--keep-project')
+    try:
+        # the container with a consumer keeps the project: nothing changes
+        refused = member.run(*keep, '--yes', project.id)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert f'keep key_manager.container used ({used})' in (
+            refused.stdout + refused.stderr
+        )
+        assert status(km, 'GET', f'/secrets/{secret}') == 200
+        km.delete(f'/containers/{used}/consumers', json=consumer)
+
+        dry = member.run(*keep, '--dry-run', project.id, '-f', 'json')
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+        planned = {(r['Kind'], r['ID']) for r in json.loads(dry.stdout)}
+        assert {
+            ('key_manager.secret', secret),
+            ('key_manager.secret', ordered),
+            ('key_manager.container', container),
+            ('key_manager.container', used),
+            ('key_manager.order', order),
+        } <= planned
+        assert 'key_manager' not in dry.stderr  # no "not listed" note
+        run = member.run(*keep, '--yes', project.id)
+        assert run.returncode == 0, run.stdout + run.stderr
+        for path, key in (
+            ('/secrets', 'secrets'),
+            ('/containers', 'containers'),
+            ('/orders', 'orders'),
+        ):
+            assert listed(km, path, key) == set(), path
+        assert admin.identity.get_project(project.id).is_enabled
+        # the neighbour's secret stays
+        assert status(other_km, 'GET', f'/secrets/{theirs}') == 200
+    finally:
+        other_km.delete(f'/secrets/{theirs}', raise_exc=False)
+        admin.identity.delete_user(member.user.id)

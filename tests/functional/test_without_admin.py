@@ -29,15 +29,13 @@ summary.
 
 from __future__ import annotations
 
-import subprocess
-import uuid
-
 import openstack
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import openstack_bin, run_openstack
-from tests.functional.topology import build, unique
+from tests.functional.conftest import run_openstack
+from tests.functional.members import Member, domain_project
+from tests.functional.topology import build
 
 pytestmark = pytest.mark.functional
 
@@ -56,77 +54,6 @@ def domain(admin):
     found = admin.identity.find_domain(DOMAIN)
     assert found is not None, 'the minicloud has no domain managed'
     return found
-
-
-class Member:
-    """A user of the domain with the member role on the project, granted
-    by the domain manager, as a self-service cloud does."""
-
-    def __init__(self, admin, manager, project):
-        self.password = uuid.uuid4().hex
-        self.user = admin.identity.create_user(
-            name=unique('member'),
-            password=self.password,
-            domain_id=project.domain_id,
-        )
-        role = manager.identity.find_role('member')
-        manager.identity.assign_project_role_to_user(project, self.user, role)
-        self.auth_url = admin.config.auth['auth_url']
-        self.project = project
-
-    def connection(self):
-        return openstack.connect(
-            auth_url=self.auth_url,
-            username=self.user.name,
-            password=self.password,
-            user_domain_id=self.user.domain_id,
-            project_id=self.project.id,
-            region_name='RegionOne',
-            interface='public',
-            identity_api_version='3',
-            load_yaml_config=False,
-            load_envvars=False,
-        )
-
-    def run(self, *args):
-        """`openstack` as this member, with a token scoped to its
-        project."""
-        proc = subprocess.run(
-            [
-                openstack_bin(),
-                '--os-auth-url',
-                self.auth_url,
-                '--os-username',
-                self.user.name,
-                '--os-password',
-                self.password,
-                '--os-user-domain-id',
-                self.user.domain_id,
-                '--os-project-id',
-                self.project.id,
-                '--os-region-name',
-                'RegionOne',
-                '--os-interface',
-                'public',
-                '--os-identity-api-version',
-                '3',
-                *args,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            stdin=subprocess.DEVNULL,
-        )
-        return proc
-
-
-def domain_project(manager, domain, name):
-    """A project the domain manager made (no admin role on it)."""
-    project = manager.identity.create_project(
-        name=unique(name), domain_id=domain.id
-    )
-    topology.CREATED.append(project.id)
-    return project
 
 
 def left_of(admin, project_id):

@@ -13,7 +13,10 @@
 """Designate: zones, whose delete is asynchronous, and the PTR records of
 floating IPs. A call acts for the project of its
 ``X-Auth-Sudo-Project-ID`` header (the admin's without it); every call is
-logged in ``dns_calls``.
+logged in ``dns_calls``. As Designate's context middleware has it, that
+header and ``X-Auth-All-Projects`` are admin's alone (policies ``use_sudo``
+and ``all_tenants``): through a token without admin (``fakes.scoped``)
+either is refused (403), and a call acts for the token's project.
 
 A zone may be shared with other projects (``zone_share``), which then hold
 record sets in it (``recordset``) and list it with their own zones
@@ -187,9 +190,21 @@ class Dns:
                 }
             }
         sudo = self.header('X-Auth-Sudo-Project-ID')
-        scope = sudo or ADMIN_PROJECT
         self.dns_calls.append((method, path, sudo))
         all_projects = self.header('X-Auth-All-Projects') == 'True'
+        caller = getattr(self, '_caller', lambda: None)()
+        if caller is not None and 'admin' not in caller['roles']:
+            # a token without admin: the context's sudo and all_tenants
+            # are policy checks (use_sudo, all_tenants: admin alone)
+            if sudo or all_projects:
+                return 403, {
+                    'code': 403,
+                    'type': 'forbidden',
+                    'message': 'Forbidden',
+                }
+            scope = caller['project_id']
+        else:
+            scope = sudo or ADMIN_PROJECT
         if path.startswith('/v2/zones/tasks/transfer_requests'):
             return self._transfer_requests(method, path, scope, all_projects)
         if path == '/v2/zones':
@@ -225,14 +240,17 @@ class Dns:
             return self._recordset(method, *m.groups(), scope, all_projects)
         m = re.fullmatch(r'/v2/zones/([^/]+)/shares', path)
         if m and method == 'GET':
-            zone = self.get('zones', m.group(1))
-            if zone is None or zone['project_id'] != scope:
-                return 404, {'code': 404, 'type': 'zone_not_found'}
+            # storage's _find_shared_zones: by zone, the shares the project
+            # made or was given (every one across projects); no zone check
             return 200, {
                 'shared_zones': [
                     s
                     for s in self.all('zone_shares')
-                    if s['zone_id'] == zone['id']
+                    if s['zone_id'] == m.group(1)
+                    and (
+                        all_projects
+                        or scope in (s['project_id'], s['target_project_id'])
+                    )
                 ],
                 'links': {},
             }

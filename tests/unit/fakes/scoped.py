@@ -36,7 +36,9 @@ import json
 import re
 
 from tests.unit.fakes.clouds import FakeCloud
-from tests.unit.fakes.common import AUTH_URL, new_id
+from tests.unit.fakes.common import AUTH_URL, catalog, new_id
+from tests.unit.fakes.dns import Dns
+from tests.unit.fakes.key_manager import KeyManager
 
 #: Cinder's owner attribute of each collection, shown to admins alone
 CINDER_OWNERS = {
@@ -316,3 +318,9 @@ class ScopedCloud(ScopedTokens, FakeCloud):
     """FakeCloud whose users may be no admins."""
 
     endpoints = FakeCloud.endpoints
+
+
+class ScopedDnsBarbicanCloud(ScopedTokens, Dns, KeyManager, FakeCloud):
+    """ScopedCloud with Designate and Barbican."""
+
+    endpoints = catalog(*FakeCloud.endpoints, 'dns', 'key-manager')
