@@ -25,6 +25,7 @@ import threading
 import time
 
 from .paths import HOME, LOGS, RUN, VBIN
+from .releases import wsgi_app
 from .util import (
     Failure,
     child_env,
@@ -257,7 +258,7 @@ def gunicorn(name, service, port, app, argv=None, env=None, threads=1):
         'minicloud_extras.wsgi:application',
     ]
     e = {
-        'MINICLOUD_WSGI_APP': app,
+        'MINICLOUD_WSGI_APP': wsgi_app(app),
         'MINICLOUD_WSGI_ARGV': json.dumps(argv or [name]),
     }
     e.update(env or {})
