@@ -11,8 +11,8 @@
 #    under the License.
 
 """What an older release does differently, where the newest's way does not
-work on it: its WSGI applications and Debian packages here, its configs
-that differ in templates-<release>/.
+work on it: its WSGI applications, gunicorn options and Debian packages
+here, its configs that differ in templates-<release>/.
 
 The WSGI applications: the ``<project>.wsgi.*`` modules came with 2025.1;
 before, each project's ``*-wsgi`` script called a factory (``name()``:
@@ -29,7 +29,7 @@ WSGI_APPS = {
         'placement': 'placement.wsgi:init_application()',
         'nova': 'nova.api.openstack.compute.wsgi:init_application()',
         'glance': 'glance.common.wsgi_app:init_app()',
-        'neutron': 'neutron.server:get_application()',
+        'neutron': 'neutron.cmd.eventlet.server:main_api_eventlet()',
         'cinder': 'cinder.wsgi.wsgi:initialize_application()',
         'heat': 'heat.httpd.heat_api:init_application()',
         'octavia': 'octavia.api.app:setup_app()',
@@ -44,6 +44,32 @@ WSGI_APPS = {
 APT_PACKAGES = {
     '2024.1': ['liberasurecode-dev'],
 }
+
+
+#: release -> the gunicorn options of the newest that its gunicorn lacks:
+#: 2024.1's 21.2.0 has no control socket (it came with 24.0) to turn off
+GUNICORN_LACKS = {
+    '2024.1': ['--no-control-socket'],
+}
+
+
+#: the releases whose Swift reads /etc/swift/swift.conf whatever its
+#: config's swift_dir (2.33): their servers start through
+#: minicloud_extras.swift_server
+SWIFT_DIR_FIRST = {'2024.1'}
+
+
+def swift_command(cmd, swift_dir, python):
+    """A Swift server's command line ``cmd`` at this release."""
+    if RELEASE in SWIFT_DIR_FIRST:
+        return [python, '-m', 'minicloud_extras.swift_server', swift_dir, *cmd]
+    return cmd
+
+
+def gunicorn_options(options):
+    """The newest's gunicorn ``options`` that this release's understands."""
+    lacks = GUNICORN_LACKS.get(RELEASE, [])
+    return [o for o in options if o not in lacks]
 
 
 def wsgi_app(app):
