@@ -24,11 +24,15 @@ Everything (venvs, configs, data, logs, PID files) lives in one directory:
 ``.minicloud/`` in the repository root, or ``$MINICLOUD_HOME``.
 
     tools/minicloud up [--fresh] [--services LIST] [--client] [--demo]
+                       [--release newest|2024.1]
     tools/minicloud down
     tools/minicloud status
     tools/minicloud logs [UNIT|SERVICE] [-n LINES]
     tools/minicloud stop UNIT|SERVICE   /   tools/minicloud start UNIT|SERVICE
     tools/minicloud env
+
+``up --release 2024.1`` brings up the same cloud at OpenStack 2024.1 (its
+own venvs; ``releases`` says what differs); the newest is the default.
 
 This package uses the Python 3 standard library only: it runs before any
 venv exists.  See tools/README.rst.

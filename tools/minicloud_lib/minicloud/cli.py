@@ -50,6 +50,9 @@ from .paths import (
     COORDINATION_URL,
     HOME,
     LOGS,
+    NEWEST,
+    RELEASE,
+    RELEASES,
     STATE_FILE,
     TRANSPORT_URL,
     VENV,
@@ -66,8 +69,29 @@ def children_cpu():
     return ru.ru_utime + ru.ru_stime
 
 
+def reexec_for_release(release):
+    """The paths (venvs, constraints, templates) are those of one release
+    for the life of a process: run again with MINICLOUD_RELEASE set."""
+    env = dict(os.environ, MINICLOUD_RELEASE=release)
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
+def check_release(state, fresh):
+    """A cloud's databases are of one release: another release on the same
+    home would migrate them up (untested) or meet a newer schema."""
+    had = state.get('release') or NEWEST
+    if state.get('initialised') and had != RELEASE and not fresh:
+        raise Failure(
+            f'{HOME} holds a cloud of release {had}, not {RELEASE}: add '
+            '--fresh (wipes its data) or use another MINICLOUD_HOME'
+        )
+
+
 def cmd_up(args):
+    if args.release and args.release != RELEASE:
+        reexec_for_release(args.release)
     state = load_state()
+    check_release(state, args.fresh)
     if args.fresh:
         cmd_down(args, quiet=True)
         t = time.monotonic()
@@ -104,9 +128,10 @@ def cmd_up(args):
             f'running. Use: eval "$({me} env)"'
         )
         return 0
-    say(f'home {HOME}; services: {", ".join(services)}')
+    say(f'home {HOME}; release {RELEASE}; services: {", ".join(services)}')
     mkdirs(HOME, LOGS)
     update_state(
+        release=RELEASE,
         services=services,
         all_services=all_services,
         ready=None,
@@ -170,6 +195,7 @@ def cmd_status(args):
     state = load_state()
     services = remembered_services(state)
     print(f'minicloud home: {HOME}')
+    print(f'release: {RELEASE}')
     ready = '' if state.get('ready') else '  (not ready)'
     print(f'services: {", ".join(services)}{ready}')
     print(f'{"UNIT":<18} {"STATE":<9} {"PID":<8} {"PORT":<6} {"RSS MiB":>9}')
@@ -280,6 +306,12 @@ def main(argv=None):
         metavar='LIST',
         help=f'also the optional services: {",".join(OPTIONAL)} or all '
         '(remembered; default: $MINICLOUD_WITH)',
+    )
+    up.add_argument(
+        '--release',
+        choices=[NEWEST, *RELEASES],
+        help='the OpenStack release (remembered; a home holds one: '
+        'another needs --fresh; default: the one remembered, else newest)',
     )
     up.add_argument(
         '--client',

@@ -16,7 +16,16 @@ import os
 import shutil
 import string
 
-from .paths import DATA, ETC, KS_URL, LOGS, RUN, TEMPLATES, TRANSPORT_URL, VENV
+from .paths import (
+    DATA,
+    ETC,
+    KS_URL,
+    LOGS,
+    RUN,
+    TEMPLATE_DIRS,
+    TRANSPORT_URL,
+    VENV,
+)
 from .util import mkdirs, write
 
 # the ${names} every template may use, besides its own
@@ -30,8 +39,23 @@ COMMON = {
 }
 
 
+def template_path(template):
+    """The release's own template if it has one, else the newest's."""
+    for d in TEMPLATE_DIRS:
+        path = os.path.join(d, template)
+        if os.path.exists(path):
+            return path
+    return os.path.join(TEMPLATE_DIRS[-1], template)
+
+
+def release_has(template):
+    """Whether this release has a template of its own (a file that only it
+    needs, such as a policy file)."""
+    return template_path(template) != os.path.join(TEMPLATE_DIRS[-1], template)
+
+
 def render(template, **values):
-    with open(os.path.join(TEMPLATES, template)) as f:
+    with open(template_path(template)) as f:
         return string.Template(f.read()).substitute(COMMON, **values)
 
 

@@ -18,7 +18,8 @@ import os
 import subprocess
 import sys
 
-from .paths import CONSTRAINTS, PYLIB, VENV
+from .paths import CONSTRAINTS, PYLIB, RELEASE, VENV
+from .releases import APT_PACKAGES as RELEASE_APT_PACKAGES
 from .util import Failure, child_env, run, write
 
 SERVER_PACKAGES = [
@@ -74,9 +75,11 @@ def dpkg_installed(pkg):
 
 
 def install_apt(services=()):
-    wanted = APT_PACKAGES + [
-        p for s in services for p in SERVICE_APT_PACKAGES.get(s, [])
-    ]
+    wanted = (
+        APT_PACKAGES
+        + RELEASE_APT_PACKAGES.get(RELEASE, [])
+        + [p for s in services for p in SERVICE_APT_PACKAGES.get(s, [])]
+    )
     missing = [p for p in wanted if not dpkg_installed(p)]
     if not missing:
         return 'present'

@@ -13,9 +13,12 @@
 """Where everything lives, which ports it listens on, and the credentials.
 
 ``MINICLOUD_HOME`` and ``MINICLOUD_PORT_BASE`` move a whole cloud, so that
-two can run side by side.
+two can run side by side.  The release is fixed for the life of a process:
+``MINICLOUD_RELEASE`` (what ``up --release`` sets, re-running itself), else
+the one that state.json remembers, else the newest.
 """
 
+import json
 import os
 
 LIB = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -28,15 +31,45 @@ CONSTRAINTS = os.path.join(TOOLS, 'minicloud-constraints.txt')
 HOME = os.path.abspath(
     os.environ.get('MINICLOUD_HOME') or os.path.join(REPO, '.minicloud')
 )
-VENV = os.path.join(HOME, 'venv')
+STATE_FILE = os.path.join(HOME, 'state.json')
+
+#: the newest release, the default: the servers pinned by a freeze of what
+#: was proven to work (tools/minicloud-constraints.txt)
+NEWEST = 'newest'
+#: the older releases that ``up --release`` brings up: their servers and
+#: libraries pinned by tools/minicloud-constraints-<release>.txt (that
+#: release's upper-constraints.txt); the oldest that installs and runs on
+#: Python 3.11 (tools/README.rst, "Older releases")
+RELEASES = ('2024.1',)
+
+
+def remembered_release():
+    try:
+        with open(STATE_FILE) as f:
+            return json.load(f).get('release') or NEWEST
+    except (OSError, ValueError):
+        return NEWEST
+
+
+RELEASE = os.environ.get('MINICLOUD_RELEASE') or remembered_release()
+if RELEASE != NEWEST:
+    CONSTRAINTS = os.path.join(TOOLS, f'minicloud-constraints-{RELEASE}.txt')
+# each release keeps its own venvs: both can exist side by side
+SUFFIX = '' if RELEASE == NEWEST else '-' + RELEASE
+VENV = os.path.join(HOME, 'venv' + SUFFIX)
+# a release's configs: templates-<release>/<service>/<file> where it has its
+# own, else the newest's templates/<service>/<file>
+TEMPLATE_DIRS = [
+    *([os.path.join(LIB, 'templates' + SUFFIX)] if SUFFIX else []),
+    TEMPLATES,
+]
 VBIN = os.path.join(VENV, 'bin')
 VPYTHON = os.path.join(VBIN, 'python')
-CLIENT_VENV = os.path.join(HOME, 'client-venv')
+CLIENT_VENV = os.path.join(HOME, 'client-venv' + SUFFIX)
 ETC = os.path.join(HOME, 'etc')
 DATA = os.path.join(HOME, 'data')
 LOGS = os.path.join(HOME, 'logs')
 RUN = os.path.join(HOME, 'run')
-STATE_FILE = os.path.join(HOME, 'state.json')
 CLOUDS_YAML = os.path.join(HOME, 'clouds.yaml')
 
 PORT_BASE = int(os.environ.get('MINICLOUD_PORT_BASE', '28000'))

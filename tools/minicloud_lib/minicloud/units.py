@@ -25,6 +25,7 @@ import threading
 import time
 
 from .paths import HOME, LOGS, RUN, VBIN
+from .releases import gunicorn_options, wsgi_app
 from .util import (
     Failure,
     child_env,
@@ -256,8 +257,9 @@ def gunicorn(name, service, port, app, argv=None, env=None, threads=1):
         '%(h)s %(t)s "%(r)s" %(s)s %(B)s %(M)sms "%(a)s"',
         'minicloud_extras.wsgi:application',
     ]
+    cmd = gunicorn_options(cmd)
     e = {
-        'MINICLOUD_WSGI_APP': app,
+        'MINICLOUD_WSGI_APP': wsgi_app(app),
         'MINICLOUD_WSGI_ARGV': json.dumps(argv or [name]),
     }
     e.update(env or {})

@@ -16,7 +16,7 @@ endpoints) that every other service needs before it starts."""
 import base64
 import os
 
-from ..configs import write_config
+from ..configs import release_has, write_config
 from ..paths import (
     DATA,
     ETC,
@@ -57,6 +57,10 @@ def units():
 
 def write_configs():
     write_config('keystone/keystone.conf', database=db_url('keystone'))
+    # 2024.1: the domain manager persona's rules, which 2024.2 made the
+    # defaults (oslo.policy finds policy.yaml next to keystone.conf)
+    if release_has('keystone/policy.yaml'):
+        write_config('keystone/policy.yaml')
 
 
 def step_keys():

@@ -17,6 +17,7 @@ import os
 
 from ..configs import write_config
 from ..paths import DATA, ETC, PORTS, VBIN, VPYTHON, service_password
+from ..releases import swift_command
 from ..tasks import once
 from ..units import Unit
 from ..util import mkdirs, run
@@ -29,16 +30,22 @@ RPC_QUEUES = []
 KINDS = ('account', 'container', 'object')
 
 
+def server(cmd):
+    return swift_command(cmd, ETC + '/swift', VPYTHON)
+
+
 def units():
     servers = [
         Unit(
             'swift-' + kind,
             'swift',
-            [
-                os.path.join(VBIN, f'swift-{kind}-server'),
-                f'{ETC}/swift/{kind}-server.conf',
-                '-v',
-            ],
+            server(
+                [
+                    os.path.join(VBIN, f'swift-{kind}-server'),
+                    f'{ETC}/swift/{kind}-server.conf',
+                    '-v',
+                ]
+            ),
             port=PORTS['swift_' + kind],
         )
         for kind in KINDS
@@ -46,11 +53,13 @@ def units():
     proxy = Unit(
         'swift-proxy',
         'swift',
-        [
-            os.path.join(VBIN, 'swift-proxy-server'),
-            ETC + '/swift/proxy-server.conf',
-            '-v',
-        ],
+        server(
+            [
+                os.path.join(VBIN, 'swift-proxy-server'),
+                ETC + '/swift/proxy-server.conf',
+                '-v',
+            ]
+        ),
         port=PORTS['swift'],
         http=f'http://127.0.0.1:{PORTS["swift"]}/healthcheck',
     )

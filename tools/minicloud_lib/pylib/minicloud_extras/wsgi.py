@@ -18,7 +18,8 @@ own command line must not reach them.  tools/minicloud starts gunicorn with
     MINICLOUD_WSGI_APP=<module>:<attribute>
     MINICLOUD_WSGI_ARGV=<JSON list used as sys.argv>
 
-and ``minicloud_extras.wsgi:application`` as the application.
+and ``minicloud_extras.wsgi:application`` as the application.  An older
+release names a factory, ``<module>:<name>()`` (minicloud.releases).
 """
 
 import importlib
@@ -28,4 +29,10 @@ import sys
 
 sys.argv = json.loads(os.environ.get('MINICLOUD_WSGI_ARGV') or '["wsgi"]')
 _module, _, _attr = os.environ['MINICLOUD_WSGI_APP'].partition(':')
-application = getattr(importlib.import_module(_module), _attr or 'application')
+# an older release's factory (``name()``: its *-wsgi script's) is called
+_factory = _attr.endswith('()')
+application = getattr(
+    importlib.import_module(_module), _attr.rstrip('()') or 'application'
+)
+if _factory:
+    application = application()
