@@ -30,8 +30,10 @@ the reason, and so is what serves a kept resource:
   snapshot that is not the cluster's (Cinder refuses its delete);
 * a floating IP on a port that is neither the cluster's nor the VIP of
   one of its load balancers;
-* a trunk's parent port (Neutron refuses its delete; trunks are not
-  looked for), and what such a kept port is on;
+* a trunk that is not wholly the cluster's (CAPO's description, its
+  parent port and every subport the cluster's), with its parent port
+  (Neutron refuses that port's delete while the trunk is), and what such
+  a kept port is on;
 * what the cascade's discovery (which checks each owner) did not find
   the project's, though a list showed it.
 
@@ -71,6 +73,7 @@ KINDS = (
     net.FloatingIP.name,
     Server.name,
     net.Port.name,
+    net.Trunk.name,
     net.Router.name,
     net.Subnet.name,
     net.Network.name,
@@ -140,6 +143,7 @@ class Raw:
                 (net.FloatingIP.name, '/floatingips', 'floatingips'),
                 (net.Router.name, '/routers', 'routers'),
                 (net.Port.name, '/ports', 'ports'),
+                (net.Trunk.name, '/trunks', 'trunks'),
                 (net.Subnet.name, '/subnets', 'subnets'),
                 (net.Network.name, '/networks', 'networks'),
             ):
@@ -201,7 +205,7 @@ def _match(ident: Identity, kind: str, item: Mapping[str, Any]) -> Match:
         return conv.match_floating_ip(ident, item)
     if kind in (net.Network.name, net.Subnet.name, net.Router.name):
         return conv.match_network_item(ident, kind.rpartition('.')[2], item)
-    if kind == net.Port.name:
+    if kind in (net.Port.name, net.Trunk.name):
         return conv.match_port(ident, item)
     if kind == net.SecurityGroup.name:
         return conv.match_security_group(ident, item)
