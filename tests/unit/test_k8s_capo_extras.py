@@ -113,3 +113,55 @@ def test_a_trunk_described_for_another_cluster_keeps_the_port(
     kept = {r.id: why for r, why in fp.kept.values()}
     assert made['id'] in kept[port['id']]
     assert made['id'] not in ids(fp.mine) | set(kept)
+
+
+def root_volume(cloud, world, name, description, attach_to):
+    return scenarios.volume(
+        cloud,
+        world['pid'],
+        name,
+        description=description,
+        attach_to=attach_to,
+    )
+
+
+def test_capos_root_volume_goes_after_its_server(cloud, conn, world):
+    node = world['node']
+    vol = root_volume(
+        cloud, world, 'prod-md-0-abcde-root', 'Root volume for prod-md-0-abcde',
+        node,
+    )  # fmt: skip
+    fp = find(conn, world['pid'])
+    assert dict((r.id, c) for r, c in fp.mine.values())[vol['id']] == (
+        'CAPO root volume of its server'
+    )
+    plan = footprint.plan(fp, kinds_mod.build())
+    order = [plan.steps[s].target.id for s in plan.order()]
+    assert order.index(node['id']) < order.index(vol['id'])
+
+
+def test_a_volume_not_named_as_capos_root_volume_stays(cloud, conn, world):
+    node = world['node']
+    near = [
+        # another machine's name
+        root_volume(
+            cloud, world, 'prod-md-0-zzzzz-root',
+            'Root volume for prod-md-0-zzzzz', node,
+        ),
+        # the name without CAPO's description
+        root_volume(cloud, world, 'prod-md-0-abcde-root', 'mine', node),
+        # attached to the cluster's server and to another too
+        root_volume(
+            cloud, world, 'prod-md-0-abcde-root',
+            'Root volume for prod-md-0-abcde', node,
+        ),
+        # not attached: its server is gone, nothing names the cluster
+        root_volume(
+            cloud, world, 'prod-md-0-abcde-root',
+            'Root volume for prod-md-0-abcde', None,
+        ),
+    ]  # fmt: skip
+    stranger = scenarios.server(cloud, world['pid'], 'not-the-clusters')
+    scenarios.attach(cloud, near[2], stranger)
+    fp = find(conn, world['pid'])
+    assert not {v['id'] for v in near} & ids(fp.mine)
