@@ -18,7 +18,9 @@ Cluster API cluster they made, not a stack's UUID: magnum-cluster-api
 ``kube-<5 random>`` in the namespace ``magnum-system``, its cloud
 controller manager and Cinder CSI knowing the cluster by its Magnum UUID;
 magnum-capi-helm ``<name>-<12 random>`` (the Helm release) in the
-namespace ``magnum-<project id, alphanumerics>``, its controllers knowing
+namespace ``<namespace_prefix>-<project id, alphanumerics>`` (its
+``[capi_helm] namespace_prefix``, ``magnum`` unless the operator says
+another: ``ForceDeleteOptions.capi_helm_prefix``), its controllers knowing
 the cluster by the release's name. Such a cluster's force-delete deletes
 what its controllers made (``workflows.k8s``: both drivers' conventions,
 each matched whole), after the normal delete's grace period, and then
@@ -54,6 +56,8 @@ from osc_cascade.workflows.stopping import run_plan
 _UUID = re.compile(
     r'[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}'
 )
+#: magnum-capi-helm's ``[capi_helm] namespace_prefix`` by default
+CAPI_HELM_PREFIX = 'magnum'
 #: how far the force-delete of such a cluster went
 FOOTPRINT_DELETED = 'footprint deleted'
 #: Magnum's states of a cluster being or failing to be deleted
@@ -69,19 +73,25 @@ def on_cluster_api(cluster: ClusterRecord) -> bool:
     )
 
 
-def capi_clusters(cluster: ClusterRecord) -> list[str]:
-    """Where the drivers made its Cluster API cluster (namespace/name)."""
+def capi_clusters(
+    cluster: ClusterRecord, helm_prefix: str = CAPI_HELM_PREFIX
+) -> list[str]:
+    """Where the drivers made its Cluster API cluster (namespace/name):
+    magnum-cluster-api's, then magnum-capi-helm's with its
+    ``namespace_prefix``."""
     project = re.sub('[^a-z0-9]', '', cluster.project_id.lower())
     return [
         f'magnum-system/{cluster.stack_id}',
-        f'magnum-{project}/{cluster.stack_id}',
+        f'{helm_prefix}-{project}/{cluster.stack_id}',
     ]
 
 
-def identities(cluster: ClusterRecord) -> list[Identity]:
+def identities(
+    cluster: ClusterRecord, helm_prefix: str = CAPI_HELM_PREFIX
+) -> list[Identity]:
     """The cluster as magnum-cluster-api's controllers know it, then as
     magnum-capi-helm's."""
-    (mca, mch) = capi_clusters(cluster)
+    (mca, mch) = capi_clusters(cluster, helm_prefix)
     return [
         Identity(cluster.id, mca.replace('/', '-'), cluster.id),
         Identity(cluster.stack_id, mch.replace('/', '-'), cluster.stack_id),
@@ -105,7 +115,7 @@ class ClusterApiFootprint(ForceDeleteBase):
             f'finding what the controllers of {cluster.label()} made',
             lambda: footprint.find(
                 self.conn,
-                identities(cluster),
+                identities(cluster, self.options.capi_helm_prefix),
                 cluster.project_id,
                 parallel=self.options.parallel,
                 retry=self.retry,
@@ -133,7 +143,11 @@ class ClusterApiFootprint(ForceDeleteBase):
         self._delete_footprint(cluster, outcome)
         outcome.result = FOOTPRINT_DELETED
         outcome.record = self._finish_record(service, cluster)
-        self.notify(magnum_state(cluster, outcome.record))
+        self.notify(
+            magnum_state(
+                cluster, outcome.record, self.options.capi_helm_prefix
+            )
+        )
 
     def _capi_after_normal_delete(
         self, cluster: ClusterRecord, outcome: ForceDeleteOutcome
@@ -155,9 +169,11 @@ class ClusterApiFootprint(ForceDeleteBase):
     ) -> None:
         fp, plan = found or self._footprint(cluster)
         deletes = sum(1 for s in plan.steps.values() if s.is_delete)
+        prefix = self.options.capi_helm_prefix
         self.notify(
             f'{cluster.label()}: no Heat stack (Cluster API cluster '
-            f'{" or ".join(capi_clusters(cluster))}); deleting what its '
+            f'{" or ".join(capi_clusters(cluster, prefix))}); deleting '
+            f'what its '
             f'controllers made: {deletes} resource(s), {len(fp.kept)} kept'
         )
         self.on_plan(len(plan.steps))
@@ -188,7 +204,9 @@ class ClusterApiFootprint(ForceDeleteBase):
         )
 
 
-def magnum_state(cluster: ClusterRecord, record: str) -> str:
+def magnum_state(
+    cluster: ClusterRecord, record: str, helm_prefix: str = CAPI_HELM_PREFIX
+) -> str:
     """What Magnum is left in, and what only the operator can still do."""
     if record == 'gone':
         return f'{cluster.label()}: Magnum deleted its record'

@@ -51,6 +51,9 @@ class ForceDeleteOptions:
     #: a cluster on a Cluster API driver even if Magnum says it is
     #: healthy or its servers are ACTIVE
     force: bool = False
+    #: magnum-capi-helm's ``[capi_helm] namespace_prefix`` (its Cluster
+    #: API clusters' namespaces: ``<prefix>-<project>``)
+    capi_helm_prefix: str = 'magnum'
 
 
 @dataclasses.dataclass
