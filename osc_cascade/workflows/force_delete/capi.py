@@ -39,8 +39,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from openstack import exceptions as sdk_exc
+
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import keystone
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.kinds.identity import ApplicationCredential
 from osc_cascade.workflows.clusters.records import MAGNUM, ClusterRecord
 from osc_cascade.workflows.force_delete import leftovers
 from osc_cascade.workflows.force_delete.base import ForceDeleteBase
@@ -98,6 +103,26 @@ def identities(
     ]
 
 
+def driver_credential(cluster: ClusterRecord, cred: dict[str, Any]) -> str:
+    """The driver whose application credential for the cluster ``cred``
+    is, by its whole name and description, in the cluster's project; ''
+    for none. magnum-cluster-api (``driver.py``) names it the cluster's
+    UUID, described ``Magnum cluster (<uuid>)``; magnum-capi-helm
+    (``common/app_creds.py``) ``magnum-<uuid>-<8 hex>``, described
+    ``Magnum cluster (<name or uuid>)``."""
+    if cred.get('project_id') != cluster.project_id:
+        return ''
+    name, description = cred.get('name') or '', cred.get('description')
+    if name == cluster.id and description == f'Magnum cluster ({cluster.id})':
+        return 'magnum-cluster-api application credential'
+    if (
+        re.fullmatch(f'magnum-{re.escape(cluster.id)}-[0-9a-f]{{8}}', name)
+        and description == f'Magnum cluster ({cluster.name or cluster.id})'
+    ):
+        return 'magnum-capi-helm application credential'
+    return ''
+
+
 class ClusterApiFootprint(ForceDeleteBase):
     """The force-delete of a Magnum cluster on a Cluster API driver."""
 
@@ -128,7 +153,38 @@ class ClusterApiFootprint(ForceDeleteBase):
                 f'ACTIVE ({", ".join(r.name or r.id for r in fp.active[:3])}'
                 f'): it may still run; pass --force if you know it is dead'
             )
+        self._credentials(cluster, fp)
         return fp, footprint.plan(fp, kinds_mod.build())
+
+    def _credentials(self, cluster: ClusterRecord, fp: Any) -> None:
+        """The application credential the driver made for the cluster,
+        its creator's: deleted with the footprint (the driver deletes it
+        only when its management cluster says the cluster is gone)."""
+        if not cluster.user_id:
+            return
+        try:
+            creds = self._checked(
+                f'listing the application credentials of {cluster.user_id}',
+                lambda: keystone.complete(
+                    f'the application credentials of user {cluster.user_id}',
+                    keystone.application_credentials(
+                        self.conn, cluster.user_id
+                    ),
+                ),
+            )
+        except sdk_exc.NotFoundException:
+            return  # its user is gone, and Keystone deleted them with it
+        for cred in creds:
+            convention = driver_credential(cluster, cred)
+            if convention:
+                ref = ResourceRef(
+                    ApplicationCredential.name,
+                    cred['id'],
+                    cred.get('name') or '',
+                    cluster.project_id,
+                    attrs={'user_id': cluster.user_id},
+                )
+                fp.mine[ref.key] = (ref, convention)
 
     def _capi_preview(self, cluster: ClusterRecord) -> Preview:
         fp, plan = self._footprint(cluster)
