@@ -16,18 +16,36 @@ the port, CAPO's description) and the boot volume of a machine
 (``compute/rootvolume.go``: ``<machine>-root``, described ``Root volume
 for <machine>``)."""
 
+import pytest
+
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.workflows.k8s import footprint
 from tests.unit import scenarios
-from tests.unit.test_k8s_footprint import (  # noqa: F401 (fixtures)
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.test_k8s_footprint import (
     ARGS,
     CAPO,
-    cloud,
     find,
     ids,
-    osc,
-    world,
+    leftovers_shell,
+    make_world,
 )
+
+
+@pytest.fixture
+def cloud():
+    with ServicesCloud() as c:
+        yield c
+
+
+@pytest.fixture
+def world(cloud, external):
+    return make_world(cloud, external)
+
+
+@pytest.fixture
+def osc(monkeypatch, virtual_time):
+    return leftovers_shell(monkeypatch)
 
 
 def node_port(cloud):

@@ -18,14 +18,23 @@ provider and the CSI drivers made (named by the release) is found."""
 
 import json
 
+import pytest
+
 from osc_cascade.workflows.force_delete import capi
 from tests.unit import scenarios
-from tests.unit.test_k8s_magnum import (  # noqa: F401 (fixtures)
-    MAGNUM,
-    cloud,
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.test_k8s_magnum import (
     engine,
     find,
 )
+
+
+@pytest.fixture
+def cloud(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    with ServicesCloud() as c:
+        yield c
+
 
 RELEASE = 'prod-abcdef123456'
 

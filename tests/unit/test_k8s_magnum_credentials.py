@@ -16,14 +16,23 @@ cluster, its creator's: magnum-cluster-api names it the cluster's UUID
 (``Magnum cluster (<name>)``). Deleted with the footprint when the whole
 convention matches, in the cluster's project."""
 
+import pytest
+
 from osc_cascade.workflows import clusters
 from osc_cascade.workflows.force_delete import capi
-from tests.unit.test_k8s_magnum import (  # noqa: F401 (fixtures)
-    cloud,
+from tests.unit.fakes.clouds import ServicesCloud
+from tests.unit.test_k8s_magnum import (
     engine,
     find,
     mca_cluster,
 )
+
+
+@pytest.fixture
+def cloud(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    with ServicesCloud() as c:
+        yield c
 
 
 def cred(cloud, cluster, name, description, project_id=None):

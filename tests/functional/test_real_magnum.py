@@ -1,0 +1,284 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A real Magnum record (issues #31, #36): Magnum's api and conductor with
+the Cluster API driver magnum-capi-helm, and no management cluster
+(``tools/minicloud up --with magnum``).
+
+A user makes a cluster template and a cluster as users do; the driver
+names the cluster's Helm release (its ``stack_id``) and fails at its
+first call to the management cluster: the record stays CREATE_FAILED,
+the stuck cluster of a cloud whose management cluster is gone. The
+cluster's footprint is made as its controllers make it, in the release's
+Cluster API namespace ``<namespace_prefix>-<project>`` (the minicloud's
+``namespace_prefix`` is not the default): CAPO's network, subnet, router,
+security group, a machine's port with its trunk and its server, and the
+driver's application credential; beside it, what is not the cluster's.
+``openstack cluster force-delete`` deletes the footprint and asks Magnum
+to delete the record, and says what Magnum answered.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import openstack
+import pytest
+
+from osc_cascade.workflows import clusters
+from osc_cascade.workflows.force_delete import capi
+from tests.functional import topology
+from tests.functional.conftest import ADMIN_CLOUD, service_proxy
+from tests.functional.topology import unique, wait_for
+
+pytestmark = [pytest.mark.functional, pytest.mark.magnum]
+
+#: tools/minicloud_lib/minicloud/services/magnum.py NAMESPACE_PREFIX
+PREFIX = 'mc-magnum'
+MAGNUM = clusters.MagnumClusters()
+
+magnum = service_proxy(
+    'container-infra', 'Magnum', 'container_infrastructure_management'
+)
+
+
+def at(microversion: str):
+    """The admin's connection at a Magnum microversion."""
+    return openstack.connect(
+        cloud=ADMIN_CLOUD,
+        container_infrastructure_management_default_microversion=(
+            microversion
+        ),
+    )
+
+
+def made_by_driver(conn, cluster_id: str) -> dict:
+    """The cluster once its driver gave up: CREATE_FAILED (a missing
+    management cluster), its stack_id the Helm release's name."""
+
+    def failed():
+        got = conn.get(f'/clusters/{cluster_id}').json()
+        return got if got['status'] == 'CREATE_FAILED' else None
+
+    return wait_for(failed, timeout=180, what='the cluster CREATE_FAILED')
+
+
+@pytest.fixture(scope='module')
+def world(admin, magnum):
+    project = topology.make_project(admin, unique('magnum'))
+    password = secrets.token_hex(8)
+    user = admin.identity.create_user(
+        name=unique('k8s-user'), password=password, domain_id='default'
+    )
+    admin.identity.assign_project_role_to_user(
+        project, user, admin.identity.find_role('member')
+    )
+    conn = openstack.connect(
+        cloud=ADMIN_CLOUD,
+        username=user.name,
+        password=password,
+        user_domain_id='default',
+        project_id=project.id,
+        project_domain_id='default',
+    )
+    flavor = admin.compute.create_flavor(
+        name=unique('k8s'), ram=2048, vcpus=2, disk=1
+    )
+    image = conn.image.create_image(
+        name=unique('ubuntu-k8s'),
+        disk_format='raw',
+        container_format='bare',
+        data=b'\0' * 1024,
+        # magnum-capi-helm's: an Ubuntu image with its Kubernetes version
+        properties={'os_distro': 'ubuntu', 'kube_version': 'v1.31.1'},
+    )
+    ids = {
+        'project': project.id,
+        'user': user.id,
+        'flavor': flavor.id,
+        'image': image.id,
+    }
+    mgm = conn.container_infrastructure_management
+    template = mgm.post(
+        '/clustertemplates',
+        json={
+            'name': unique('capi-helm'),
+            'coe': 'kubernetes',
+            'image_id': image.id,
+            'external_network_id': topology.public_network(admin).id,
+            'flavor_id': flavor.id,
+            'master_flavor_id': flavor.id,
+            'network_driver': 'calico',
+        },
+    )
+    assert template.status_code == 201, template.text
+    ids['template'] = template.json()['uuid']
+    made = mgm.post(
+        '/clusters',
+        json={
+            'name': 'prod',
+            'cluster_template_id': ids['template'],
+            'master_count': 1,
+            'node_count': 1,
+        },
+    )
+    assert made.status_code == 202, made.text
+    cluster = made_by_driver(mgm, made.json()['uuid'])
+    ids['cluster'] = cluster['uuid']
+    ids['created'] = cluster
+    yield conn, ids
+    # what the test did not delete: the record (Magnum keeps it), the
+    # template, the image and the flavor; the project's cascade after
+    mgm.delete(f'/clusters/{ids["cluster"]}')
+    admin.compute.delete_flavor(flavor.id, ignore_missing=True)
+    admin.identity.delete_user(user.id, ignore_missing=True)
+
+
+def footprint(admin, conn, ids, stack_id: str) -> dict:
+    """What the release's controllers made: CAPO's, named for the
+    Cluster API cluster ``<prefix>-<project>/<release>``, and the driver's
+    application credential; beside them, near misses."""
+    ns = f'{PREFIX}-{ids["project"].replace("-", "").lower()}'
+    capo = f'{ns}-{stack_id}'
+    desc = f'Created by cluster-api-provider-openstack cluster {capo}'
+    name = f'k8s-clusterapi-cluster-{capo}'
+    net = conn.network.create_network(name=name, description=desc)
+    subnet = conn.network.create_subnet(
+        network_id=net.id,
+        name=name,
+        description=desc,
+        cidr='10.79.0.0/24',
+        ip_version=4,
+    )
+    router = conn.network.create_router(
+        name=name,
+        description=desc,
+        external_gateway_info={
+            'network_id': topology.public_network(admin).id
+        },
+    )
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
+    sg = conn.network.create_security_group(
+        name=f'k8s-cluster-{capo}-secgroup-worker',
+        description='Cluster API managed group',
+    )
+    machine = f'{stack_id}-default-worker-x1y2z'
+    port = conn.network.create_port(
+        network_id=net.id,
+        name=f'{machine}-0',
+        description=desc,
+        security_group_ids=[sg.id],
+    )
+    trunk = conn.network.create_trunk(
+        name=port.name, port_id=port.id, description=desc
+    )
+    server = conn.compute.create_server(
+        name=machine,
+        flavor_id=ids['flavor'],
+        image_id=ids['image'],
+        networks=[{'port': port.id}],
+    )
+    topology.wait_status(
+        lambda: conn.compute.get_server(server.id), 'active', 'the node'
+    )
+    # the node died with its management cluster
+    admin.compute.reset_server_state(server.id, 'error')
+    cred = conn.identity.create_application_credential(
+        ids['user'],
+        name=f'magnum-{ids["cluster"]}-{secrets.token_hex(4)}',
+        description='Magnum cluster (prod)',
+    )
+    near_net = conn.network.create_network(
+        name=name + '-2', description=desc + '-2'
+    )
+    own_cred = conn.identity.create_application_credential(
+        ids['user'], name=unique('ci'), description='the CI'
+    )
+    return {
+        'net': net.id,
+        'subnet': subnet.id,
+        'router': router.id,
+        'sg': sg.id,
+        'port': port.id,
+        'trunk': trunk.id,
+        'server': server.id,
+        'cred': cred.id,
+        'near_net': near_net.id,
+        'own_cred': own_cred.id,
+    }
+
+
+def test_magnum_answers_stack_id_before_1_13_and_cluster_id_after(
+    admin, world
+):
+    _conn, ids = world
+    stack_id = ids['created'].get('stack_id') or ids['created'].get(
+        'cluster_id'
+    )
+    # magnum-capi-helm's release: <name>-<12 random>
+    assert stack_id and stack_id.startswith('prod-') and len(stack_id) == 17
+    for version, key, hidden in (
+        ('1.11', 'stack_id', 'cluster_id'),
+        ('1.12', 'stack_id', 'cluster_id'),
+        ('1.13', 'cluster_id', 'stack_id'),
+        ('1.14', 'cluster_id', 'stack_id'),
+    ):
+        mgm = at(version).container_infrastructure_management
+        shown = mgm.get(f'/clusters/{ids["cluster"]}').json()
+        assert shown[key] == stack_id and hidden not in shown, version
+        listed = mgm.get('/clusters', params={'all_tenants': True}).json()
+        [row] = [c for c in listed['clusters'] if c['uuid'] == ids['cluster']]
+        assert row.get(key) == stack_id, version
+        [found] = MAGNUM.find(at(version), ids['cluster'])
+        assert found.stack_id == stack_id and capi.on_cluster_api(found)
+        assert found.user_id == ids['user']
+
+
+def test_force_delete_a_real_magnum_record(admin, world, cli):
+    conn, ids = world
+    stack_id = ids['created'].get('stack_id') or ids['created']['cluster_id']
+    made = footprint(admin, conn, ids, stack_id)
+    args = (
+        'cluster', 'force-delete', ids['cluster'], '--grace', '20s',
+        '--capi-helm-namespace-prefix', PREFIX,
+    )  # fmt: skip
+    dry = cli(*args, '--dry-run', '-f', 'json')
+    assert dry.code == 0, dry.stderr
+    actions = {r['Physical ID']: r['Action'] for r in dry.json()}
+    for key in ('net', 'subnet', 'router', 'sg', 'port', 'trunk', 'server'):
+        assert actions.get(made[key]) == 'delete', (key, actions)
+    assert actions.get(made['cred']) == 'delete', actions
+    assert made['near_net'] in actions and actions[
+        made['near_net']
+    ].startswith('keep')
+    assert made['own_cred'] not in actions
+    result = cli(*args, '--yes', '-f', 'json')
+    print('force-delete stdout:', result.stdout)
+    print('force-delete stderr:', result.stderr)
+    record = conn.container_infrastructure_management.get(
+        f'/clusters/{ids["cluster"]}'
+    )
+    print('Magnum answered:', record.status_code, record.text[:600])
+    for key in ('net', 'router', 'sg', 'port', 'trunk'):
+        kind = {'net': 'network', 'sg': 'security_group'}.get(key, key)
+        assert getattr(admin.network, f'find_{kind}')(made[key]) is None, key
+    assert admin.compute.find_server(made['server']) is None
+    creds = {c.id for c in admin.identity.application_credentials(ids['user'])}
+    assert made['cred'] not in creds and made['own_cred'] in creds
+    assert admin.network.find_network(made['near_net']) is not None
+    # the driver cannot reach its management cluster: Magnum keeps the
+    # record, DELETE_FAILED, and the command says only an operator can
+    # remove it
+    assert record.status_code == 200
+    assert record.json()['status'] == 'DELETE_FAILED'
+    assert 'only an operator can remove the record' in result.stderr
+    assert result.code == 0, result.stderr
