@@ -45,6 +45,7 @@ from osc_cascade import kinds as kinds_mod
 from osc_cascade.api import keystone
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.resource import ResourceRef
+from osc_cascade.kinds import container_infra
 from osc_cascade.kinds.identity import ApplicationCredential
 from osc_cascade.workflows.clusters.records import MAGNUM, ClusterRecord
 from osc_cascade.workflows.force_delete import leftovers
@@ -57,10 +58,6 @@ from osc_cascade.workflows.k8s import footprint
 from osc_cascade.workflows.k8s.conventions import Identity
 from osc_cascade.workflows.stopping import run_plan
 
-#: a Heat stack's id; a Cluster API driver's name of its cluster is not
-_UUID = re.compile(
-    r'[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}'
-)
 #: magnum-capi-helm's ``[capi_helm] namespace_prefix`` by default
 CAPI_HELM_PREFIX = 'magnum'
 #: how far the force-delete of such a cluster went
@@ -71,10 +68,8 @@ _DELETING = frozenset({'DELETE_IN_PROGRESS', 'DELETE_FAILED'})
 
 def on_cluster_api(cluster: ClusterRecord) -> bool:
     """A Magnum cluster whose ``stack_id`` names a Cluster API cluster."""
-    return (
-        cluster.service == MAGNUM
-        and bool(cluster.stack_id)
-        and not _UUID.fullmatch(cluster.stack_id.lower())
+    return cluster.service == MAGNUM and container_infra.on_cluster_api(
+        cluster.stack_id
     )
 
 
@@ -266,12 +261,21 @@ def magnum_state(
     """What Magnum is left in, and what only the operator can still do."""
     if record == 'gone':
         return f'{cluster.label()}: Magnum deleted its record'
+    where = ' or '.join(capi_clusters(cluster, helm_prefix))
+    if record == 'DELETE_FAILED':
+        return (
+            f'{cluster.label()}: Magnum\'s record stays DELETE_FAILED: its '
+            f'Cluster API driver failed to delete the Cluster API cluster '
+            f'({where}; Magnum\'s status_reason says why); if its management '
+            f'cluster answers again, the same command finishes it; if the '
+            f'management cluster is gone, only an operator can remove the '
+            f'record, from Magnum\'s database'
+        )
     return (
         f'{cluster.label()}: Magnum\'s record stays {record}: its Cluster '
         f'API driver deletes it once its management cluster reports the '
-        f'Cluster API cluster ({" or ".join(capi_clusters(cluster))}) '
-        f'gone, which Cluster API\'s provider finishes now that its '
-        f'OpenStack resources are gone; if the management cluster is gone '
-        f'too, only an operator can remove the record, from Magnum\'s '
-        f'database'
+        f'Cluster API cluster ({where}) gone, which Cluster API\'s provider '
+        f'finishes now that its OpenStack resources are gone; if the '
+        f'management cluster is gone too, only an operator can remove the '
+        f'record, from Magnum\'s database'
     )
