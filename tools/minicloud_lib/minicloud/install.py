@@ -46,6 +46,7 @@ CLIENT_PACKAGES = [
     'python-cinderclient',
     'python-barbicanclient',
     'python-designateclient',
+    'python-magnumclient',
 ]
 APT_PACKAGES = [
     'mariadb-server',
