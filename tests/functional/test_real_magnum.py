@@ -115,6 +115,49 @@ def operator_removes(cluster_id: str) -> int:
     return removed
 
 
+def user_cluster(admin, conn, ids, driver: str, name='prod'):
+    """(image, cluster) that a user made with a template of ``driver``,
+    once the driver gave up."""
+    image = conn.image.create_image(
+        name=unique('ubuntu-k8s'),
+        disk_format='raw',
+        container_format='bare',
+        data=b'\0' * 1024,
+        # both drivers' Ubuntu image with its Kubernetes version; both
+        # provide Ubuntu: the image names its driver
+        properties={
+            'os_distro': 'ubuntu',
+            'kube_version': 'v1.31.1',
+            'magnum_driver': driver,
+        },
+    )
+    mgm = conn.container_infrastructure_management
+    template = mgm.post(
+        '/clustertemplates',
+        json={
+            'name': unique(driver.replace('_', '-')),
+            'coe': 'kubernetes',
+            'image_id': image.id,
+            'external_network_id': topology.public_network(admin).id,
+            'flavor_id': ids['flavor'],
+            'master_flavor_id': ids['flavor'],
+            'network_driver': 'calico',
+        },
+    )
+    assert template.status_code == 201, template.text
+    made = mgm.post(
+        '/clusters',
+        json={
+            'name': name,
+            'cluster_template_id': template.json()['uuid'],
+            'master_count': 1,
+            'node_count': 1,
+        },
+    )
+    assert made.status_code == 202, made.text
+    return image.id, made_by_driver(mgm, made.json()['uuid'])
+
+
 @pytest.fixture(scope='module')
 def world(admin, magnum):
     project = topology.make_project(admin, unique('magnum'))
@@ -134,51 +177,8 @@ def world(admin, magnum):
     flavor = admin.compute.create_flavor(
         name=unique('k8s'), ram=2048, vcpus=2, disk=1
     )
-    image = conn.image.create_image(
-        name=unique('ubuntu-k8s'),
-        disk_format='raw',
-        container_format='bare',
-        data=b'\0' * 1024,
-        # magnum-capi-helm's: an Ubuntu image with its Kubernetes version;
-        # magnum-cluster-api provides Ubuntu too: the image names its driver
-        properties={
-            'os_distro': 'ubuntu',
-            'kube_version': 'v1.31.1',
-            'magnum_driver': 'k8s_capi_helm_v1',
-        },
-    )
-    ids = {
-        'project': project.id,
-        'user': user.id,
-        'flavor': flavor.id,
-        'image': image.id,
-    }
-    mgm = conn.container_infrastructure_management
-    template = mgm.post(
-        '/clustertemplates',
-        json={
-            'name': unique('capi-helm'),
-            'coe': 'kubernetes',
-            'image_id': image.id,
-            'external_network_id': topology.public_network(admin).id,
-            'flavor_id': flavor.id,
-            'master_flavor_id': flavor.id,
-            'network_driver': 'calico',
-        },
-    )
-    assert template.status_code == 201, template.text
-    ids['template'] = template.json()['uuid']
-    made = mgm.post(
-        '/clusters',
-        json={
-            'name': 'prod',
-            'cluster_template_id': ids['template'],
-            'master_count': 1,
-            'node_count': 1,
-        },
-    )
-    assert made.status_code == 202, made.text
-    cluster = made_by_driver(mgm, made.json()['uuid'])
+    ids = {'project': project.id, 'user': user.id, 'flavor': flavor.id}
+    ids['image'], cluster = user_cluster(admin, conn, ids, 'k8s_capi_helm_v1')
     ids['cluster'] = cluster['uuid']
     ids['created'] = cluster
     yield conn, ids
@@ -339,3 +339,28 @@ def test_force_delete_a_real_magnum_record(admin, world, cli):
         ).status_code
         == 404
     )
+
+
+def test_force_delete_a_cluster_its_driver_named_nothing(admin, world, cli):
+    """magnum-cluster-api fails at its first call to the management
+    cluster, before it saves the Cluster API cluster's name: no stack_id,
+    nothing made; its delete fails too, and the command says the record
+    stays."""
+    conn, ids = world
+    _image, cluster = user_cluster(
+        admin, conn, ids, 'k8s_cluster_api_ubuntu', name='mca'
+    )
+    print('magnum-cluster-api:', cluster['status_reason'])
+    assert cluster['stack_id'] is None
+    assert 'Connection refused' in cluster['status_reason']
+    result = cli(
+        'cluster', 'force-delete', cluster['uuid'], '--grace', '20s',
+        '--yes', '-f', 'json',
+    )  # fmt: skip
+    print('force-delete stderr:', result.stderr)
+    assert result.code == 0, result.stderr
+    [row] = result.json()
+    assert (row['Result'], row['Record']) == ('record left', 'DELETE_FAILED')
+    assert 'names no stack nor Cluster API cluster' in result.stderr
+    assert 'only an operator can remove the record' in result.stderr
+    assert operator_removes(cluster['uuid']) == 1

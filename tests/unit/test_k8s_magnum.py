@@ -258,3 +258,23 @@ def test_cli_dry_run_and_stuck_list(cloud, osc):
     assert result.code == 0, result.stderr
     [row] = json.loads(result.stdout)
     assert row['Stack ID'] == 'kube-ab12c'
+
+
+def test_a_cluster_whose_driver_named_nothing_says_its_record_stays(cloud):
+    """magnum-cluster-api on the minicloud: its create fails at its first
+    call to the management cluster, before it saves the Cluster API
+    cluster's name (stack_id stays null), and its delete fails too."""
+    p = scenarios.project(cloud, 'tenant')
+    cloud.capi_cluster('k8s', p['id'], None, status='CREATE_FAILED')
+    force = engine(cloud)
+    [preview] = force.preview_all([find(cloud, 'k8s')])
+    assert not preview.error
+    [outcome] = force.run_all([preview])
+    assert outcome.record == 'DELETE_FAILED'
+    assert outcome.result == force_delete.RECORD_LEFT
+    assert any(
+        'names no stack nor Cluster API cluster' in n for n in force.notes
+    )
+    assert any(
+        'only an operator can remove the record' in n for n in force.notes
+    )

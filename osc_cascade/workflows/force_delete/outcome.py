@@ -31,6 +31,8 @@ from osc_cascade.workflows.force_delete import keeps, leftovers
 DELETED_NORMALLY = 'deleted'  # by its normal delete: nothing abandoned
 ABANDONED = 'abandoned'  # its stack was abandoned
 FAILED = 'failed'  # before either
+#: no stack to abandon, and the service keeps the record its delete failed
+RECORD_LEFT = 'record left'
 
 #: the outcome of a cluster that an interruption came before
 NOT_STARTED = 'not started: the run was interrupted before it'
