@@ -198,22 +198,9 @@ def footprint(admin, conn, ids, stack_id: str) -> dict:
     capo = f'{ns}-{stack_id}'
     desc = f'Created by cluster-api-provider-openstack cluster {capo}'
     name = f'k8s-clusterapi-cluster-{capo}'
-    net = conn.network.create_network(name=name, description=desc)
-    subnet = conn.network.create_subnet(
-        network_id=net.id,
-        name=name,
-        description=desc,
-        cidr='10.79.0.0/24',
-        ip_version=4,
+    net, subnet, router = topology.capo_network(
+        admin, conn, name, desc, '10.79.0.0/24'
     )
-    router = conn.network.create_router(
-        name=name,
-        description=desc,
-        external_gateway_info={
-            'network_id': topology.public_network(admin).id
-        },
-    )
-    conn.network.add_interface_to_router(router, subnet=subnet.id)
     sg = conn.network.create_security_group(
         name=f'k8s-cluster-{capo}-secgroup-worker',
         description='Cluster API managed group',
