@@ -21,6 +21,8 @@ clusters made from it (Magnum refuses while one is).
 
 from __future__ import annotations
 
+import re
+
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.api.http import request
@@ -36,6 +38,25 @@ STUCK = (
     'stack and delete what it leaves with `openstack cluster '
     'force-delete --delete-leftovers <cluster id>`'
 )
+#: the same, of a cluster on a Cluster API driver: no stack; the driver
+#: failed to reach its management cluster (magnum 23.0.0 with
+#: magnum-capi-helm on the minicloud)
+STUCK_CLUSTER_API = (
+    'DELETE_FAILED: Magnum cannot delete the cluster (its Cluster API '
+    'driver failed); delete what its controllers made and ask Magnum again '
+    'with `openstack cluster force-delete <cluster id>`'
+)
+#: a Heat stack's id; a Cluster API driver's name of its cluster is not
+_HEAT_STACK_ID = re.compile(
+    r'[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}'
+)
+
+
+def on_cluster_api(stack_id: str) -> bool:
+    """Whether a Magnum cluster's ``stack_id`` names a Cluster API cluster
+    (magnum-cluster-api's ``kube-<5 random>``, magnum-capi-helm's
+    ``<name>-<12 random>``), not a Heat stack."""
+    return bool(stack_id) and not _HEAT_STACK_ID.fullmatch(stack_id.lower())
 
 
 def stack_id_of(cluster: dict) -> str:
@@ -49,7 +70,7 @@ def stack_id_of(cluster: dict) -> str:
 class Cluster(ResourceKind):
     name = 'container_infra.cluster'
     service_type = 'container-infrastructure-management'
-    error_statuses = frozenset({STUCK})
+    error_statuses = frozenset({STUCK, STUCK_CLUSTER_API})
 
     def list(self, conn, project_id):
         # raw: the SDK's clusters() lists /clusters, whose items Magnum cuts
@@ -99,7 +120,11 @@ class Cluster(ResourceKind):
         status = conn.container_infrastructure_management.get_cluster(
             ref.id
         ).status
-        return STUCK if status == 'DELETE_FAILED' else status
+        if status != 'DELETE_FAILED':
+            return status
+        if on_cluster_api(ref.attrs.get('stack_id', '')):
+            return STUCK_CLUSTER_API
+        return STUCK
 
 
 @register

@@ -209,6 +209,13 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
             help='Even a Cluster API cluster that may run (ACTIVE)',
         )
         group.add_argument(
+            '--capi-helm-namespace-prefix',
+            metavar='<prefix>',
+            default='magnum',
+            help="magnum-capi-helm's [capi_helm] namespace_prefix, if the "
+            "cloud's is not 'magnum'",
+        )
+        group.add_argument(
             '--delete-leftovers',
             action='store_true',
             help='Then delete what the stack left (or --manifest lists)',
@@ -241,6 +248,7 @@ class ForceDeleteCluster(ExitStatusHelp, command.Lister):
                     parallel=parsed_args.parallel,
                     manifest=parsed_args.manifest,
                     force=parsed_args.force,
+                    capi_helm_prefix=parsed_args.capi_helm_namespace_prefix,
                 ),
                 notify=progress.note,
                 on_event=progress,

@@ -103,21 +103,10 @@ def world(admin):
     )
     ids['shared'], ids['shared_subnet'] = shared.id, shared_subnet.id
     name = 'k8s-clusterapi-cluster-default-prod'
-    net = conn.network.create_network(name=name, description=CAPO)
-    subnet = conn.network.create_subnet(
-        network_id=net.id,
-        name=name,
-        description=CAPO,
-        cidr='10.78.0.0/24',
-        ip_version=4,
+    net, subnet, router = topology.capo_network(
+        admin, conn, name, CAPO, '10.78.0.0/24'
     )
     public = topology.public_network(admin)
-    router = conn.network.create_router(
-        name=name,
-        description=CAPO,
-        external_gateway_info={'network_id': public.id},
-    )
-    conn.network.add_interface_to_router(router, subnet=subnet.id)
     # prod-2's Cluster API network beside it, and one of prod's name in
     # the other project: neither is prod's
     ids['net2'] = conn.network.create_network(

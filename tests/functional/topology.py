@@ -71,6 +71,27 @@ def public_network(admin):
     return next(n for n in admin.network.networks(is_router_external=True))
 
 
+def capo_network(admin, conn, name, description, cidr):
+    """(network, subnet, router) as Cluster API's OpenStack provider makes
+    a cluster's: one name and description for the three, the router on
+    the public network with an interface on the subnet."""
+    net = conn.network.create_network(name=name, description=description)
+    subnet = conn.network.create_subnet(
+        network_id=net.id,
+        name=name,
+        description=description,
+        cidr=cidr,
+        ip_version=4,
+    )
+    router = conn.network.create_router(
+        name=name,
+        description=description,
+        external_gateway_info={'network_id': public_network(admin).id},
+    )
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
+    return net, subnet, router
+
+
 def public_image(admin):
     return next(i for i in admin.image.images(visibility='public'))
 

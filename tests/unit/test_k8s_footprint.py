@@ -39,6 +39,11 @@ def cloud():
 
 @pytest.fixture
 def world(cloud, external):
+    return make_world(cloud, external)
+
+
+def make_world(cloud, external):
+    """`prod`'s footprint beside `prod-2`'s and another project's."""
     p = scenarios.project(cloud, 'k8s')
     other = scenarios.project(cloud, 'other')
     pid = p['id']
@@ -184,6 +189,10 @@ def test_plan_orders_and_keeps(conn, world):
 
 @pytest.fixture
 def osc(monkeypatch, virtual_time):
+    return leftovers_shell(monkeypatch)
+
+
+def leftovers_shell(monkeypatch):
     """The shell, with the command added: the test venv's entry points
     may not know it yet."""
     return shell_runner(

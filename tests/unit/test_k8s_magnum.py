@@ -171,10 +171,13 @@ def test_force_delete_deletes_the_footprint_then_asks_magnum(cloud):
     [outcome] = force.run_all([preview])
     assert outcome.ok, outcome.problems()
     assert outcome.result == capi.FOOTPRINT_DELETED
-    # the management cluster is gone: Magnum keeps the record
-    assert outcome.record == 'DELETE_IN_PROGRESS'
+    # the management cluster is gone: the driver's delete fails, and
+    # Magnum keeps the record DELETE_FAILED (as the real one does)
+    assert outcome.record == 'DELETE_FAILED'
     assert any(
-        'only an operator can remove the record' in n for n in force.notes
+        'failed to delete the Cluster API cluster' in n
+        and 'only an operator can remove the record' in n
+        for n in force.notes
     )
     assert not cloud.exists('loadbalancers', built['lb']['id'])
     assert cloud.exists('loadbalancers', built['near']['id'])
@@ -187,6 +190,17 @@ def test_force_delete_deletes_the_footprint_then_asks_magnum(cloud):
     # no Heat stack of the cluster's stack_id was looked up
     assert not any(
         'kube-ab12c' in p for _m, p in cloud.requests if '/stacks' in p
+    )
+
+
+def test_a_slow_management_cluster_leaves_it_deleting(cloud):
+    mca_cluster(cloud, management_slow=True)
+    force = engine(cloud)
+    [outcome] = force.run_all(force.preview_all([find(cloud, 'k8s')]))
+    assert outcome.ok and outcome.record == 'DELETE_IN_PROGRESS'
+    assert any(
+        'deletes it once its management cluster reports' in n
+        for n in force.notes
     )
 
 
@@ -244,3 +258,23 @@ def test_cli_dry_run_and_stuck_list(cloud, osc):
     assert result.code == 0, result.stderr
     [row] = json.loads(result.stdout)
     assert row['Stack ID'] == 'kube-ab12c'
+
+
+def test_a_cluster_whose_driver_named_nothing_says_its_record_stays(cloud):
+    """magnum-cluster-api on the minicloud: its create fails at its first
+    call to the management cluster, before it saves the Cluster API
+    cluster's name (stack_id stays null), and its delete fails too."""
+    p = scenarios.project(cloud, 'tenant')
+    cloud.capi_cluster('k8s', p['id'], None, status='CREATE_FAILED')
+    force = engine(cloud)
+    [preview] = force.preview_all([find(cloud, 'k8s')])
+    assert not preview.error
+    [outcome] = force.run_all([preview])
+    assert outcome.record == 'DELETE_FAILED'
+    assert outcome.result == force_delete.RECORD_LEFT
+    assert any(
+        'names no stack nor Cluster API cluster' in n for n in force.notes
+    )
+    assert any(
+        'only an operator can remove the record' in n for n in force.notes
+    )

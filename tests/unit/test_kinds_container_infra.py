@@ -105,3 +105,20 @@ def test_a_template_in_use_is_retried_as_in_use(cloud):
     assert not kind.is_in_use(
         sdk_error(sdk_exc.BadRequestException, 400, 'Invalid name')
     )
+
+
+def test_a_cluster_api_cluster_that_cannot_be_deleted_names_force_delete(
+    cloud,
+):
+    """magnum-capi-helm without its management cluster (the minicloud's
+    real Magnum): the delete ends DELETE_FAILED, and there is no stack to
+    abandon."""
+    a = scenarios.project(cloud, 'A')['id']
+    cluster = cloud.capi_cluster('k8s', a, 'k8s-abcdef123456')
+    pc, targets, plan = cascade_for(cloud, a)
+    with pytest.raises(CascadeError):
+        pc.execute(plan, targets)
+    results = {r.step.target.id: r for r in pc.runs[0].results.values()}
+    error = results[cluster['uuid']].error
+    assert 'openstack cluster force-delete <cluster id>' in error
+    assert 'abandon' not in error and '--delete-leftovers' not in error

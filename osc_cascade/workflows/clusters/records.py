@@ -69,6 +69,9 @@ class ClusterRecord:
     stack_id: str = ''
     #: Magnum's health_status (HEALTHY, UNHEALTHY, UNKNOWN), if it says
     health: str = ''
+    #: who created it (Magnum's user_id): its driver's application
+    #: credential is that user's
+    user_id: str = ''
 
     def label(self) -> str:
         return f'{noun(self.service)} {self.name} ({self.id})'

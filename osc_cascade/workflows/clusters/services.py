@@ -115,6 +115,7 @@ class MagnumClusters(ClusterService):
             found.get('updated_at') or found.get('created_at') or '',
             stack_id_of(found),
             health=found.get('health_status') or '',
+            user_id=found.get('user_id') or '',
         )
 
     def find(self, conn, name_or_id):

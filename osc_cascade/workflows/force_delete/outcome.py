@@ -31,6 +31,8 @@ from osc_cascade.workflows.force_delete import keeps, leftovers
 DELETED_NORMALLY = 'deleted'  # by its normal delete: nothing abandoned
 ABANDONED = 'abandoned'  # its stack was abandoned
 FAILED = 'failed'  # before either
+#: no stack to abandon, and the service keeps the record its delete failed
+RECORD_LEFT = 'record left'
 
 #: the outcome of a cluster that an interruption came before
 NOT_STARTED = 'not started: the run was interrupted before it'
@@ -51,6 +53,9 @@ class ForceDeleteOptions:
     #: a cluster on a Cluster API driver even if Magnum says it is
     #: healthy or its servers are ACTIVE
     force: bool = False
+    #: magnum-capi-helm's ``[capi_helm] namespace_prefix`` (its Cluster
+    #: API clusters' namespaces: ``<prefix>-<project>``)
+    capi_helm_prefix: str = 'magnum'
 
 
 @dataclasses.dataclass

@@ -24,6 +24,7 @@ from osc_cascade.kinds import orchestration
 from osc_cascade.workflows.clusters import policies
 from osc_cascade.workflows.clusters.records import (
     HEAT,
+    MAGNUM,
     ClusterRecord,
     StackRecord,
     StackResource,
@@ -41,6 +42,7 @@ from osc_cascade.workflows.force_delete.manifest import default_manifest_name
 from osc_cascade.workflows.force_delete.outcome import (
     DELETED_NORMALLY,
     NOT_STARTED,
+    RECORD_LEFT,
     ForceDeleteOutcome,
     Preview,
     why,
@@ -193,12 +195,7 @@ class ForceDelete(StackAbandon, LeftoverSteps, ClusterApiFootprint):
             return
         stack = self._stack(service, cluster)
         if stack is None:
-            self.notify(
-                f'{cluster.label()}: its stack is gone; nothing to abandon'
-            )
-            self._point_to_manifest(cluster)
-            outcome.result = DELETED_NORMALLY
-            outcome.record = self._finish_record(service, cluster)
+            self._without_stack(service, cluster, outcome)
             return
         # what Heat still holds now: the normal delete may have removed
         # some of what the preview showed
@@ -288,6 +285,40 @@ class ForceDelete(StackAbandon, LeftoverSteps, ClusterApiFootprint):
             f'nothing was abandoned',
         )
         return last[0] is None
+
+    def _without_stack(
+        self,
+        service: ClusterService,
+        cluster: ClusterRecord,
+        outcome: ForceDeleteOutcome,
+    ) -> None:
+        """Nothing to abandon: the record's delete, asked again. A Magnum
+        cluster that names no stack nor Cluster API cluster (its driver
+        failed before making one: magnum-cluster-api's create, at its
+        first call to a management cluster that is gone) made nothing;
+        its record stays when its driver's delete fails too."""
+        unnamed = cluster.service == MAGNUM and not cluster.stack_id
+        self.notify(
+            f'{cluster.label()}: '
+            + (
+                'it names no stack nor Cluster API cluster (its driver '
+                'failed before making one); nothing to abandon or delete'
+                if unnamed
+                else 'its stack is gone; nothing to abandon'
+            )
+        )
+        if not unnamed:
+            self._point_to_manifest(cluster)
+        outcome.result = DELETED_NORMALLY
+        outcome.record = self._finish_record(service, cluster)
+        if unnamed and outcome.record == 'DELETE_FAILED':
+            outcome.result = RECORD_LEFT
+            self.notify(
+                f'{cluster.label()}: Magnum\'s record stays DELETE_FAILED: '
+                f'its driver\'s delete failed (Magnum\'s status_reason says '
+                f'why); if it keeps failing, only an operator can remove '
+                f'the record, from Magnum\'s database'
+            )
 
     def _finish_record(
         self, service: ClusterService, cluster: ClusterRecord

@@ -30,13 +30,17 @@ the reason, and so is what serves a kept resource:
   snapshot that is not the cluster's (Cinder refuses its delete);
 * a floating IP on a port that is neither the cluster's nor the VIP of
   one of its load balancers;
-* a trunk's parent port (Neutron refuses its delete; trunks are not
-  looked for), and what such a kept port is on;
+* a trunk that is not wholly the cluster's (CAPO's description, its
+  parent port and every subport the cluster's), with its parent port
+  (Neutron refuses that port's delete while the trunk is), and what such
+  a kept port is on;
 * what the cascade's discovery (which checks each owner) did not find
   the project's, though a list showed it.
 
 The cluster's servers are those whose every port is the cluster's (CAPO
-marks ports, not servers). A load balancer's listeners, pools and members
+marks ports, not servers), and the boot volume CAPO made for one of them
+(``<server>-root``, described ``Root volume for <server>``, attached to it
+alone) is the cluster's too. A load balancer's listeners, pools and members
 go with it (Octavia's cascade delete): members on another project's
 subnet are the load balancer's, and that subnet is not touched.
 """
@@ -71,6 +75,7 @@ KINDS = (
     net.FloatingIP.name,
     Server.name,
     net.Port.name,
+    net.Trunk.name,
     net.Router.name,
     net.Subnet.name,
     net.Network.name,
@@ -140,6 +145,7 @@ class Raw:
                 (net.FloatingIP.name, '/floatingips', 'floatingips'),
                 (net.Router.name, '/routers', 'routers'),
                 (net.Port.name, '/ports', 'ports'),
+                (net.Trunk.name, '/trunks', 'trunks'),
                 (net.Subnet.name, '/subnets', 'subnets'),
                 (net.Network.name, '/networks', 'networks'),
             ):
@@ -201,7 +207,7 @@ def _match(ident: Identity, kind: str, item: Mapping[str, Any]) -> Match:
         return conv.match_floating_ip(ident, item)
     if kind in (net.Network.name, net.Subnet.name, net.Router.name):
         return conv.match_network_item(ident, kind.rpartition('.')[2], item)
-    if kind == net.Port.name:
+    if kind in (net.Port.name, net.Trunk.name):
         return conv.match_port(ident, item)
     if kind == net.SecurityGroup.name:
         return conv.match_security_group(ident, item)
@@ -324,6 +330,34 @@ def _servers(
             continue
         if all(f'{net.Port.name}:{p}' in _keys(fp.mine) for p in ports):
             fp.mine[ref.key] = (ref, 'its ports are the cluster\'s (CAPO)')
+    _root_volumes(fp, raw, by_id)
+
+
+def _root_volumes(
+    fp: Footprint,
+    raw: Raw,
+    by_id: Mapping[tuple[str, str], ResourceRef],
+) -> None:
+    """The boot volume CAPO made for a server of the cluster (``rootVolume``:
+    ``<machine>-root``, described ``Root volume for <machine>``, the server
+    being ``<machine>``), attached to that server alone. One that Nova made
+    from the block device mapping goes with its server
+    (``delete_on_termination``); a ``-root`` volume whose server is gone
+    names no server of the cluster, and stays."""
+    servers = {
+        r.id: r.name for r, _c in fp.mine.values() if r.kind == Server.name
+    }
+    for item in raw.of(Volume.name).values():
+        ref = by_id.get((Volume.name, item['id']))
+        attached = {a.get('server_id') for a in item.get('attachments') or []}
+        if ref is None or ref.key in fp.mine or len(attached) != 1:
+            continue
+        machine = servers.get(attached.pop())
+        if machine and (item.get('name'), item.get('description')) == (
+            f'{machine}-root',
+            f'Root volume for {machine}',
+        ):
+            fp.mine[ref.key] = (ref, 'CAPO root volume of its server')
 
 
 def _keys(found: Mapping[str, tuple[ResourceRef, str]]) -> set[str]:

@@ -221,16 +221,35 @@ class Keeps:
                 )
 
     def _trunks(self) -> None:
-        """CAPO's trunks are not looked for: Neutron refuses to delete a
-        trunk's parent port, so the cluster's port that is one stays."""
-        for port_id in self.ids(net.Port.name):
+        """CAPO's trunk (its description, on the parent port it made) goes
+        when every port of it is the cluster's; else it stays, and its
+        parent port with it (Neutron refuses that port's delete)."""
+        ports = self.ids(net.Port.name)
+        for trunk_id in self.ids(net.Trunk.name):
+            trunk = self.raw.of(net.Trunk.name)[trunk_id]
+            outside = [
+                p
+                for p in [
+                    trunk.get('port_id'),
+                    *(s.get('port_id') for s in trunk.get('sub_ports') or []),
+                ]
+                if p not in ports
+            ]
+            if outside:
+                self.keep(
+                    net.Trunk.name,
+                    trunk_id,
+                    f'port {outside[0]} of it is not the cluster\'s',
+                )
+        trunks = self.ids(net.Trunk.name)
+        for port_id in ports:
             trunk = self.raw.of(net.Port.name)[port_id].get('trunk_details')
-            if trunk:
+            if trunk and trunk.get('trunk_id') not in trunks:
                 self.keep(
                     net.Port.name,
                     port_id,
-                    f'parent port of trunk {trunk.get("trunk_id")}: delete '
-                    f'the trunk first',
+                    f'parent port of trunk {trunk.get("trunk_id")}, which '
+                    f'is not wholly the cluster\'s: delete the trunk first',
                 )
 
     def _groups(self) -> None:

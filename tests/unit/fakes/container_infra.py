@@ -145,9 +145,18 @@ class ContainerInfra:
                 pass
             elif cluster.get('capi'):
                 # the driver deletes the Cluster API cluster; the record
-                # goes when the management cluster reports it gone
+                # goes when the management cluster reports it gone. Without
+                # a management cluster the driver's call fails, and the
+                # conductor says DELETE_FAILED (magnum 23.0.0 with
+                # magnum-capi-helm on the minicloud: "No such file or
+                # directory: 'helm'"); one that answers slowly leaves it
+                # DELETE_IN_PROGRESS
                 if cluster.get('management_up'):
                     self._remove('clusters', cluster['uuid'])
+                elif not cluster.get('management_slow'):
+                    cluster['status'] = 'DELETE_FAILED'
+                    cluster['status_reason'] = 'the management cluster is gone'
+
             elif stack is None:
                 # the conductor: Heat says 404, so the cluster is destroyed
                 self._remove('clusters', cluster['uuid'])
@@ -173,7 +182,12 @@ class ContainerInfra:
     def _cluster_view(self, view):
         """``stack_id`` as ``cluster_id`` from microversion 1.13; the
         fake's own keys hidden."""
-        for key in ('capi', 'management_up', 'conductor_down'):
+        for key in (
+            'capi',
+            'management_up',
+            'management_slow',
+            'conductor_down',
+        ):
             view.pop(key, None)
         # magnum/api/controllers/versions.py: any of its service strings
         version = next(

@@ -31,6 +31,7 @@ from .cloud import (
     find_units,
     modules_for,
     optional_services,
+    pip_packages,
     remembered_services,
     resolve_services,
     units_for,
@@ -142,7 +143,9 @@ def cmd_up(args):
     t.add('install: apt packages', lambda: install_apt(services))
     t.add(
         'install: service venv',
-        lambda: pip_install(VENV, SERVER_PACKAGES, 'install-venv.log'),
+        lambda: pip_install(
+            VENV, SERVER_PACKAGES + pip_packages(services), 'install-venv.log'
+        ),
     )
     if args.client:
         t.add(

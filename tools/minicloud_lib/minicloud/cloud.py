@@ -40,6 +40,7 @@ from .services import (
     heat,
     infra,
     keystone,
+    magnum,
     neutron,
     nova,
     octavia,
@@ -62,6 +63,7 @@ MODULES = [
     swift,
     barbican,
     designate,
+    magnum,
     region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]
@@ -115,6 +117,16 @@ def remembered_services(state, also=()):
         wanted = set(DEFAULT_SERVICES) | set(state.get('with', [])) | set(also)
         return resolve_services(sorted(wanted))
     return resolve_services([*services, *also])
+
+
+def pip_packages(services):
+    """What the chosen services need in the venv beyond SERVER_PACKAGES
+    (a module's PIP_PACKAGES: Magnum and its Cluster API drivers)."""
+    return [
+        p
+        for m in modules_for(services)
+        for p in getattr(m, 'PIP_PACKAGES', [])
+    ]
 
 
 def modules_for(services):

@@ -47,6 +47,7 @@ CLIENT_PACKAGES = [
     'python-cinderclient',
     'python-barbicanclient',
     'python-designateclient',
+    'python-magnumclient',
 ]
 APT_PACKAGES = [
     'mariadb-server',

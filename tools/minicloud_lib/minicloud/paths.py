@@ -103,6 +103,7 @@ PORTS = {
         'designate_mdns': 354,
         'dns': 53,
         'rndc': 953,
+        'magnum': 511,
     }.items()
 }
 

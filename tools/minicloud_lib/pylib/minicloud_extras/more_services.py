@@ -17,6 +17,7 @@
 SERVICES = {
     'barbican': ('barbican', 'key-manager', ''),
     'designate': ('designate', 'dns', ''),
+    'magnum': ('magnum', 'container-infra', '/v1'),
 }
 
 
@@ -57,3 +58,16 @@ def resources(cfg, conn, wait, say):
 
         wait('designate services up', designate_up, timeout=180)
         say('designate services up')
+
+    if 'magnum' in groups:
+
+        def magnum_up():
+            # the API answers, and its conductor reports itself up
+            r = conn.container_infrastructure_management.get('/mservices')
+            return r.status_code == 200 and any(
+                s['binary'] == 'magnum-conductor' and s['state'] == 'up'
+                for s in r.json()['mservices']
+            )
+
+        wait('magnum conductor up', magnum_up, timeout=180)
+        say('magnum conductor up')
