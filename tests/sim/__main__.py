@@ -50,6 +50,8 @@ def soak(examples: int, chosen: int | None, every: int = 50) -> int:
                 + (f'; broken: {scenario.to_json()}' if broken else ''),
                 file=sys.stderr,
             )
+        for line in broken:  # what it broke, as it broke it first
+            print(f'  {line[:300]}', file=sys.stderr)
         assert not broken, '\n'.join([scenario.to_json(), *broken])
 
     try:
