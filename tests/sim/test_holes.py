@@ -109,6 +109,16 @@ REGRESSIONS = {
         ),
         lambda w, runs: [r.code for r in runs] == [0, 1, 0],
     ),
+    '5 restore after a cascade without admin, refused once, run again': (
+        Scenario(
+            'cascade-without-admin-restore',
+            actors=('restore-refused-once',),
+        ),
+        lambda w, runs: (
+            [r.code for r in runs] == [1, 1, 0]
+            and 'putting back the role assignment' in runs[1].stderr
+        ),
+    ),
     '7 T re-enabled while the sweep runs': (
         Scenario('sweep', actors=('re-enables-t-during-sweep',)),
         lambda w, runs: (
