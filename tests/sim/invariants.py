@@ -22,7 +22,9 @@
 3. What another project owns is as it was (or as its own actors made it).
 4. A drain then a restore leave the project (and its child) exactly as
    before: enabled, tags, options, role assignments, every quota the
-   services keep, per-user ones included, as their APIs answer them.
+   services keep, per-user ones included, as their APIs answer them; so
+   does a cascade without admin that drained (took the role assignments)
+   and failed, then a restore.
 5. A run from a plan file deletes (by a DELETE of its own) nothing its dry
    run did not show.
 6. Every run that did not finish says why; a purge that ends 0 with
