@@ -24,7 +24,7 @@ import time
 from hypothesis import HealthCheck, given, seed, settings
 
 
-def soak(examples: int, chosen: int | None) -> int:
+def soak(examples: int, chosen: int | None, every: int = 50) -> int:
     from tests.sim import strategies
     from tests.sim.play import play
 
@@ -43,13 +43,15 @@ def soak(examples: int, chosen: int | None) -> int:
     def hunt(scenario):
         broken = play(scenario)
         done[0] += 1
-        if done[0] % 50 == 0 or broken:
+        if done[0] % every == 0 or broken:
             rate = done[0] / (time.monotonic() - began)
             print(
                 f'{done[0]} played, {rate:.1f}/s'
                 + (f'; broken: {scenario.to_json()}' if broken else ''),
                 file=sys.stderr,
             )
+        for line in broken:  # what it broke, as it broke it first
+            print(f'  {line[:300]}', file=sys.stderr)
         assert not broken, '\n'.join([scenario.to_json(), *broken])
 
     try:
@@ -84,11 +86,14 @@ def main(argv=None) -> int:
     long_run = verbs.add_parser('soak', help='play many scenarios')
     long_run.add_argument('--examples', type=int, default=10000)
     long_run.add_argument('--seed', type=int, help='default: a random one')
+    long_run.add_argument(
+        '--every', type=int, default=50, help='progress every N scenarios'
+    )
     again = verbs.add_parser('replay', help='play one scenario again')
     again.add_argument('scenario', help='its JSON, as a failure prints it')
     args = parser.parse_args(argv)
     if args.verb == 'soak':
-        return soak(args.examples, args.seed)
+        return soak(args.examples, args.seed, args.every)
     return replay(args.scenario)
 
 

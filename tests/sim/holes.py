@@ -15,7 +15,8 @@
 (1), a stack that made another project's network (4), a deleted project's
 Swift account (9), a cached token acting after the project's delete (8),
 a project re-enabled while the sweep runs (7), a restore refused once
-(5, 6), and what ``cluster force-delete --delete-leftovers`` must
+(5, 6) and a cascade without admin that fails after its drain (5), and
+what ``cluster force-delete --delete-leftovers`` must
 keep (11-13). Registered through ``model``'s decorators; ``model`` imports
 this module at its end."""
 
@@ -292,6 +293,27 @@ def _restore_refused(w):
         return True
 
     return [rearming('restore-refused-once', '*', '', arm, 'before')]
+
+
+# -- 5. a restore after a cascade without admin ----------------------------
+
+
+def fails_after_scoped_drain(w):
+    """What the command ``cascade-without-admin-restore`` starts from:
+    T's members (a user's role, a group's, one inherited by T's subtree),
+    which the drain without admin takes away and records, and T's server,
+    which an admin locked: Nova refuses its delete to T's token (409), so
+    the cascade fails after its drain and the restore must give back
+    every role (the record is the only copy)."""
+    project = w.cloud.get('projects', w.t)
+    member = w.cloud.add_user('t-member', 'default')
+    w.cloud.assign(member, 'member', project=project)
+    heir = w.cloud.add_user('t-heir', 'default')
+    w.cloud.assign(heir, 'member', project=project, inherited=True)
+    w.cloud.assign(
+        {'id': 'g-t-team', 'group': True}, 'reader', project=project
+    )
+    w.made['t-vm']['locked'] = True
 
 
 # -- 11.-13. what a force delete keeps --------------------------------------

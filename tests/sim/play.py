@@ -44,7 +44,10 @@ COMMANDS = (
     'sweep',
     'drain-restore-again',
     'force-delete',
+    'cascade-without-admin-restore',
 )
+#: the commands run without admin, as the manager of T's domain
+SCOPED = ('cascade-without-admin', 'cascade-without-admin-restore')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,11 +192,17 @@ MANAGER = (
 def _more_commands(scenario, world):
     """The commands of #29's other paths: a cascade then the operator's
     purge after the freeze's window, a cascade without admin, a drain
-    then the sweep, a drain then a restore run twice, a force delete."""
+    then the sweep, a drain then a restore run twice, a force delete, a
+    cascade without admin that fails after its drain then a restore run
+    twice (by the manager; by the admin, with --recursive, where the
+    scenario recurses: a cascade without admin takes no --recursive)."""
     t, child = world.t, world.child
     purge = ['orphan', 'purge', '--project', t, '--project', child, '--yes']
     drain = ['project', 'drain', '--recursive', t]
     restore = ['project', 'restore', '--recursive', t]
+    scoped_restore = (
+        restore if scenario.recursive else [*MANAGER, 'project', 'restore', t]
+    )
     return {
         'cascade-then-purge': [
             ['project', 'delete', '--cascade', '--yes', '--recursive', t],
@@ -213,6 +222,15 @@ def _more_commands(scenario, world):
         'force-delete': [
             [*('cluster', 'force-delete', '--stack', 't-app'), *LEFTOVERS]
         ],
+        'cascade-without-admin-restore': [
+            [
+                *MANAGER,
+                *('project', 'delete', '--cascade', '--yes'),
+                *('--without-admin', t),
+            ],
+            scoped_restore,
+            scoped_restore,
+        ],
     }.get(scenario.command)
 
 
@@ -229,11 +247,7 @@ def play(scenario: Scenario) -> list[str]:
 def played(scenario: Scenario) -> tuple[list[str], model.World, list[Run]]:
     """Play ``scenario``: the invariants it broke, the world after it and
     the runs (for a test that asserts what a scenario went through)."""
-    cloud_class = (
-        ScopedSimCloud
-        if scenario.command == 'cascade-without-admin'
-        else SimCloud
-    )
+    cloud_class = ScopedSimCloud if scenario.command in SCOPED else SimCloud
     with isolated() as home, serially(), cloud_class() as cloud:
         region_two = cloud.add_region(
             'RegionTwo', ['network'], shared=['image']
@@ -241,12 +255,16 @@ def played(scenario: Scenario) -> tuple[list[str], model.World, list[Run]]:
         world = model.build(cloud, region_two)
         for name in scenario.features:
             model.FEATURES[name](world)
-        if scenario.command == 'cascade-without-admin':
+        if scenario.command in SCOPED:
             # a domain's manager, on T alone (the path without admin takes
             # one project at a time): C is T's sibling here
             manager = cloud.add_user('managed-manager', 'default')
             cloud.assign(manager, 'manager', domain='default')
             cloud.get('projects', world.child)['parent_id'] = 'default'
+        if scenario.command == 'cascade-without-admin-restore':
+            # T's members, and a server of T an admin locked: the run
+            # drains (takes the members' roles) then fails on it
+            holes.fails_after_scoped_drain(world)
         if scenario.command == 'force-delete':
             # T's stack is stuck: its delete hangs, as the command is for
             holes.t_stack(world)['on_delete'] = 'hang'

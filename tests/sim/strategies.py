@@ -59,6 +59,10 @@ FOCUS = {
     ),
     'drain-restore': ('t-per-user-quotas', 'restore-refused-once'),
     'drain-restore-again': ('t-per-user-quotas', 'restore-refused-once'),
+    'cascade-without-admin-restore': (
+        't-per-user-quotas',
+        'restore-refused-once',
+    ),
     'sweep': ('re-enables-t-during-sweep', 'cached-token-after-delete'),
     'cascade-then-purge': (
         'cached-token-after-delete',

@@ -190,6 +190,8 @@ class ScopedTokens:
         if m:
             inherited, project_id, kind, actor, role_id = m.groups()
             role = self.get('roles', role_id)
+            if role is None:  # Keystone's RoleNotFound
+                return 404, {'error': {'code': 404, 'message': 'no role'}}
             if (
                 caller
                 and caller['domain_id']
@@ -279,6 +281,15 @@ class ScopedTokens:
             if server and server['project_id'] != caller['project_id']:
                 # another project's server is not found, as a gone one
                 return 404, {'itemNotFound': {'code': 404, 'message': '-'}}
+            if server and method == 'DELETE' and server.get('locked'):
+                # nova.compute.api.check_instance_lock: a locked server is
+                # an admin's alone (InstanceIsLocked, HTTPConflict)
+                return 409, {
+                    'conflictingRequest': {
+                        'code': 409,
+                        'message': f'Instance {server["id"]} is locked',
+                    }
+                }
         return super()._compute(method, path, query, body)
 
     def _glance_user(self):
