@@ -16,7 +16,7 @@ and link the next page (``<key>_links``, as Neutron does with a
 pagination_max_limit), and a delete in the wrong order is refused as
 Neutron refuses it: an address group a rule names (AddressGroupInUse), a
 firewall group with ports (FirewallGroupInUse), a policy a group uses, a
-rule a policy holds (...InUse). A log goes with its security group or
+rule a policy holds (...InUse), a BGP VPN list naming a project (400). A log goes with its security group or
 port, a label's rules and a VPN's associations with them."""
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ MORE = {
     'log/logs': ('logs', 'logging'),
     'bgpvpn/bgpvpns': ('bgpvpns', 'bgpvpn'),
 }
+#: the fields a list may not filter on (Neutron's filter validation: the
+#: plugin's API definition marks them no filter): networking-bgpvpn's
+#: (25.0.0) project_id and tenant_id
+UNFILTERED = {'bgpvpns': {'project_id', 'tenant_id'}}
 ASSOCIATIONS = ('network', 'router', 'port')
 _ROUTE = re.compile(
     r'/v2\.0/({})(?:/([^/]+))?(?:/(\w+)_associations)?'.format(
@@ -85,6 +89,16 @@ class NetworkServices:
         coll, id_, assoc = m.groups()
         key = MORE[coll][0]
         if id_ is None:
+            refused = set(query) & UNFILTERED.get(key, set())
+            if refused:
+                return 400, {
+                    'NeutronError': {
+                        'type': 'HTTPBadRequest',
+                        'message': f'{sorted(refused)} is invalid '
+                        f'attribute for filtering',
+                        'detail': '',
+                    }
+                }
             items = [
                 o
                 for o in self.all(key)
