@@ -238,3 +238,50 @@ def test_forwardings_are_listed_per_ip_where_the_body_may_not_show_all(
     assert forwarding_refs(cloud, everything['project']) == shown
     assert len(fips) > 1
     assert len(per_ip_listings(cloud)) == asked
+
+
+def test_a_qos_policy_another_project_uses_through_a_share_is_kept(
+    cloud, everything
+):
+    """Neutron refuses a policy's delete while any project's port, network
+    or floating IP uses it (QosPolicyInUse, seen on the minicloud): the
+    kind looked at the project's own users only, so the run deleted the
+    rest and stopped there. The projects a policy is shared with (RBAC)
+    are read; their user keeps it, and the share that serves it stays
+    (Neutron refuses it too: RbacPolicyInUse)."""
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    share = cloud.add(
+        'rbac_policies',
+        project_id=e['project'],
+        tenant_id=e['project'],
+        object_type='qos_policy',
+        object_id=e['qos'],
+        action='access_as_shared',
+        target_tenant=b,
+    )
+    theirs, _subnet = scenarios.network(cloud, b, 'theirs', '10.9.0.0/24')
+    theirs['qos_policy_id'] = e['qos']
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    kept = plan.steps[step_id('keep', qos.QoSPolicy.name, e['qos'])]
+    assert kept.params['reason'] == (
+        f'network {theirs["id"]} of project {b} uses it'
+    )
+    assert step_id('keep', core.RBACPolicy.name, share['id']) in plan.steps
+    # and Neutron cannot filter on a policy: no list asked it to
+    assert not [p for _, p in cloud.requests if 'qos_policy_id=' in p]
+
+
+def test_a_qos_policy_shared_with_nobody_asks_no_other_project(
+    cloud, everything
+):
+    e = everything
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    assert step_id('delete', qos.QoSPolicy.name, e['qos']) in plan.steps
+    asked = {
+        p.split('project_id=')[1].split('&')[0]
+        for _, p in cloud.requests
+        if p.split('?')[0].endswith(('/ports', '/networks', '/floatingips'))
+        and 'project_id=' in p
+    }
+    assert asked == {e['project']}

@@ -569,6 +569,10 @@ class RBACPolicy(_NeutronKind):
         'network': Network.name,
         'security_group': SecurityGroup.name,
         'address_group': 'network.address_group',
+        # their shares too Neutron keeps while the target uses the object
+        'qos_policy': 'network.qos_policy',
+        'subnetpool': 'network.subnet_pool',
+        'address_scope': 'network.address_scope',
     }
 
     def list(self, conn, project_id):
