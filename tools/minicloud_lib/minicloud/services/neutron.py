@@ -10,8 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Neutron: ML2 with the router and trunk plugins and no agents (the
-minicloud mechanism driver of minicloud_extras binds every port)."""
+"""Neutron: ML2 with the router and trunk plugins and every service plugin
+that runs without agents (QoS, port forwarding, segment ranges, local IPs,
+metering, logging, FWaaS v2, VPNaaS, BGP VPN: templates/neutron), and no
+agents (the minicloud mechanism driver of minicloud_extras binds every
+port)."""
 
 import os
 
