@@ -14,6 +14,7 @@
 scopes, port forwardings, segment ranges and local IPs, each with the
 edges Neutron's ``...InUse`` answers call for."""
 
+from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade.kinds.network import (
@@ -285,3 +286,17 @@ def test_a_qos_policy_shared_with_nobody_asks_no_other_project(
         and 'project_id=' in p
     }
     assert asked == {e['project']}
+
+
+def test_the_fake_refuses_a_pool_with_subnets_and_a_group_in_use_as_400(
+    cloud, everything
+):
+    """Neutron 29 answers both with 400, not 409 (minicloud): a run does
+    not retry them, so the order must be right the first time."""
+    e = everything
+    conn = cloud.connection()
+    with pytest.raises(sdk_exc.BadRequestException, match='in use'):
+        conn.network.delete_subnet_pool(e['pool'])
+    site = cloud.all('ipsec_site_connections')[0]
+    with pytest.raises(sdk_exc.BadRequestException, match='in use'):
+        conn.network.delete_vpn_endpoint_group(site['local_ep_group_id'])

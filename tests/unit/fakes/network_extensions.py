@@ -59,6 +59,16 @@ EXPOSED_FIELDS = (
 )
 
 
+#: the in-use answers that are no 409 (seen on the minicloud, Neutron 29 and
+#: neutron-vpnaas 29): a pool with subnets (db_base_plugin_v2's
+#: SubnetPoolDeleteError) and an endpoint group that a connection uses
+#: (EndpointGroupInUse) are bad requests, which the run does not retry
+REFUSED_AS = {
+    'subnetpools': ('SubnetPoolDeleteError', 400),
+    'endpoint_groups': ('EndpointGroupInUse', 400),
+}
+
+
 class NetworkExtensions:
     def neutron(self, collection, project_id, **obj):
         key = NEUTRON_EXTRA[collection][0]
@@ -190,10 +200,12 @@ class NetworkExtensions:
             ],
         }.get(key)
         if uses:
+            kind, status = REFUSED_AS.get(key, (f'{key}InUse', 409))
             raise neutron_error(
-                f'{key}InUse',
+                kind,
                 f'{obj["id"]} is in use by '
                 f'{", ".join(u["id"] for u in uses)}.',
+                status,
             )
         if key == 'local_ips':
             self._remove('ports', obj['local_port_id'])
