@@ -300,3 +300,32 @@ def test_the_fake_refuses_a_pool_with_subnets_and_a_group_in_use_as_400(
     site = cloud.all('ipsec_site_connections')[0]
     with pytest.raises(sdk_exc.BadRequestException, match='in use'):
         conn.network.delete_vpn_endpoint_group(site['local_ep_group_id'])
+
+
+def test_a_subnet_pool_another_project_took_a_subnet_from_is_kept(
+    cloud, everything
+):
+    """Neutron refuses the pool's delete while any project's subnet came
+    from it (400: the run does not even retry), and the edge from a subnet
+    outside the plan was dropped: the run would delete the rest and fail
+    there. Another project's subnet keeps it, with its reason, and the
+    share that serves it (RbacPolicyInUse otherwise, minicloud)."""
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    _net, theirs = scenarios.network(cloud, b, 'theirs', '10.9.0.0/24')
+    theirs['subnetpool_id'] = e['pool']
+    share = cloud.add(
+        'rbac_policies',
+        project_id=e['project'],
+        tenant_id=e['project'],
+        object_type='subnetpool',
+        object_id=e['pool'],
+        action='access_as_shared',
+        target_tenant=b,
+    )
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    kept = plan.steps[step_id('keep', subnet_pool.SubnetPool.name, e['pool'])]
+    assert kept.params['reason'] == (
+        f'subnet {theirs["id"]} of project {b} was allocated from it'
+    )
+    assert step_id('keep', core.RBACPolicy.name, share['id']) in plan.steps
