@@ -32,7 +32,7 @@ import contextlib
 import openstack
 import pytest
 
-from tests.functional import topology
+from tests.functional import test_more_kinds, topology
 from tests.functional.conftest import needs
 from tests.functional.test_cascade_cross_project import refused
 from tests.functional.test_more_kinds import cascade
@@ -40,17 +40,8 @@ from tests.functional.topology import unique
 
 pytestmark = pytest.mark.functional
 
-
-@pytest.fixture
-def projects(admin, cli):
-    """Project A, to cascade, and B, the other project."""
-    a = topology.make_project(admin, unique('plug-a'))
-    b = topology.make_project(admin, unique('plug-b'))
-    yield a, b
-    for project in (a, b):
-        if admin.identity.find_project(project.id) is not None:
-            result = cli('project', 'delete', '--cascade', '--yes', project.id)
-            assert result.code == 0, result.stdout + result.stderr
+#: project A, to cascade, and B, the other project (both go at the end)
+projects = test_more_kinds.projects
 
 
 def extension(admin, alias):

@@ -241,6 +241,19 @@ def test_forwardings_are_listed_per_ip_where_the_body_may_not_show_all(
     assert len(per_ip_listings(cloud)) == asked
 
 
+def shared_with(cloud, e, object_type, object_id, target):
+    """Project A's RBAC share of its object with ``target``."""
+    return cloud.add(
+        'rbac_policies',
+        project_id=e['project'],
+        tenant_id=e['project'],
+        object_type=object_type,
+        object_id=object_id,
+        action='access_as_shared',
+        target_tenant=target,
+    )
+
+
 def test_a_qos_policy_another_project_uses_through_a_share_is_kept(
     cloud, everything
 ):
@@ -252,15 +265,7 @@ def test_a_qos_policy_another_project_uses_through_a_share_is_kept(
     (Neutron refuses it too: RbacPolicyInUse)."""
     e = everything
     b = scenarios.project(cloud, 'B')['id']
-    share = cloud.add(
-        'rbac_policies',
-        project_id=e['project'],
-        tenant_id=e['project'],
-        object_type='qos_policy',
-        object_id=e['qos'],
-        action='access_as_shared',
-        target_tenant=b,
-    )
+    share = shared_with(cloud, e, 'qos_policy', e['qos'], b)
     theirs, _subnet = scenarios.network(cloud, b, 'theirs', '10.9.0.0/24')
     theirs['qos_policy_id'] = e['qos']
     _pc, _t, plan = cascade_for(cloud, e['project'])
@@ -314,15 +319,7 @@ def test_a_subnet_pool_another_project_took_a_subnet_from_is_kept(
     b = scenarios.project(cloud, 'B')['id']
     _net, theirs = scenarios.network(cloud, b, 'theirs', '10.9.0.0/24')
     theirs['subnetpool_id'] = e['pool']
-    share = cloud.add(
-        'rbac_policies',
-        project_id=e['project'],
-        tenant_id=e['project'],
-        object_type='subnetpool',
-        object_id=e['pool'],
-        action='access_as_shared',
-        target_tenant=b,
-    )
+    share = shared_with(cloud, e, 'subnetpool', e['pool'], b)
     _pc, _t, plan = cascade_for(cloud, e['project'])
     kept = plan.steps[step_id('keep', subnet_pool.SubnetPool.name, e['pool'])]
     assert kept.params['reason'] == (
