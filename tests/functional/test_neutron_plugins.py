@@ -44,6 +44,21 @@ pytestmark = pytest.mark.functional
 projects = test_more_kinds.projects
 
 
+def kept_with_its_share(cli, project_id, kept, share_id, reason):
+    """The dry run keeps the resource and the RBAC share that serves it
+    (and nothing else); the run refuses with the reason, changing
+    nothing."""
+    dry = cli(
+        'project', 'delete', '--cascade', '--dry-run', project_id, '-f', 'json'
+    )
+    keeps = {(r['Kind'], r['ID']) for r in dry.json() if r['Action'] == 'keep'}
+    assert keeps == {kept, ('network.rbac_policy', share_id)}, dry.stdout
+    run = cli('project', 'delete', '--cascade', '--yes', project_id)
+    assert run.code == 1, run.stdout + run.stderr
+    assert 'Nothing was changed' in run.stderr, run.stderr
+    assert reason in run.stderr, run.stderr
+
+
 def extension(admin, alias):
     needs(
         admin.network.find_extension(alias),
@@ -110,11 +125,11 @@ def test_a_shared_qos_policy_another_project_uses_is_kept(
         name=unique('theirs'), qos_policy_id=policy.id
     )
     try:
-        refused(
+        kept_with_its_share(
             cli,
             a.id,
-            'network.qos_policy',
-            policy.id,
+            ('network.qos_policy', policy.id),
+            share.id,
             f'network {theirs.id} of project {b.id} uses it',
         )
         assert admin.network.get_qos_policy(policy.id)
@@ -411,7 +426,7 @@ def test_a_shared_subnet_pool_another_project_took_a_subnet_from_is_kept(
         prefixes=['10.51.0.0/16'],
         default_prefix_length=24,
     )
-    admin.network.create_rbac_policy(
+    share = admin.network.create_rbac_policy(
         object_type='subnetpool',
         object_id=pool.id,
         action='access_as_shared',
@@ -424,22 +439,13 @@ def test_a_shared_subnet_pool_another_project_took_a_subnet_from_is_kept(
         network_id=net.id, ip_version=4, subnet_pool_id=pool.id
     )
     try:
-        dry = cli(
-            'project',
-            'delete',
-            '--cascade',
-            '--dry-run',
+        kept_with_its_share(
+            cli,
             a.id,
-            '-f',
-            'json',
+            ('network.subnet_pool', pool.id),
+            share.id,
+            f'subnet {theirs.id} of project {b.id} was allocated from it',
         )
-        kept = [r for r in dry.json() if r['Action'] == 'keep']
-        assert [(r['Kind'], r['ID']) for r in kept] == [
-            ('network.subnet_pool', pool.id)
-        ], dry.stdout
-        run = cli('project', 'delete', '--cascade', '--yes', a.id)
-        assert run.code == 1, run.stdout + run.stderr
-        assert f'subnet {theirs.id} of project {b.id}' in run.stderr
         assert admin.network.get_subnet_pool(pool.id)
     finally:
         with contextlib.suppress(openstack.exceptions.SDKException):
