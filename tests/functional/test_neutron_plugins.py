@@ -386,7 +386,10 @@ def test_a_bgpvpn_goes_before_what_it_associates(admin, projects, cli):
     vpn = admin.network.create_bgpvpn(
         name=unique('bgp'), route_targets=['64512:1'], project_id=a.id
     )
-    admin.network.create_bgpvpn_network_association(vpn.id, network_id=net.id)
+    # the association, by the project (an admin of another is refused: 403)
+    topology.scoped(admin, a).network.create_bgpvpn_network_association(
+        vpn.id, network_id=net.id
+    )
     planned = cascade(cli, a.id)
     assert ('network.bgpvpn', vpn.id) in planned
     assert gone(admin.network.find_bgpvpn, vpn.id)

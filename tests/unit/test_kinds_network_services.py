@@ -110,6 +110,26 @@ def test_a_bgpvpn_list_names_no_project_which_neutron_refuses(cloud):
     assert [r.id for r in bgpvpn.BgpVpn().list(conn, a)] == [mine]
 
 
+def test_a_bgpvpns_port_associations_only_with_routes_control(cloud):
+    """networking-bgpvpn answers a VPN's port associations with 404 where
+    its ``bgpvpn-routes-control`` extension is not loaded (its Dummy
+    driver's, on the minicloud), which failed the discovery; and only the
+    project's VPNs are asked for their associations, now that the list
+    names no project."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    mine = cloud.neutron_more('bgpvpn/bgpvpns', a, networks=['n1'])['id']
+    theirs = cloud.neutron_more('bgpvpn/bgpvpns', b)['id']
+    cloud.without_extensions = frozenset({'bgpvpn-routes-control'})
+    [ref] = bgpvpn.BgpVpn().list(cloud.connection(), a)
+    assert (ref.id, ref.attrs['associated']) == (
+        mine,
+        [[core.Network.name, 'n1']],
+    )
+    assert not [p for _, p in cloud.requests if theirs in p]
+    assert not [p for _, p in cloud.requests if 'port_associations' in p]
+
+
 def test_without_their_extensions_nothing_is_asked(cloud):
     a = scenarios.project(cloud, 'A')['id']
     for coll in COLLECTION.values():

@@ -40,6 +40,8 @@ MORE = {
 #: plugin's API definition marks them no filter): networking-bgpvpn's
 #: (25.0.0) project_id and tenant_id
 UNFILTERED = {'bgpvpns': {'project_id', 'tenant_id'}}
+#: the BGP VPN extension that adds port associations (404 without it)
+PORT_ASSOCIATIONS = 'bgpvpn-routes-control'
 ASSOCIATIONS = ('network', 'router', 'port')
 _ROUTE = re.compile(
     r'/v2\.0/({})(?:/([^/]+))?(?:/(\w+)_associations)?'.format(
@@ -78,7 +80,9 @@ class NetworkServices:
                         'links': [],
                         'updated': '2026-01-01T00:00:00Z',
                     }
-                    for a in sorted({ext for _, ext in MORE.values()})
+                    for a in sorted(
+                        {ext for _, ext in MORE.values()} | {PORT_ASSOCIATIONS}
+                    )
                 ]
                 if e['alias'] not in self.without_extensions
             ]
@@ -116,6 +120,14 @@ class NetworkServices:
         if obj is None:
             return 404, {
                 'NeutronError': {'type': 'NotFound', 'message': 'not found'}
+            }
+        if assoc == 'port' and PORT_ASSOCIATIONS in self.without_extensions:
+            # networking-bgpvpn routes no port associations without it
+            return 404, {
+                'NeutronError': {
+                    'type': 'HTTPNotFound',
+                    'message': 'The resource could not be found.',
+                }
             }
         if assoc:
             found = [
