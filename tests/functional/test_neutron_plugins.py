@@ -339,8 +339,14 @@ def test_a_vpn_goes_from_its_connections_inwards(admin, projects, cli):
     _net, subnet, router = routed(admin, conn, '10.43.0.0/24')
     vpn = conn.network
     service = vpn.create_vpn_service(router_id=router.id, name=unique('vpn'))
-    ike = vpn.create_vpn_ike_policy(name=unique('ike'))
-    ipsec = vpn.create_vpn_ipsec_policy(name=unique('ipsec'))
+    # sha256: neutron-vpnaas 29's default sha1 is no longer in its
+    # database's enum (500, Data truncated for column 'auth_algorithm')
+    ike = vpn.create_vpn_ike_policy(
+        name=unique('ike'), auth_algorithm='sha256'
+    )
+    ipsec = vpn.create_vpn_ipsec_policy(
+        name=unique('ipsec'), auth_algorithm='sha256'
+    )
     local = vpn.create_vpn_endpoint_group(
         name=unique('local'), type='subnet', endpoints=[subnet.id]
     )
