@@ -14,6 +14,7 @@
 scopes, port forwardings, segment ranges and local IPs, each with the
 edges Neutron's ``...InUse`` answers call for."""
 
+from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade.kinds.network import (
@@ -238,3 +239,90 @@ def test_forwardings_are_listed_per_ip_where_the_body_may_not_show_all(
     assert forwarding_refs(cloud, everything['project']) == shown
     assert len(fips) > 1
     assert len(per_ip_listings(cloud)) == asked
+
+
+def shared_with(cloud, e, object_type, object_id, target):
+    """Project A's RBAC share of its object with ``target``."""
+    return cloud.add(
+        'rbac_policies',
+        project_id=e['project'],
+        tenant_id=e['project'],
+        object_type=object_type,
+        object_id=object_id,
+        action='access_as_shared',
+        target_tenant=target,
+    )
+
+
+def test_a_qos_policy_another_project_uses_through_a_share_is_kept(
+    cloud, everything
+):
+    """Neutron refuses a policy's delete while any project's port, network
+    or floating IP uses it (QosPolicyInUse, seen on the minicloud): the
+    kind looked at the project's own users only, so the run deleted the
+    rest and stopped there. The projects a policy is shared with (RBAC)
+    are read; their user keeps it, and the share that serves it stays
+    (Neutron refuses it too: RbacPolicyInUse)."""
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    share = shared_with(cloud, e, 'qos_policy', e['qos'], b)
+    theirs, _subnet = scenarios.network(cloud, b, 'theirs', '10.9.0.0/24')
+    theirs['qos_policy_id'] = e['qos']
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    kept = plan.steps[step_id('keep', qos.QoSPolicy.name, e['qos'])]
+    assert kept.params['reason'] == (
+        f'network {theirs["id"]} of project {b} uses it'
+    )
+    assert step_id('keep', core.RBACPolicy.name, share['id']) in plan.steps
+    # and Neutron cannot filter on a policy: no list asked it to
+    assert not [p for _, p in cloud.requests if 'qos_policy_id=' in p]
+
+
+def test_a_qos_policy_shared_with_nobody_asks_no_other_project(
+    cloud, everything
+):
+    e = everything
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    assert step_id('delete', qos.QoSPolicy.name, e['qos']) in plan.steps
+    asked = {
+        p.split('project_id=')[1].split('&')[0]
+        for _, p in cloud.requests
+        if p.split('?')[0].endswith(('/ports', '/networks', '/floatingips'))
+        and 'project_id=' in p
+    }
+    assert asked == {e['project']}
+
+
+def test_the_fake_refuses_a_pool_with_subnets_and_a_group_in_use_as_400(
+    cloud, everything
+):
+    """Neutron 29 answers both with 400, not 409 (minicloud): a run does
+    not retry them, so the order must be right the first time."""
+    e = everything
+    conn = cloud.connection()
+    with pytest.raises(sdk_exc.BadRequestException, match='in use'):
+        conn.network.delete_subnet_pool(e['pool'])
+    site = cloud.all('ipsec_site_connections')[0]
+    with pytest.raises(sdk_exc.BadRequestException, match='in use'):
+        conn.network.delete_vpn_endpoint_group(site['local_ep_group_id'])
+
+
+def test_a_subnet_pool_another_project_took_a_subnet_from_is_kept(
+    cloud, everything
+):
+    """Neutron refuses the pool's delete while any project's subnet came
+    from it (400: the run does not even retry), and the edge from a subnet
+    outside the plan was dropped: the run would delete the rest and fail
+    there. Another project's subnet keeps it, with its reason, and the
+    share that serves it (RbacPolicyInUse otherwise, minicloud)."""
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    _net, theirs = scenarios.network(cloud, b, 'theirs', '10.9.0.0/24')
+    theirs['subnetpool_id'] = e['pool']
+    share = shared_with(cloud, e, 'subnetpool', e['pool'], b)
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    kept = plan.steps[step_id('keep', subnet_pool.SubnetPool.name, e['pool'])]
+    assert kept.params['reason'] == (
+        f'subnet {theirs["id"]} of project {b} was allocated from it'
+    )
+    assert step_id('keep', core.RBACPolicy.name, share['id']) in plan.steps

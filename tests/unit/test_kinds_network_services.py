@@ -81,14 +81,53 @@ def test_each_lists_the_projects_own_page_by_page(cloud, kind_class):
 
     assert sorted(r.id for r in kind.list(conn, a)) == mine
     lists = [
-        p for m, p in cloud.requests if m == 'GET' and f'/v2.0/{coll}?' in p
+        p
+        for m, p in cloud.requests
+        if m == 'GET' and p.split('?')[0].endswith(f'/v2.0/{coll}')
     ]
     assert len(lists) >= 3  # two a page
-    assert all(f'project_id={a}' in p for p in lists)
+    # networking-bgpvpn refuses a project filter (test below)
+    filtered = kind_class is not bgpvpn.BgpVpn
+    assert all((f'project_id={a}' in p) is filtered for p in lists)
     # the orphan search: every project's
     assert sorted(r.id for r in kind.list(conn, None)) == sorted(
         [*mine, theirs]
     )
+
+
+def test_a_bgpvpn_list_names_no_project_which_neutron_refuses(cloud):
+    """networking-bgpvpn (25.0.0) marks neither ``project_id`` nor
+    ``tenant_id`` a filter: Neutron answers a list naming one with 400
+    (seen on the minicloud), which failed the whole discovery; the list
+    asks for every VPN the token sees and keeps the project's."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    mine = cloud.neutron_more('bgpvpn/bgpvpns', a)['id']
+    cloud.neutron_more('bgpvpn/bgpvpns', b)
+    conn = cloud.connection()
+    with pytest.raises(sdk_exc.BadRequestException, match='filtering'):
+        list(conn.network.bgpvpns(project_id=a))
+    assert [r.id for r in bgpvpn.BgpVpn().list(conn, a)] == [mine]
+
+
+def test_a_bgpvpns_port_associations_only_with_routes_control(cloud):
+    """networking-bgpvpn answers a VPN's port associations with 404 where
+    its ``bgpvpn-routes-control`` extension is not loaded (its Dummy
+    driver's, on the minicloud), which failed the discovery; and only the
+    project's VPNs are asked for their associations, now that the list
+    names no project."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    mine = cloud.neutron_more('bgpvpn/bgpvpns', a, networks=['n1'])['id']
+    theirs = cloud.neutron_more('bgpvpn/bgpvpns', b)['id']
+    cloud.without_extensions = frozenset({'bgpvpn-routes-control'})
+    [ref] = bgpvpn.BgpVpn().list(cloud.connection(), a)
+    assert (ref.id, ref.attrs['associated']) == (
+        mine,
+        [[core.Network.name, 'n1']],
+    )
+    assert not [p for _, p in cloud.requests if theirs in p]
+    assert not [p for _, p in cloud.requests if 'port_associations' in p]
 
 
 def test_without_their_extensions_nothing_is_asked(cloud):

@@ -90,11 +90,18 @@ class _ExtensionKind(_NeutronKind):
     extension: ClassVar[str]
     #: the SDK proxy's list method, e.g. ``qos_policies``
     sdk_list: ClassVar[str]
+    #: whether Neutron's list takes a project filter (filter validation
+    #: refuses one the plugin does not mark a filter: 400)
+    project_filter: ClassVar[bool] = True
 
     def list(self, conn, project_id):
         if self.extension not in self.neutron_extensions(conn):
             return []
-        query = {'project_id': project_id} if project_id else {}
+        query = (
+            {'project_id': project_id}
+            if project_id and self.project_filter
+            else {}
+        )
         return owned(
             self.refs(
                 conn, getattr(conn.network, self.sdk_list)(**query), project_id

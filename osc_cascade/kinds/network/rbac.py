@@ -10,8 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Neutron's RBAC policies: the shares of a network, a security group or an
-address group with other projects, each deleted before what it shares."""
+"""Neutron's RBAC policies: the shares of a network, a security group, an
+address group, a QoS policy, a subnet pool or an address scope with other
+projects, each deleted before what it shares."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ class RBACPolicy(_NeutronKind):
         'network': Network.name,
         'security_group': SecurityGroup.name,
         'address_group': 'network.address_group',
+        # their shares too Neutron keeps while the target uses the object
+        'qos_policy': 'network.qos_policy',
+        'subnetpool': 'network.subnet_pool',
+        'address_scope': 'network.address_scope',
     }
 
     def list(self, conn, project_id):

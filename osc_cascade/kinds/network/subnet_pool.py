@@ -21,32 +21,42 @@ from __future__ import annotations
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import delete_of
 from osc_cascade.kinds.calls import fan_out
-from osc_cascade.kinds.network.common import _ExtensionKind
+from osc_cascade.kinds.network.common import _ExtensionKind, _UsedElsewhere
 from osc_cascade.kinds.network.core import Subnet
 from osc_cascade.kinds.registry import register
 
 
 @register
-class SubnetPool(_ExtensionKind):
+class SubnetPool(_UsedElsewhere):
+    """A subnet pool, after its subnets; kept while another project's
+    subnet came from it (Neutron refuses its delete then: 400,
+    SubnetPoolDeleteError)."""
+
     name = 'network.subnet_pool'
     extension = 'subnet_allocation'
     sdk_list = 'subnet_pools'
     sdk_delete = 'delete_subnet_pool'
+    elsewhere_says = 'subnet {user} of project {project} was allocated from it'
 
-    def refs(self, conn, items, project_id):
-        pools = list(items)
-        # every project's subnets from it: another's blocks the delete
-        subnet_ids = fan_out(
+    def users(self, conn, items):
+        # every project's subnets from each pool (one list a pool)
+        subnets = fan_out(
             lambda p: sorted(
-                s.id for s in conn.network.subnets(subnet_pool_id=p.id)
+                [s.id, s.project_id]
+                for s in conn.network.subnets(subnet_pool_id=p.id)
             ),
-            pools,
+            items,
             service=self.service_type,
         )
-        return [
-            self.ref(p, address_scope_id=p.address_scope_id, subnet_ids=ids)
-            for p, ids in zip(pools, subnet_ids, strict=True)
-        ]
+        return {p.id: found for p, found in zip(items, subnets, strict=True)}
+
+    def attrs_of(self, item, users):
+        return {
+            'address_scope_id': item.address_scope_id,
+            'subnet_ids': sorted(
+                s for s, project in users if project == item.project_id
+            ),
+        }
 
     def relations(self, ref, inventory):
         me = delete_of(self.name, ref.id)

@@ -16,7 +16,7 @@ and link the next page (``<key>_links``, as Neutron does with a
 pagination_max_limit), and a delete in the wrong order is refused as
 Neutron refuses it: an address group a rule names (AddressGroupInUse), a
 firewall group with ports (FirewallGroupInUse), a policy a group uses, a
-rule a policy holds (...InUse). A log goes with its security group or
+rule a policy holds (...InUse), a BGP VPN list naming a project (400). A log goes with its security group or
 port, a label's rules and a VPN's associations with them."""
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ MORE = {
     'log/logs': ('logs', 'logging'),
     'bgpvpn/bgpvpns': ('bgpvpns', 'bgpvpn'),
 }
+#: the fields a list may not filter on (Neutron's filter validation: the
+#: plugin's API definition marks them no filter): networking-bgpvpn's
+#: (25.0.0) project_id and tenant_id
+UNFILTERED = {'bgpvpns': {'project_id', 'tenant_id'}}
+#: the BGP VPN extension that adds port associations (404 without it)
+PORT_ASSOCIATIONS = 'bgpvpn-routes-control'
 ASSOCIATIONS = ('network', 'router', 'port')
 _ROUTE = re.compile(
     r'/v2\.0/({})(?:/([^/]+))?(?:/(\w+)_associations)?'.format(
@@ -74,7 +80,9 @@ class NetworkServices:
                         'links': [],
                         'updated': '2026-01-01T00:00:00Z',
                     }
-                    for a in sorted({ext for _, ext in MORE.values()})
+                    for a in sorted(
+                        {ext for _, ext in MORE.values()} | {PORT_ASSOCIATIONS}
+                    )
                 ]
                 if e['alias'] not in self.without_extensions
             ]
@@ -85,6 +93,16 @@ class NetworkServices:
         coll, id_, assoc = m.groups()
         key = MORE[coll][0]
         if id_ is None:
+            refused = set(query) & UNFILTERED.get(key, set())
+            if refused:
+                return 400, {
+                    'NeutronError': {
+                        'type': 'HTTPBadRequest',
+                        'message': f'{sorted(refused)} is invalid '
+                        f'attribute for filtering',
+                        'detail': '',
+                    }
+                }
             items = [
                 o
                 for o in self.all(key)
@@ -102,6 +120,14 @@ class NetworkServices:
         if obj is None:
             return 404, {
                 'NeutronError': {'type': 'NotFound', 'message': 'not found'}
+            }
+        if assoc == 'port' and PORT_ASSOCIATIONS in self.without_extensions:
+            # networking-bgpvpn routes no port associations without it
+            return 404, {
+                'NeutronError': {
+                    'type': 'HTTPNotFound',
+                    'message': 'The resource could not be found.',
+                }
             }
         if assoc:
             found = [

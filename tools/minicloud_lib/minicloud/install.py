@@ -28,6 +28,10 @@ SERVER_PACKAGES = [
     'nova',
     'glance',
     'neutron',
+    # Neutron's service plugins that run without agents (services/neutron)
+    'neutron-fwaas',
+    'neutron-vpnaas',
+    'networking-bgpvpn',
     'cinder',
     'openstack-heat',
     'octavia',
