@@ -33,13 +33,13 @@ from .cloud import (
     optional_services,
     remembered_services,
     resolve_services,
+    server_packages,
     units_for,
     write_clouds_yaml,
     write_configs,
 )
 from .install import (
     CLIENT_PACKAGES,
-    SERVER_PACKAGES,
     install_apt,
     install_extras,
     pip_install,
@@ -117,7 +117,9 @@ def cmd_up(args):
     t.add('install: apt packages', lambda: install_apt(services))
     t.add(
         'install: service venv',
-        lambda: pip_install(VENV, SERVER_PACKAGES, 'install-venv.log'),
+        lambda: pip_install(
+            VENV, server_packages(services), 'install-venv.log'
+        ),
     )
     if args.client:
         t.add(

@@ -17,6 +17,7 @@ import json
 import os
 
 from .configs import render
+from .install import SERVER_PACKAGES
 from .paths import (
     CLOUDS_YAML,
     COMPUTE_HOSTS,
@@ -39,7 +40,9 @@ from .services import (
     glance,
     heat,
     infra,
+    ironic,
     keystone,
+    manila,
     neutron,
     nova,
     octavia,
@@ -62,6 +65,8 @@ MODULES = [
     swift,
     barbican,
     designate,
+    manila,
+    ironic,
     region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]
@@ -120,6 +125,16 @@ def remembered_services(state, also=()):
 def modules_for(services):
     """Keystone, which everything needs, and the chosen services."""
     return [m for m in MODULES if m is keystone or m.NAME in services]
+
+
+def server_packages(services):
+    """What the service venv installs: every default service's package
+    (install.SERVER_PACKAGES) and those of the chosen optional ones."""
+    return SERVER_PACKAGES + [
+        p
+        for m in modules_for(services)
+        for p in getattr(m, 'PIP_PACKAGES', [])
+    ]
 
 
 def all_units():

@@ -70,6 +70,8 @@ PORTS = {
         'designate_mdns': 354,
         'dns': 53,
         'rndc': 953,
+        'manila': 786,
+        'ironic': 385,
     }.items()
 }
 

@@ -64,6 +64,8 @@ PRIORITY = {
     'swift-rings': 9,
     'barbican-db': 9,
     'designate-db': 9,
+    'manila-db': 9,
+    'ironic-db': 9,
     # RegionTwo last: nothing of RegionOne waits for it
     'neutron-r2-db': 10,
     'glance-r2-db': 11,
