@@ -14,7 +14,12 @@
 ``ironic`` command, no RPC between them), the ``fake-hardware`` hardware
 type with fake or no-op interfaces: nodes are enrolled, owned and leased
 (Keystone auth, Ironic's project-scoped policies: a node's ``owner`` and
-``lessee`` projects see it), and no BMC is ever spoken to."""
+``lessee`` projects see it), and no BMC is ever spoken to.
+
+The cloud admin (admin in project admin) is one of Ironic's service-role
+accounts (templates/ironic/policy.yaml), so that its cascade sees every
+project's nodes from its project-scoped token; any other project-scoped
+admin has Ironic's defaults."""
 
 import os
 
@@ -53,6 +58,7 @@ def write_configs():
         database=db_url('ironic'),
         password=service_password('ironic'),
     )
+    write_config('ironic/policy.yaml')
 
 
 def add_steps(plan):
