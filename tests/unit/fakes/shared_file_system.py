@@ -191,6 +191,17 @@ class SharedFileSystem:
             if method == 'GET':
                 return 200, {m.group(1).replace('-', '_')[:-1]: obj}
             if method == 'DELETE':
+                # manila/api/v1/shares.py delete (found on the minicloud)
+                if (
+                    coll == 'shares'
+                    and obj.get('share_group_id')
+                    and (query.get('share_group_id') != obj['share_group_id'])
+                ):
+                    raise manila_error(
+                        400,
+                        "Must provide 'share_group_id' as a request parameter "
+                        'when deleting a share in a share group.',
+                    )
                 self._check_manila_delete(coll, obj)
                 if coll == 'share_networks':
                     self._remove(coll, obj['id'])
