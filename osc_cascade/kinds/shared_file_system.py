@@ -324,6 +324,9 @@ class ShareNetwork(_ManilaKind):
 @register
 class ShareGroup(_ManilaKind):
     name = 'shared_file_system.share_group'
+    # a failed delete leaves a group in 'error' (manila/share/manager.py
+    # delete_share_group; seen on the minicloud), not 'error_deleting'
+    error_statuses = frozenset({'error_deleting', 'error'})
     collection = ('share-groups', 'share_group')
 
     def list(self, conn, project_id):

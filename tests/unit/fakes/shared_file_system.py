@@ -207,7 +207,11 @@ class SharedFileSystem:
                     self._remove(coll, obj['id'])
                     return 202, None
                 if obj.get('fail_delete'):
-                    obj['status'] = 'error_deleting'
+                    # a share group's failed delete leaves it in 'error'
+                    # (manila/share/manager.py delete_share_group)
+                    obj['status'] = (
+                        'error' if coll == 'share_groups' else 'error_deleting'
+                    )
                 else:
                     obj['status'] = 'deleting'
                     self._start_delete(coll, obj['id'])
