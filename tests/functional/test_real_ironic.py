@@ -32,7 +32,7 @@ import pytest
 
 from tests.functional import topology
 from tests.functional.conftest import service_proxy
-from tests.functional.topology import unique
+from tests.functional.topology import cascade, unique
 
 pytestmark = [pytest.mark.functional, pytest.mark.ironic]
 
@@ -78,23 +78,14 @@ def nodes(system):
         system.delete(f'/nodes/{uuid}', raise_exc=False, **MV)
 
 
+def disown(system, uuid):
+    system.patch(
+        f'/nodes/{uuid}', json=[{'op': 'remove', 'path': '/owner'}], **MV
+    )
+
+
 def node(system, uuid):
     return system.get(f'/nodes/{uuid}', **MV).json()
-
-
-def cascade(cli, project_id, *scope):
-    dry = cli(
-        *scope,
-        'project',
-        'delete',
-        '--cascade',
-        '--dry-run',
-        project_id,
-        '-f',
-        'json',
-    )
-    run = cli(*scope, 'project', 'delete', '--cascade', '--yes', project_id)
-    return dry, run
 
 
 def test_a_lease_is_released_and_the_admins_node_stays(
@@ -132,11 +123,7 @@ def test_a_node_the_project_owns_keeps_it_and_is_never_deleted(
     assert node(system, owned['uuid'])['owner'] == p.id
 
     # as the keep says: the owner unset, the project goes, the node stays
-    system.patch(
-        f'/nodes/{owned["uuid"]}',
-        json=[{'op': 'remove', 'path': '/owner'}],
-        **MV,
-    )
+    disown(system, owned['uuid'])
     _dry, run = cascade(cli, p.id)
     assert run.code == 0, run.stdout + run.stderr
     assert admin.identity.find_project(p.id) is None
@@ -156,14 +143,10 @@ def test_an_admin_who_may_not_see_every_node_deletes_nothing(
     owned = nodes(owner=p.id)
     scope = ('--os-project-name', '', '--os-project-id', elsewhere.id)
 
-    _dry, run = cascade(cli, p.id, *scope)
+    _dry, run = cascade(cli, p.id, scope=scope)
     assert run.code == 1, run.stdout + run.stderr
     assert 'HTTP 403' in run.stdout + run.stderr
     assert 'system' in run.stdout + run.stderr
     assert admin.identity.find_project(p.id) is not None
     assert node(system, owned['uuid'])['owner'] == p.id
-    system.patch(
-        f'/nodes/{owned["uuid"]}',
-        json=[{'op': 'remove', 'path': '/owner'}],
-        **MV,
-    )
+    disown(system, owned['uuid'])

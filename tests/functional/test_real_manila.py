@@ -29,7 +29,7 @@ import pytest
 
 from tests.functional import topology
 from tests.functional.conftest import service_proxy
-from tests.functional.topology import unique, wait_for
+from tests.functional.topology import cascade, unique, wait_for
 
 pytestmark = [pytest.mark.functional, pytest.mark.manila]
 
@@ -145,14 +145,6 @@ PATHS = {
     'shared_file_system.share_group': 'share-groups',
     'shared_file_system.replica': 'share-replicas',
 }
-
-
-def cascade(cli, project_id):
-    dry = cli(
-        'project', 'delete', '--cascade', '--dry-run', project_id, '-f', 'json'
-    )
-    run = cli('project', 'delete', '--cascade', '--yes', project_id)
-    return dry, run
 
 
 def test_a_projects_shares_and_what_holds_them_go_with_it(
