@@ -15,9 +15,18 @@
 A node is hardware, never deleted. One the project leases is released
 (its ``lessee`` unset) once the project's server on it is gone. One the
 project owns is its hardware record: it is kept, which keeps the project,
-until an admin gives it another owner. Ironic filters nodes by owner and
-lessee (microversions 1.50 and 1.65) and pages them (``marker``/``limit``,
-a ``next`` link).
+until an admin gives it another owner. Ironic pages nodes (``marker``/
+``limit``, a ``next`` link) and shows the fields owner and lessee from
+microversion 1.65 on.
+
+A project's nodes are asked for with Ironic's ``project`` filter (owner or
+lessee), never with ``owner`` or ``lessee``: a caller who may not list
+every project's nodes (``baremetal:node:list_all``, a system reader's in
+Ironic's project-scoped policies: an admin whose token is scoped to its own
+project is not one) has those filters narrowed, silently, to its own
+project's nodes, and a node the project owns would go unseen; ``project``
+naming another project is refused (403) instead, and the cascade deletes
+nothing.
 """
 
 from __future__ import annotations
@@ -34,19 +43,25 @@ from osc_cascade.kinds.registry import register
 
 #: the filters and fields of owner and lessee
 MICROVERSION = '1.65'
-FIELDS = 'uuid,name,owner,lessee,instance_uuid,created_at'
+#: (not created_at: Ironic's node list refuses it, 400 "not a valid field")
+FIELDS = 'uuid,name,owner,lessee,instance_uuid'
 
 
 class _NodeKind(ResourceKind):
     service_type = 'baremetal'
     synchronous_delete = True
+    forbidden_hint = (
+        "Ironic shows another project's nodes only to a system reader "
+        '(a token with --os-system-scope all) or the service role'
+    )
     #: the node's field that names the project: ``owner`` or ``lessee``
     role: ClassVar[str]
 
     def nodes(self, conn: Any, project_id: str | None) -> list[dict]:
         query = {'fields': FIELDS}
         if project_id:
-            query[self.role] = project_id
+            # owner or lessee; refused, not narrowed (see the module)
+            query['project'] = project_id
         return [
             n
             for n in pages(
@@ -56,7 +71,9 @@ class _NodeKind(ResourceKind):
                 query,
                 microversion=MICROVERSION,
             )
+            # project: the owner or the lessee; this kind's is its role
             if n.get(self.role)
+            and n[self.role] == (project_id or n[self.role])
         ]
 
     def list(self, conn, project_id):
@@ -68,7 +85,8 @@ class _NodeKind(ResourceKind):
                     id_key='uuid',
                     project_key=self.role,
                     instance_uuid=n.get('instance_uuid'),
-                    owner=n.get('owner'),
+                    # not owner=: item_ref's owner is the ref's project
+                    node_owner=n.get('owner'),
                 )
                 for n in self.nodes(conn, project_id)
                 if self.wanted(n)

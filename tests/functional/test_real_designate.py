@@ -44,7 +44,7 @@ import pytest
 from tests.functional import topology
 from tests.functional.conftest import needs_service, service_proxy
 from tests.functional.members import domain_member
-from tests.functional.topology import unique, wait_for
+from tests.functional.topology import cascade, unique, wait_for
 
 pytestmark = [pytest.mark.functional, pytest.mark.designate]
 
@@ -140,21 +140,6 @@ def shared_zone(admin):
 
 def status(proxy, method: str, path: str, **kw) -> int:
     return proxy.request(path, method, raise_exc=False, **kw).status_code
-
-
-def cascade(cli, project_id, *extra):
-    dry = cli(
-        'project',
-        'delete',
-        '--cascade',
-        '--dry-run',
-        *extra,
-        project_id,
-        '-f',
-        'json',
-    )
-    run = cli('project', 'delete', '--cascade', '--yes', *extra, project_id)
-    return dry, run
 
 
 def test_a_served_zone_goes_with_its_project_and_its_offer(

@@ -455,3 +455,23 @@ def main(argv=None):
 
 if __name__ == '__main__':
     main()
+
+
+def cascade(cli, project_id, *extra, scope=()):
+    """The project's cascade as a user runs it: its dry run (JSON), then
+    the run; ``scope``: global options before the command."""
+    dry = cli(
+        *scope,
+        'project',
+        'delete',
+        '--cascade',
+        '--dry-run',
+        *extra,
+        project_id,
+        '-f',
+        'json',
+    )
+    run = cli(
+        *scope, 'project', 'delete', '--cascade', '--yes', *extra, project_id
+    )
+    return dry, run

@@ -16,10 +16,13 @@ orphan search), deleted in the order the service accepts (its fake refuses
 any other, as the service does), kept where it is not the project's to
 delete."""
 
+from urllib import parse
+
 from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE
 from osc_cascade.kinds import alarming, baremetal, database, workflow
 from tests.unit import scenarios
@@ -170,3 +173,40 @@ def test_a_node_the_project_owns_is_kept_and_keeps_it(cloud, ab):
     # a node it owns and leases is not released: the keep says it all
     assert not [s for s in plan.steps if baremetal.NodeLease.name in s]
     assert cloud.get('nodes', owned['id'])['lessee'] == b
+
+
+def test_a_project_admin_who_may_not_list_every_node_keeps_the_project(
+    cloud, ab
+):
+    """Ironic's project-scoped policies (found on the minicloud): an admin
+    whose token is scoped to its own project may not list every project's
+    nodes (``baremetal:node:list_all`` is a system reader's); an ``owner``
+    filter is then narrowed, silently, to the caller's own project, and a
+    node that project A owns was not seen: A was deleted. Asked with
+    ``project``, Ironic refuses (403) instead, and nothing is deleted."""
+    a, _b = ab
+    cloud.ironic_list_all = False
+    cloud.node('owned', owner=a)
+    with pytest.raises(CascadeError, match=r'baremetal\.node.*HTTP 403'):
+        cascade_for(cloud, a)
+    assert cloud.changes == []
+
+
+def test_a_system_reader_lists_a_projects_nodes_in_one_filter(cloud, ab):
+    a, b = ab
+    owned = cloud.node('owned', owner=a, lessee=b)
+    leased = cloud.node('leased', owner=b, lessee=a)
+    refs = {
+        kind.name: names(kind().list(cloud.connection(), a))
+        for kind in (baremetal.Node, baremetal.NodeLease)
+    }
+    assert refs == {
+        baremetal.Node.name: [owned['name']],
+        baremetal.NodeLease.name: [leased['name']],
+    }
+    asked = [
+        parse.parse_qs(url.query)
+        for url in (parse.urlsplit(u) for _m, u in cloud.requests)
+        if url.path == '/v1/nodes'
+    ]
+    assert asked and all(q.get('project') == [a] for q in asked)

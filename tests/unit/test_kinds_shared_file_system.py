@@ -171,3 +171,17 @@ def test_invalid_share_answers_are_in_use_other_400s_are_not():
             sdk_exc.BadRequestException, 400, 'Invalid input for field size'
         )
     )
+
+
+def test_a_share_group_whose_delete_failed_is_in_error_and_fails(cloud):
+    # manila/share/manager.py delete_share_group: a failed delete leaves
+    # the group in 'error' (seen on the minicloud: ShareServerNotFound),
+    # which is no 'error_deleting'; it was polled until the timeout
+    a = scenarios.project(cloud, 'A')['id']
+    cloud.manila('share_groups', a, name='group', fail_delete=True)
+    kind = kinds_mod.build()[manila.ShareGroup.name]
+    [result] = run_kind(
+        cloud, kind, kind.list(cloud.connection(), a)
+    ).results.values()
+    assert result.outcome == 'failed'
+    assert result.error == 'delete failed: status is error'

@@ -11,19 +11,36 @@
 #    under the License.
 
 """Ironic: nodes, filtered by ``owner`` and ``lessee`` (microversions
-1.50 and 1.65: asked with less, Ironic refuses the filter), ``ironic_page``
-a page with a ``next`` link; a PATCH that removes the lessee."""
+1.50 and 1.65: asked with less, Ironic refuses the filter) and by
+``project`` (owner or lessee), ``ironic_page`` a page with a ``next``
+link; a PATCH that removes the lessee.
+
+``ironic_list_all`` False is a caller whose token is scoped to its own
+project (the admin's, ADMIN_PROJECT) without Ironic's
+``baremetal:node:list_all`` (a system reader's): as the minicloud's Ironic
+does (``api_utils.check_list_policy``), a ``project`` filter naming another
+project is refused (403), and any other listing is narrowed, silently, to
+the nodes the caller's project owns or leases."""
 
 from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, page
+from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, page
+
+#: the node fields a list may ask for (Ironic's node list: not created_at
+#: nor updated_at, which it refuses, 400 "Field created_at is not a valid
+#: field.", found on the minicloud)
+NODE_FIELDS = frozenset(
+    {'uuid', 'name', 'owner', 'lessee', 'instance_uuid', 'provision_state'}
+)
 
 
 class Baremetal:
     #: nodes a page (Ironic's max_limit)
     ironic_page = 2
+    #: the caller may list every project's nodes (see the module)
+    ironic_list_all = True
 
     def node(self, name='node', owner=None, lessee=None, instance_uuid=None):
         uuid_ = f'node-{len(self.all("nodes"))}-{name}'
@@ -55,6 +72,19 @@ class Baremetal:
                 'owner' in query and version < (1, 50)
             ):
                 return 406, {'error_message': 'filter not acceptable'}
+            for field in query.get('fields', '').split(','):
+                if field and field not in NODE_FIELDS:
+                    return 400, {
+                        'error_message': f'Field {field} is not a valid field.'
+                    }
+            project = query.get('project')
+            if not self.ironic_list_all:
+                if project and project != ADMIN_PROJECT:
+                    return 403, {
+                        'error_message': 'Access was denied to the following '
+                        'resource: baremetal:node:list_all'
+                    }
+                project = ADMIN_PROJECT
             items = [
                 {k: n[k] for k in query['fields'].split(',') if k in n}
                 if 'fields' in query
@@ -64,6 +94,7 @@ class Baremetal:
                     query.get(k) in (None, n.get(k))
                     for k in ('owner', 'lessee')
                 )
+                and project in (None, n.get('owner'), n.get('lessee'))
             ]
             chunk, link = page(
                 items,

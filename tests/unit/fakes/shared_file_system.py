@@ -12,7 +12,9 @@
 
 """Manila: shares, share snapshots, networks, groups and replicas, whose
 deletes are asynchronous, and quota sets (quota.py). A share with
-snapshots or replicas is refused with Manila's 400, a share network or
+snapshots is refused with Manila's 400, one with replicas with 409, the
+routes of replicas and share groups are not there below 2.11 and 2.31
+(404), a share network or
 group with shares with 409, a share on offer (``awaiting_transfer``) with
 400 too.
 
@@ -143,6 +145,17 @@ class SharedFileSystem:
             )
         if path.startswith('/share-transfers'):
             return self._share_transfers(method, path, query)
+        # replicas and share groups have no route at all below their
+        # first microversions (an SDK call that names none: 404)
+        version = self._microversion('shared-file-system') or (2, 0)
+        for prefix, first in (
+            ('/share-replicas', (2, 11)),
+            ('/share-groups', (2, 31)),
+        ):
+            if path.startswith(prefix) and version < first:
+                return 404, {
+                    'itemNotFound': {'code': 404, 'message': 'no route'}
+                }
         m = re.fullmatch(r'/quota-sets/([^/]+)(/defaults)?', path)
         if m:
             return self._quota_set('manila', m, method, MANILA_DEFAULT_QUOTAS)
@@ -178,12 +191,27 @@ class SharedFileSystem:
             if method == 'GET':
                 return 200, {m.group(1).replace('-', '_')[:-1]: obj}
             if method == 'DELETE':
+                # manila/api/v1/shares.py delete (found on the minicloud)
+                if (
+                    coll == 'shares'
+                    and obj.get('share_group_id')
+                    and (query.get('share_group_id') != obj['share_group_id'])
+                ):
+                    raise manila_error(
+                        400,
+                        "Must provide 'share_group_id' as a request parameter "
+                        'when deleting a share in a share group.',
+                    )
                 self._check_manila_delete(coll, obj)
                 if coll == 'share_networks':
                     self._remove(coll, obj['id'])
                     return 202, None
                 if obj.get('fail_delete'):
-                    obj['status'] = 'error_deleting'
+                    # a share group's failed delete leaves it in 'error'
+                    # (manila/share/manager.py delete_share_group)
+                    obj['status'] = (
+                        'error' if coll == 'share_groups' else 'error_deleting'
+                    )
                 else:
                     obj['status'] = 'deleting'
                     self._start_delete(coll, obj['id'])
@@ -214,7 +242,12 @@ class SharedFileSystem:
                 for r in used_by('share_replicas', 'share_id')
                 if self.get('share_replicas', r)['replica_state'] != 'active'
             ]:
-                raise manila_error(400, 'Invalid share: Share has replicas.')
+                # manila/share/api.py delete (found on the minicloud)
+                raise manila_error(
+                    409,
+                    f'Share {obj["id"]} has replicas. Remove the replicas '
+                    'before deleting the share.',
+                )
         if coll == 'share_snapshots' and used_by('shares', 'snapshot_id'):
             raise manila_error(
                 400, 'Invalid snapshot: it has dependent shares.'

@@ -31,16 +31,15 @@ from .cloud import (
     find_units,
     modules_for,
     optional_services,
-    pip_packages,
     remembered_services,
     resolve_services,
+    server_packages,
     units_for,
     write_clouds_yaml,
     write_configs,
 )
 from .install import (
     CLIENT_PACKAGES,
-    SERVER_PACKAGES,
     install_apt,
     install_extras,
     pip_install,
@@ -144,7 +143,7 @@ def cmd_up(args):
     t.add(
         'install: service venv',
         lambda: pip_install(
-            VENV, SERVER_PACKAGES + pip_packages(services), 'install-venv.log'
+            VENV, server_packages(services), 'install-venv.log'
         ),
     )
     if args.client:

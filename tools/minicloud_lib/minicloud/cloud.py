@@ -17,6 +17,7 @@ import json
 import os
 
 from .configs import render
+from .install import SERVER_PACKAGES
 from .paths import (
     CLOUDS_YAML,
     COMPUTE_HOSTS,
@@ -39,8 +40,10 @@ from .services import (
     glance,
     heat,
     infra,
+    ironic,
     keystone,
     magnum,
+    manila,
     neutron,
     nova,
     octavia,
@@ -64,6 +67,8 @@ MODULES = [
     barbican,
     designate,
     magnum,
+    manila,
+    ironic,
     region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]
@@ -119,19 +124,19 @@ def remembered_services(state, also=()):
     return resolve_services([*services, *also])
 
 
-def pip_packages(services):
-    """What the chosen services need in the venv beyond SERVER_PACKAGES
-    (a module's PIP_PACKAGES: Magnum and its Cluster API drivers)."""
-    return [
+def modules_for(services):
+    """Keystone, which everything needs, and the chosen services."""
+    return [m for m in MODULES if m is keystone or m.NAME in services]
+
+
+def server_packages(services):
+    """What the service venv installs: every default service's package
+    (install.SERVER_PACKAGES) and those of the chosen optional ones."""
+    return SERVER_PACKAGES + [
         p
         for m in modules_for(services)
         for p in getattr(m, 'PIP_PACKAGES', [])
     ]
-
-
-def modules_for(services):
-    """Keystone, which everything needs, and the chosen services."""
-    return [m for m in MODULES if m is keystone or m.NAME in services]
 
 
 def all_units():

@@ -52,6 +52,8 @@ CLIENT_PACKAGES = [
     'python-barbicanclient',
     'python-designateclient',
     'python-magnumclient',
+    'python-manilaclient',
+    'python-ironicclient',
 ]
 APT_PACKAGES = [
     'mariadb-server',
@@ -116,16 +118,16 @@ def install_apt(services=()):
 
 
 def pip_install(venv, packages, log):
-    """Skipped while the constraints and the package list are those of the
-    last install (a hash in the venv)."""
-    want = hashlib.sha256(
-        (open(CONSTRAINTS).read() + '\n'.join(packages)).encode()
-    ).hexdigest()
+    """Skipped while the constraints are those of the last install (a hash
+    in the venv) and it installed every package asked for (a cloud with
+    optional services has a venv that serves one without them too)."""
+    want = hashlib.sha256(open(CONSTRAINTS).read().encode()).hexdigest()
     marker = os.path.join(venv, '.minicloud-installed')
     try:
-        if open(marker).read().strip() == want:
+        done, *installed = open(marker).read().split()
+        if done == want and set(packages) <= set(installed):
             return 'present'
-    except OSError:
+    except (OSError, ValueError):
         pass
     python = os.environ.get('MINICLOUD_PYTHON') or sys.executable
     if not os.path.exists(os.path.join(venv, 'bin', 'python')):
@@ -145,7 +147,7 @@ def pip_install(venv, packages, log):
         log,
         timeout=1800,
     )
-    write(marker, want + '\n')
+    write(marker, '\n'.join([want, *sorted(packages)]) + '\n')
     return 'installed'
 
 

@@ -104,6 +104,8 @@ PORTS = {
         'dns': 53,
         'rndc': 953,
         'magnum': 511,
+        'manila': 786,
+        'ironic': 385,
     }.items()
 }
 

@@ -65,6 +65,8 @@ PRIORITY = {
     'barbican-db': 9,
     'designate-db': 9,
     'magnum-db': 9,
+    'manila-db': 9,
+    'ironic-db': 9,
     # RegionTwo last: nothing of RegionOne waits for it
     'neutron-r2-db': 10,
     'glance-r2-db': 11,

@@ -13,11 +13,15 @@
 """setup_cloud's part for the services added after the first nine
 (Barbican, ...): their catalog entries and their readiness checks."""
 
+import openstack
+
 #: service user -> (service name, type, URL path after the port), by group
 SERVICES = {
     'barbican': ('barbican', 'key-manager', ''),
     'designate': ('designate', 'dns', ''),
     'magnum': ('magnum', 'container-infra', '/v1'),
+    'manila': ('manila', 'shared-file-system', '/v2'),
+    'ironic': ('ironic', 'baremetal', ''),
 }
 
 
@@ -71,3 +75,100 @@ def resources(cfg, conn, wait, say):
 
         wait('magnum conductor up', magnum_up, timeout=180)
         say('magnum conductor up')
+
+    if 'manila' in groups:
+        manila(conn, wait, say)
+    if 'ironic' in groups:
+        ironic(cfg, wait, say)
+
+
+#: Manila's microversion for what is made here (share group types: 2.55)
+MANILA_VERSION = '2.56'
+#: share type -> its extra specs: both handle share servers (DHSS=True:
+#: a share needs a share network), take snapshots and shares made of
+#: them; 'replicated' shares also have replicas on the other backend
+SHARE_TYPES = {
+    'default': {
+        'driver_handles_share_servers': 'True',
+        'snapshot_support': 'True',
+        'create_share_from_snapshot_support': 'True',
+    },
+    'replicated': {
+        'driver_handles_share_servers': 'True',
+        'snapshot_support': 'True',
+        'replication_type': 'readable',
+    },
+}
+
+
+def manila(conn, wait, say):
+    """The scheduler and both share backends up, the public share types and
+    the share group type 'default' (of both)."""
+    sfs = conn.shared_file_system
+    mv = {'microversion': MANILA_VERSION}
+
+    def manila_up():
+        found = sfs.get('/services', **mv).json()['services']
+        up = {s['host'] for s in found if s['state'] == 'up'}
+        return {
+            'minicloud',
+            'minicloud@alpha',
+            'minicloud@beta',
+        } <= up
+
+    wait('manila services up', manila_up, timeout=180)
+    types = {
+        t['name']: t for t in sfs.get('/types', **mv).json()['share_types']
+    }
+    for name, specs in SHARE_TYPES.items():
+        if name not in types:
+            types[name] = sfs.post(
+                '/types',
+                json={
+                    'share_type': {
+                        'name': name,
+                        'share_type_access:is_public': True,
+                        'extra_specs': specs,
+                    }
+                },
+                **mv,
+            ).json()['share_type']
+    groups = sfs.get('/share-group-types', **mv).json()['share_group_types']
+    if not any(g['name'] == 'default' for g in groups):
+        sfs.post(
+            '/share-group-types',
+            json={
+                'share_group_type': {
+                    'name': 'default',
+                    'is_public': True,
+                    'share_types': [types['default']['id']],
+                }
+            },
+            **mv,
+        )
+    say('manila services up, share types ' + ', '.join(SHARE_TYPES))
+
+
+def ironic(cfg, wait, say):
+    """The API answers and its conductor offers fake-hardware (a driver
+    list is a system reader's: Ironic refuses a project-scoped admin)."""
+    system = openstack.connect(
+        auth_url=cfg['auth_url'],
+        username='admin',
+        password=cfg['passwords']['admin'],
+        user_domain_name='Default',
+        system_scope='all',
+        region_name=cfg['region'],
+        interface='public',
+        load_yaml_config=False,
+        load_envvars=False,
+    )
+
+    def ironic_up():
+        drivers = system.baremetal.get('/drivers', microversion='1.65')
+        return 'fake-hardware' in {
+            d['name'] for d in drivers.json()['drivers']
+        }
+
+    wait('ironic conductor with fake-hardware', ironic_up, timeout=180)
+    say('ironic conductor with fake-hardware')

@@ -1,0 +1,222 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Manila on the minicloud (issue #31): api, scheduler and share on two
+backends of Manila's DummyDriver (``tools/minicloud up --with manila``),
+which hold share servers and replicate to each other; what the real
+service decides, which ``osc_cascade.kinds.shared_file_system`` rests on.
+
+* a project's share network, its shares (one with an access rule, one made
+  from a snapshot, one in a share group, one with a replica), the
+  snapshot, the group and the replica are made as the project's member
+  would, are in the dry run, go with the cascade and are gone after it;
+* a private share type the project may use stays, and only the project's
+  access to it goes: another project's access to it is kept.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.functional import topology
+from tests.functional.conftest import service_proxy
+from tests.functional.topology import cascade, unique, wait_for
+
+pytestmark = [pytest.mark.functional, pytest.mark.manila]
+
+#: share groups and replicas left the experimental API in 2.55 and 2.56
+MV = {'microversion': '2.56'}
+
+admin_sfs = service_proxy('shared-file-system', 'Manila', 'shared_file_system')
+
+
+def made(proxy, path: str, key: str, body: dict) -> dict:
+    return proxy.post(path, json={key: body}, **MV).json()[key]
+
+
+def status_of(proxy, path: str, key: str) -> str | None:
+    found = proxy.get(path, raise_exc=False, **MV)
+    if found.status_code == 404:
+        return None
+    return found.json()[key]['status']
+
+
+def available(proxy, path: str, key: str, what: str, wanted='available'):
+    def ready():
+        status = status_of(proxy, path, key)
+        assert status and 'error' not in status, f'{what}: {status}'
+        return status == wanted
+
+    wait_for(ready, timeout=180, interval=2, what=f'{what} {wanted}')
+
+
+def share(sfs, name: str, network_id: str, **extra) -> dict:
+    body = {
+        'name': name,
+        'share_proto': 'NFS',
+        'size': 1,
+        'share_network_id': network_id,
+        **extra,
+    }
+    found = made(sfs, '/shares', 'share', body)
+    available(sfs, f'/shares/{found["id"]}', 'share', f'share {name}')
+    return found
+
+
+def a_project_of_every_kind(admin):
+    """A project with a share network and, on it, a share with an access
+    rule, its snapshot and a share made of it, a share group with a share,
+    and a replicated share with a replica: (project, {kind: [ids]})."""
+    project = topology.make_project(admin, unique('manila'))
+    sfs = topology.scoped(admin, project).shared_file_system
+    net = made(sfs, '/share-networks', 'share_network', {'name': unique('sn')})
+    first = share(sfs, unique('share'), net['id'])
+    sfs.post(
+        f'/shares/{first["id"]}/action',
+        json={
+            'allow_access': {
+                'access_type': 'ip',
+                'access_to': '192.0.2.5',
+                'access_level': 'rw',
+            }
+        },
+        **MV,
+    )
+    snap = made(
+        sfs,
+        '/snapshots',
+        'snapshot',
+        {'share_id': first['id'], 'name': unique('snap')},
+    )
+    available(sfs, f'/snapshots/{snap["id"]}', 'snapshot', 'snapshot')
+    child = share(sfs, unique('from-snap'), net['id'], snapshot_id=snap['id'])
+    group = made(
+        sfs,
+        '/share-groups',
+        'share_group',
+        {'name': unique('group'), 'share_network_id': net['id']},
+    )
+    available(sfs, f'/share-groups/{group["id"]}', 'share_group', 'group')
+    grouped = share(
+        sfs, unique('grouped'), net['id'], share_group_id=group['id']
+    )
+    replicated = share(
+        sfs, unique('replicated'), net['id'], share_type='replicated'
+    )
+    replica = made(
+        sfs,
+        '/share-replicas',
+        'share_replica',
+        {'share_id': replicated['id']},
+    )
+    available(
+        sfs,
+        f'/share-replicas/{replica["id"]}',
+        'share_replica',
+        'replica',
+    )
+    return project, {
+        'shared_file_system.share_network': [net['id']],
+        'shared_file_system.share': [
+            first['id'],
+            child['id'],
+            grouped['id'],
+            replicated['id'],
+        ],
+        'shared_file_system.snapshot': [snap['id']],
+        'shared_file_system.share_group': [group['id']],
+        'shared_file_system.replica': [replica['id']],
+    }
+
+
+PATHS = {
+    'shared_file_system.share_network': 'share-networks',
+    'shared_file_system.share': 'shares',
+    'shared_file_system.snapshot': 'snapshots',
+    'shared_file_system.share_group': 'share-groups',
+    'shared_file_system.replica': 'share-replicas',
+}
+
+
+def test_a_projects_shares_and_what_holds_them_go_with_it(
+    admin, admin_sfs, cli
+):
+    project, made_ids = a_project_of_every_kind(admin)
+    [first] = made_ids['shared_file_system.share'][:1]
+    rules = admin_sfs.get(
+        '/share-access-rules', params={'share_id': first}, **MV
+    ).json()['access_list']
+    assert [r['access_to'] for r in rules] == ['192.0.2.5']
+
+    dry, run = cascade(cli, project.id)
+    assert dry.code == 0, dry.stdout + dry.stderr
+    planned = {(r['Kind'], r['ID']) for r in dry.json()}
+    for kind, ids in made_ids.items():
+        for id_ in ids:
+            assert (kind, id_) in planned, (kind, id_, sorted(planned))
+    assert run.code == 0, run.stdout + run.stderr
+    assert admin.identity.find_project(project.id) is None
+    for kind, ids in made_ids.items():
+        for id_ in ids:
+            found = admin_sfs.get(
+                f'/{PATHS[kind]}/{id_}', raise_exc=False, **MV
+            )
+            assert found.status_code == 404, (kind, id_, found.text)
+    # the access rule went with its share
+    gone = admin_sfs.get(
+        '/share-access-rules',
+        params={'share_id': first},
+        raise_exc=False,
+        **MV,
+    )
+    assert gone.status_code in (400, 404), gone.text
+
+
+def test_a_private_share_type_stays_and_only_the_projects_access_goes(
+    admin, admin_sfs, cli
+):
+    a = topology.make_project(admin, unique('manila-type'))
+    b = topology.make_project(admin, unique('manila-type-other'))
+    stype = made(
+        admin_sfs,
+        '/types',
+        'share_type',
+        {
+            'name': unique('private'),
+            'share_type_access:is_public': False,
+            'extra_specs': {'driver_handles_share_servers': 'True'},
+        },
+    )
+    try:
+        for p in (a, b):
+            admin_sfs.post(
+                f'/types/{stype["id"]}/action',
+                json={'addProjectAccess': {'project': p.id}},
+                **MV,
+            )
+        dry, run = cascade(cli, a.id)
+        assert dry.code == 0, dry.stdout + dry.stderr
+        assert ('shared_file_system.type_access', stype['id']) in {
+            (r['Kind'], r['ID']) for r in dry.json()
+        } or any(
+            r['Kind'] == 'shared_file_system.type_access'
+            and stype['id'] in r['ID']
+            for r in dry.json()
+        ), dry.stdout
+        assert run.code == 0, run.stdout + run.stderr
+        members = admin_sfs.get(
+            f'/types/{stype["id"]}/share_type_access', **MV
+        ).json()['share_type_access']
+        # the type stays, with the other project's access
+        assert [m['project_id'] for m in members] == [b.id]
+    finally:
+        admin_sfs.delete(f'/types/{stype["id"]}', **MV)
