@@ -31,8 +31,10 @@ from .paths import (
     PORTS,
     REGION,
     REGION_TWO,
+    RELEASE,
     RUN,
 )
+from .releases import PACKAGES_LACKING
 from .services import (
     barbican,
     cinder,
@@ -131,8 +133,10 @@ def modules_for(services):
 
 def server_packages(services):
     """What the service venv installs: every default service's package
-    (install.SERVER_PACKAGES) and those of the chosen optional ones."""
-    return SERVER_PACKAGES + [
+    (install.SERVER_PACKAGES, less what the release goes without) and
+    those of the chosen optional ones."""
+    lacking = PACKAGES_LACKING.get(RELEASE, [])
+    return [p for p in SERVER_PACKAGES if p not in lacking] + [
         p
         for m in modules_for(services)
         for p in getattr(m, 'PIP_PACKAGES', [])

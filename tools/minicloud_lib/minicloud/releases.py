@@ -53,6 +53,15 @@ GUNICORN_LACKS = {
 }
 
 
+#: release -> the server packages of the newest it goes without:
+#: 2024.1's networking-bgpvpn (20.0.0) requires horizon and
+#: networking-bagpipe, whose XStatic packages no longer build (setuptools
+#: has no pkg_resources any more); its Neutron runs without BGP VPN
+PACKAGES_LACKING = {
+    '2024.1': ['networking-bgpvpn'],
+}
+
+
 #: the releases whose Swift reads /etc/swift/swift.conf whatever its
 #: config's swift_dir (2.33): their servers start through
 #: minicloud_extras.swift_server

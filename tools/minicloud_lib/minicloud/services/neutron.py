@@ -20,7 +20,8 @@ port)."""
 import os
 
 from ..configs import copy_from_venv, write_config
-from ..paths import ETC, PORTS, VBIN, db_url, service_password
+from ..paths import ETC, PORTS, RELEASE, VBIN, db_url, service_password
+from ..releases import PACKAGES_LACKING
 from ..tasks import manage, once
 from ..units import gunicorn
 
@@ -72,6 +73,9 @@ def write_server_configs(unit, subdir, database):
         database=db_url(database),
         password=service_password('neutron'),
         fwaas=',firewall_v2' if os.environ.get(FWAAS_SWITCH) == '1' else '',
+        bgpvpn=''
+        if 'networking-bgpvpn' in PACKAGES_LACKING.get(RELEASE, [])
+        else ',bgpvpn',
     )
     write_config('neutron/ml2_conf.ini', f'{subdir}/ml2_conf.ini')
 
