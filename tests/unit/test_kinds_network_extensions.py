@@ -22,6 +22,7 @@ from osc_cascade.kinds.network import (
     local_ip,
     port_forwarding,
     qos,
+    rbac,
     segment_range,
     subnet_pool,
     vpnaas,
@@ -273,7 +274,7 @@ def test_a_qos_policy_another_project_uses_through_a_share_is_kept(
     assert kept.params['reason'] == (
         f'network {theirs["id"]} of project {b} uses it'
     )
-    assert step_id('keep', core.RBACPolicy.name, share['id']) in plan.steps
+    assert step_id('keep', rbac.RBACPolicy.name, share['id']) in plan.steps
     # and Neutron cannot filter on a policy: no list asked it to
     assert not [p for _, p in cloud.requests if 'qos_policy_id=' in p]
 
@@ -325,4 +326,4 @@ def test_a_subnet_pool_another_project_took_a_subnet_from_is_kept(
     assert kept.params['reason'] == (
         f'subnet {theirs["id"]} of project {b} was allocated from it'
     )
-    assert step_id('keep', core.RBACPolicy.name, share['id']) in plan.steps
+    assert step_id('keep', rbac.RBACPolicy.name, share['id']) in plan.steps
