@@ -152,6 +152,9 @@ def bring_up(admin, host=HOST):
         timeout=240,
         what=f'{host} up with its provider',
     )
+    # a compute whose service was deleted may come back unmapped to its
+    # cell (Nova 29): the scheduler would pick it and the boot fail
+    minicloud('map-hosts')
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ from .paths import (
     TRANSPORT_URL,
     VENV,
 )
-from .services import infra
+from .services import infra, nova
 from .state import load_state, update_state
 from .tasks import Tasks
 from .units import start_unit, stop_units
@@ -270,6 +270,11 @@ def cmd_restart(args):
     return code
 
 
+def cmd_map_hosts(args):
+    nova.map_hosts()
+    return 0
+
+
 def cmd_env(args):
     print(f'export OS_CLIENT_CONFIG_FILE={CLOUDS_YAML}')
     print('export OS_CLOUD=${OS_CLOUD:-minicloud-admin}')
@@ -344,6 +349,10 @@ def main(argv=None):
         p = sub.add_parser(name, help=f'{name} one unit or service')
         p.add_argument('unit', help='unit (nova-compute-a) or service (nova)')
         p.set_defaults(func=fn)
+    sub.add_parser(
+        'map-hosts',
+        help="map the computes' hosts to cell1 (after a service delete)",
+    ).set_defaults(func=cmd_map_hosts)
     sub.add_parser('env', help='print shell exports').set_defaults(
         func=cmd_env
     )

@@ -19,6 +19,7 @@ from ..configs import copy_from_venv, write_config
 from ..paths import COMPUTE_HOSTS, ETC, PORTS, VBIN, db_url, service_password
 from ..tasks import manage, once, parallel
 from ..units import gunicorn, oslo
+from ..util import run
 
 NAME = 'nova'
 DEPENDS = ['keystone', 'placement', 'glance', 'neutron']
@@ -75,6 +76,28 @@ def write_configs():
         write_config(
             'nova/nova-compute.conf', f'nova/nova-{host}.conf', host=host
         )
+
+
+def map_hosts():
+    """Map every nova-compute service's host to cell1 (``nova-manage
+    cell_v2 discover_hosts --by-service``). A compute whose service was
+    deleted comes back with its compute node still marked mapped (its node
+    identity is kept) but no host mapping on Nova 29 (2024.1), which the
+    scheduler's periodic discovery never makes again: every boot on it
+    fails with HostMappingNotFound."""
+    run(
+        [
+            os.path.join(VBIN, 'nova-manage'),
+            '--config-file',
+            CONF,
+            '--config-file',
+            DB_CONF,
+            'cell_v2',
+            'discover_hosts',
+            '--by-service',
+        ],
+        'nova-manage.log',
+    )
 
 
 def add_steps(plan):
