@@ -249,21 +249,23 @@ def _cached_token(w):
 
 
 @actor(
-    're-enables-t-during-sweep',
+    're-enables-c-during-sweep',
 )
 def _re_enable(w):
-    """Someone re-enables T (a restore by hand, or a user's plea to the
-    operator) right after the sweep listed the drained projects."""
+    """Someone re-enables T's child C (a restore by hand, or a user's plea
+    to the operator) right after the sweep listed the drained projects. C,
+    not T: a sweep without --recursive refuses T for its child before it
+    reads T again, so a re-enabled T proved nothing."""
 
     def enable(cloud):
         if w.running != 'sweep':
             return False
-        cloud.get('projects', w.t)['enabled'] = True
-        w.re_enabled.add(w.t)
+        cloud.get('projects', w.child)['enabled'] = True
+        w.re_enabled.add(w.child)
         return True
 
     return [
-        rearming('re-enables-t-during-sweep', 'GET', r'/v3/projects', enable)
+        rearming('re-enables-c-during-sweep', 'GET', r'/v3/projects', enable)
     ]
 
 

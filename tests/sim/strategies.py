@@ -63,7 +63,7 @@ FOCUS = {
         't-per-user-quotas',
         'restore-refused-once',
     ),
-    'sweep': ('re-enables-t-during-sweep', 'cached-token-after-delete'),
+    'sweep': ('re-enables-c-during-sweep', 'cached-token-after-delete'),
     'cascade-then-purge': (
         'cached-token-after-delete',
         't-container-with-objects',

@@ -136,12 +136,12 @@ REGRESSIONS = {
             and 'putting back the role assignment' in runs[1].stderr
         ),
     ),
-    '7 T re-enabled while the sweep runs': (
-        Scenario('sweep', actors=('re-enables-t-during-sweep',)),
+    '7 C re-enabled while the sweep runs': (
+        Scenario('sweep', actors=('re-enables-c-during-sweep',)),
         lambda w, runs: (
-            w.re_enabled == {w.t}
+            w.re_enabled == {w.child}
+            and w.cloud.exists('projects', w.child)
             and w.cloud.exists('projects', w.t)
-            and not w.cloud.exists('projects', w.child)
         ),
     ),
     '8 cached token after the delete, purge after the window': (
