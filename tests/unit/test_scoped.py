@@ -28,8 +28,7 @@ from osc_cascade.workflows import (
 )
 from osc_cascade.workflows.cascade import CascadeOptions
 from tests.unit import scenarios
-from tests.unit.fakes.clock import FakeClock
-from tests.unit.fakes.run import zero_delays
+from tests.unit.fakes.run import scoped_cascade
 from tests.unit.fakes.scoped import ScopedCloud
 
 DOMAIN = 'dom-managed'
@@ -65,13 +64,6 @@ def world(cloud):
     }
 
 
-def workflow(conn, **kw):
-    options = kw.pop('options', CascadeOptions())
-    return scoped.ScopedCascade(
-        conn, options, clock=FakeClock(), retry=zero_delays(), **kw
-    )
-
-
 def as_manager(cloud, world):
     return cloud.connection_as(world['manager'], domain_id=DOMAIN)
 
@@ -83,7 +75,7 @@ def record_of(cloud, pid):
 
 def test_a_domain_manager_cascades_through_a_role_it_gives_back(cloud, world):
     pid, manager = world['pid'], world['manager']
-    wf = workflow(as_manager(cloud, world))
+    wf = scoped_cascade(as_manager(cloud, world))
     targets = wf.resolve(['target'])
     plan = wf.plan(targets)
 
@@ -127,7 +119,7 @@ def test_a_failed_run_takes_its_role_back_and_the_restore_puts_the_others_back(
     cloud, world
 ):
     pid, manager = world['pid'], world['manager']
-    wf = workflow(as_manager(cloud, world))
+    wf = scoped_cascade(as_manager(cloud, world))
     targets = wf.resolve([pid])
     plan = wf.plan(targets)
     cloud.forbidden.add(f'/servers/{world["vm"]["id"]}')
@@ -162,7 +154,7 @@ def test_the_drain_takes_groups_and_inherited_roles_and_names_what_stays(
         json.dumps(a, sort_keys=True)
         for a in assignments.on_project(cloud.connection(), pid)
     )
-    wf = workflow(as_manager(cloud, world))
+    wf = scoped_cascade(as_manager(cloud, world))
     targets = wf.resolve([pid])
     wf.plan(targets)
 
@@ -195,10 +187,10 @@ def test_a_role_left_by_a_killed_run_is_taken_back_by_the_restore(
     cloud, world
 ):
     pid, manager = world['pid'], world['manager']
-    wf = workflow(as_manager(cloud, world))
+    wf = scoped_cascade(as_manager(cloud, world))
     wf.plan(wf.resolve([pid]))  # the role is given; the run dies here
 
-    workflow(as_manager(cloud, world)).drainer.restore(pid)
+    scoped_cascade(as_manager(cloud, world)).drainer.restore(pid)
 
     assert cloud.roles_of(manager['id'], project_id=pid) == []
     assert record_of(cloud, pid) is None
@@ -206,7 +198,7 @@ def test_a_role_left_by_a_killed_run_is_taken_back_by_the_restore(
 
 def test_a_member_empties_its_project_and_keeps_it(cloud, world):
     pid, alice = world['pid'], world['alice']
-    wf = workflow(
+    wf = scoped_cascade(
         cloud.connection_as(alice, project_id=pid), keep_project=True
     )
     targets = wf.resolve(['target'])  # its own, named by its token
@@ -222,7 +214,9 @@ def test_a_member_empties_its_project_and_keeps_it(cloud, world):
 
 
 def test_a_member_may_not_delete_the_project(cloud, world):
-    wf = workflow(cloud.connection_as(world['alice'], project_id=world['pid']))
+    wf = scoped_cascade(
+        cloud.connection_as(world['alice'], project_id=world['pid'])
+    )
     with pytest.raises(CascadeError) as exc:
         wf.resolve([world['pid']])
     assert '--keep-project' in str(exc.value)
@@ -236,7 +230,7 @@ def test_a_member_may_not_delete_the_project(cloud, world):
 def test_the_manager_of_another_domain_is_refused(cloud, world):
     other = cloud.add_user('other-manager', 'dom-other')
     cloud.assign(other, 'manager', domain='dom-other')
-    wf = workflow(cloud.connection_as(other, domain_id='dom-other'))
+    wf = scoped_cascade(cloud.connection_as(other, domain_id='dom-other'))
 
     with pytest.raises(CascadeError) as exc:
         wf.resolve([world['pid']])
@@ -252,7 +246,7 @@ def test_a_user_without_a_role_on_the_project_is_told_which(cloud, world):
     elsewhere = scenarios.project(cloud, 'elsewhere')
     bob = cloud.add_user('bob')
     cloud.assign(bob, 'member', project=elsewhere)
-    wf = workflow(
+    wf = scoped_cascade(
         cloud.connection_as(bob, project_id=elsewhere['id']),
         keep_project=True,
     )
@@ -273,7 +267,7 @@ def test_a_volume_attached_to_a_server_it_cannot_see_is_kept(cloud, world):
     other = scenarios.project(cloud, 'other', domain_id=DOMAIN)
     theirs = scenarios.server(cloud, other['id'], name='theirs')
     shared_disk = scenarios.volume(cloud, pid, name='disk', attach_to=theirs)
-    wf = workflow(as_manager(cloud, world))
+    wf = scoped_cascade(as_manager(cloud, world))
 
     plan = wf.plan(wf.resolve([pid]))
 
@@ -285,7 +279,9 @@ def test_a_volume_attached_to_a_server_it_cannot_see_is_kept(cloud, world):
 
 def test_the_settle_needs_admin(cloud, world):
     with pytest.raises(CascadeError, match='--settle needs the admin role'):
-        workflow(as_manager(cloud, world), options=CascadeOptions(settle=60))
+        scoped_cascade(
+            as_manager(cloud, world), options=CascadeOptions(settle=60)
+        )
 
 
 def test_only_a_caller_without_the_admin_role_needs_the_scoped_path(
@@ -365,7 +361,7 @@ def test_a_role_that_cannot_be_taken_back_before_the_delete_is_named(
     cloud, world
 ):
     pid, manager = world['pid'], world['manager']
-    wf = workflow(as_manager(cloud, world))
+    wf = scoped_cascade(as_manager(cloud, world))
     targets = wf.resolve([pid])
     plan = wf.plan(targets)
     mine = f'/projects/{pid}/users/{manager["id"]}/roles/'
@@ -413,7 +409,7 @@ def test_the_command_refuses_another_domains_manager_in_one_line(
 def drained_by_the_manager(cloud, world):
     """The drain without admin of the world's project, its locks let go:
     alice's role taken away and recorded."""
-    wf = workflow(as_manager(cloud, world))
+    wf = scoped_cascade(as_manager(cloud, world))
     targets = wf.resolve([world['pid']])
     wf.plan(targets)
     wf.drain(targets)

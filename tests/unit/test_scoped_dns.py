@@ -20,11 +20,8 @@ import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.kinds import dns
-from osc_cascade.workflows import scoped
-from osc_cascade.workflows.cascade import CascadeOptions
 from tests.unit import scenarios
-from tests.unit.fakes.clock import FakeClock
-from tests.unit.fakes.run import zero_delays
+from tests.unit.fakes.run import scoped_cascade
 from tests.unit.fakes.scoped import ScopedDnsBarbicanCloud
 
 DOMAIN = 'dom-managed'
@@ -73,12 +70,6 @@ def world(cloud):
     }
 
 
-def workflow(conn, **kw):
-    return scoped.ScopedCascade(
-        conn, CascadeOptions(), clock=FakeClock(), retry=zero_delays(), **kw
-    )
-
-
 def assert_designate_as_the_project(cloud, world):
     """The project's Designate resources went, another project's stayed,
     and no call asked Designate for an admin's sudo."""
@@ -94,7 +85,7 @@ def assert_designate_as_the_project(cloud, world):
 
 def test_a_members_cascade_empties_its_projects_designate(cloud, world):
     pid = world['pid']
-    wf = workflow(
+    wf = scoped_cascade(
         cloud.connection_as(world['alice'], project_id=pid),
         keep_project=True,
     )
@@ -108,7 +99,9 @@ def test_a_members_cascade_empties_its_projects_designate(cloud, world):
 def test_a_domain_managers_cascade_empties_its_projects_designate(
     cloud, world
 ):
-    wf = workflow(cloud.connection_as(world['manager'], domain_id=DOMAIN))
+    wf = scoped_cascade(
+        cloud.connection_as(world['manager'], domain_id=DOMAIN)
+    )
     targets = wf.resolve(['target'])
     wf.execute(wf.plan(targets), targets)
 

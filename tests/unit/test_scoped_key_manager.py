@@ -21,11 +21,8 @@ import pytest
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.kinds import key_manager
-from osc_cascade.workflows import scoped
-from osc_cascade.workflows.cascade import CascadeOptions
 from tests.unit import scenarios
-from tests.unit.fakes.clock import FakeClock
-from tests.unit.fakes.run import zero_delays
+from tests.unit.fakes.run import scoped_cascade
 from tests.unit.fakes.scoped import ScopedDnsBarbicanCloud
 
 DOMAIN = 'dom-managed'
@@ -74,11 +71,8 @@ def world(cloud):
 
 def member_cascade(cloud, world):
     pid = world['pid']
-    wf = scoped.ScopedCascade(
+    wf = scoped_cascade(
         cloud.connection_as(world['alice'], project_id=pid),
-        CascadeOptions(),
-        clock=FakeClock(),
-        retry=zero_delays(),
         keep_project=True,
     )
     targets = wf.resolve(['target'])

@@ -17,12 +17,9 @@ group (issue #29 item 10)."""
 import pytest
 
 from osc_cascade.kinds.network import core
-from osc_cascade.workflows import scoped
-from osc_cascade.workflows.cascade import CascadeOptions
 from tests.unit import scenarios
-from tests.unit.fakes.clock import FakeClock
 from tests.unit.fakes.common import ADMIN_PROJECT
-from tests.unit.fakes.run import zero_delays
+from tests.unit.fakes.run import scoped_cascade
 from tests.unit.fakes.scoped import ScopedCloud
 
 DOMAIN = 'dom-managed'
@@ -82,11 +79,8 @@ def test_the_cascade_without_admin_makes_no_default_group_where_none_was(
 ):
     cloud, two = clouds
     pid = world['pid']
-    wf = scoped.ScopedCascade(
+    wf = scoped_cascade(
         cloud.connection_as(world['alice'], project_id=pid),
-        CascadeOptions(),
-        clock=FakeClock(),
-        retry=zero_delays(),
         keep_project=True,
     )
     targets = wf.resolve(['target'])

@@ -18,6 +18,7 @@ from __future__ import annotations
 from osc_cascade.engine.executor import Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.retry import RetryPolicy
+from osc_cascade.workflows import scoped
 from osc_cascade.workflows.cascade import CascadeOptions, ProjectCascade
 from tests.unit.fakes.clock import FakeClock
 
@@ -25,6 +26,16 @@ from tests.unit.fakes.clock import FakeClock
 def zero_delays():
     """Retries and polls that never advance the fake clock."""
     return RetryPolicy(base_delay=0, max_delay=0, poll_min=0, poll_max=0)
+
+
+def scoped_cascade(conn, **kw):
+    """A cascade without admin on ``conn`` (a token scoped to the project
+    or its domain), its clock and retries the fakes' (``options=`` the
+    cascade's options, the rest ScopedCascade's own)."""
+    options = kw.pop('options', CascadeOptions())
+    return scoped.ScopedCascade(
+        conn, options, clock=FakeClock(), retry=zero_delays(), **kw
+    )
 
 
 def cascade_for(cloud, project_id, **options):
