@@ -15,7 +15,8 @@
     python -m benchmarks.call_cost [--calls 300] [--out DIR]
 
 Against the simulated cloud (benchmarks.simcloud, in a process of its own
-and without latency, so that none of its CPU is the client's), one
+and without latency, so that none of its CPU is the client's; the
+connection made ready as a run's is, unless ``--as-before``), one
 project of resources, and from this process on one thread, the same GET
 of a network and DELETEs of security group rules made through:
 
@@ -52,6 +53,7 @@ import requests
 
 from benchmarks import executor_cpu, sim
 from benchmarks.results import write_tables
+from osc_cascade.api import session_costs
 from osc_cascade.api.http import request
 
 LAYERS = ('resource', 'proxy', 'session', 'requests')
@@ -159,6 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         'DELETEs)',
     )
     parser.add_argument('--executor-n', type=int, default=10000)
+    parser.add_argument(
+        '--as-before',
+        action='store_true',
+        help='without what a run works out once per session '
+        '(osc_cascade.api.session_costs): the per-call figures before it',
+    )
     parser.add_argument('--out')
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as workdir:
@@ -175,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
                 'clouds_yaml'
             ]
             conn = openstack.connect(cloud='sim-admin')
+            if not args.as_before:
+                # as a run's connection is (engine.limiter.size_pools)
+                session_costs.once_per_run(conn)
             simulator.call('GET', '/stats?reset=1')
             result: dict[str, Any] = {
                 'load_before': os.getloadavg()[0],

@@ -36,6 +36,7 @@ from typing import Any
 
 import requests
 
+from osc_cascade.api import session_costs
 from osc_cascade.engine.errors import status_code
 from osc_cascade.engine.retry import Clock
 from osc_cascade.engine.slots import Slots
@@ -333,7 +334,9 @@ def repair_limits(conn: Any) -> None:
 
 
 def size_pools(conn: Any, parallel: int) -> None:
-    """Let the connection's session keep as many connections open to a
+    """Make the connection's session ready for a run's calls: what the
+    HTTP stack works out on every call worked out once
+    (``api.session_costs``), and let it keep as many connections open to a
     host as a run of ``parallel`` makes calls at once: requests' pools
     keep 10, and each call beyond them opens a connection of its own and
     drops it after ("Connection pool is full, discarding connection"), a
@@ -341,6 +344,7 @@ def size_pools(conn: Any, parallel: int) -> None:
     # discovery lists up to ``parallel`` kinds at once, and their calls
     # per item or the executor's come on top
     calls = 2 * parallel
+    session_costs.once_per_run(conn)
     session = getattr(getattr(conn, 'session', None), 'session', None)
     adapters = getattr(session, 'adapters', None)
     if not isinstance(adapters, dict):
