@@ -34,3 +34,25 @@ def add_plan_file_options(group: Any, tuning: Any) -> None:
         type=duration,
         help='Refuse a --plan-file older than this (default: 24h)',
     )
+
+
+def workers(text: str) -> int | None:
+    """``--workers``: a count (0: none) or ``auto``."""
+    if text == 'auto':
+        return None
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def add_workers_option(tuning: Any) -> None:
+    """``--workers`` of a project's cascade (``api.workers``)."""
+    tuning.add_argument(
+        '--workers',
+        metavar='<n>',
+        type=workers,
+        default=None,
+        help='Worker processes for the API calls (default: auto, one per '
+        'core for a plan of over 2,000 steps; 0: none)',
+    )
