@@ -237,7 +237,7 @@ def test_workers_end_with_the_main_process(server, tmp_path):
     script = tmp_path / 'main.py'
     script.write_text(
         textwrap.dedent(
-            f"""
+            """
             import sys, time, types
             from keystoneauth1 import access, session
             from keystoneauth1 import fixture
