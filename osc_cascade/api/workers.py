@@ -48,7 +48,9 @@ import itertools
 import logging
 import multiprocessing
 import os
+import sys
 import threading
+import types
 from typing import Any
 import weakref
 
@@ -233,7 +235,8 @@ class Pool:
                 name=f'osc-cascade-worker-{number}',
                 daemon=True,
             )
-            process.start()
+            with _bare_main():
+                process.start()
             there.close()
             worker = _Worker(process, here)
             here.send(('session', settings))
@@ -358,6 +361,21 @@ class Pool:
             if worker.process.is_alive():
                 worker.process.terminate()
                 worker.process.join(1)
+
+
+@contextlib.contextmanager
+def _bare_main() -> Iterator[None]:
+    """While a worker starts: a ``__main__`` with neither file nor name.
+    A spawned process imports its parent's main module again first (here
+    ``openstackclient.shell``, the ``openstack`` script's: about a second
+    of CPU and 35 MiB for a worker that needs none of it)."""
+    main = sys.modules.get('__main__')
+    sys.modules['__main__'] = types.ModuleType('__main__')
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules['__main__'] = main
 
 
 def _lost_call(worker: _Worker) -> WorkerLost:
