@@ -25,6 +25,8 @@ run, with the same answers.
   whether the token expires soon (twice a call and more): the parsed date
   is kept per token, and the comparison with the clock is the same one,
   made on every call as before.
+
+And its pools sized to the calls a run makes at once (``size_pools``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from urllib import parse
 
 from keystoneauth1 import _utils as ks_utils
 from keystoneauth1.identity import base as ks_identity
+import requests
 
 #: marks a session (requests') or auth plugin already made so
 _MARK = '_osc_cascade_once'
@@ -130,6 +133,32 @@ def parse_expiry_once(plugin: Any) -> None:
 
     plugin._needs_reauthenticate = _needs_reauthenticate
     setattr(plugin, _MARK, True)
+
+
+def size_pools(session: Any, size: int) -> None:
+    """Let ``session`` (a ``requests.Session``) keep ``size`` connections
+    open to a host: requests' pools keep 10, and each call beyond them
+    opens a connection of its own and drops it after ("Connection pool is
+    full, discarding connection"), a new TCP (and TLS) handshake per
+    call."""
+    adapters = getattr(session, 'adapters', None)
+    if not isinstance(adapters, dict):
+        return
+    for prefix, adapter in list(adapters.items()):
+        if (
+            isinstance(adapter, requests.adapters.HTTPAdapter)
+            and adapter._pool_maxsize < size
+        ):
+            # the same class: keystoneauth's sets TCP keepalive options
+            session.mount(
+                prefix,
+                type(adapter)(
+                    pool_connections=adapter._pool_connections,
+                    pool_maxsize=size,
+                    max_retries=adapter.max_retries,
+                    pool_block=adapter._pool_block,
+                ),
+            )
 
 
 def once_per_run(conn: Any) -> None:

@@ -50,7 +50,6 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import access as access_plugin
-import requests
 
 from osc_cascade.api import session_costs
 
@@ -58,17 +57,7 @@ from osc_cascade.api import session_costs
 def _session(settings: dict[str, Any]) -> ks_session.Session:
     pool = settings.pop('pool_maxsize')
     session = ks_session.Session(**settings)
-    for prefix, http in list(session.session.adapters.items()):
-        if isinstance(http, requests.adapters.HTTPAdapter):
-            session.session.mount(
-                prefix,
-                type(http)(
-                    pool_connections=http._pool_connections,
-                    pool_maxsize=pool,
-                    max_retries=http.max_retries,
-                    pool_block=http._pool_block,
-                ),
-            )
+    session_costs.size_pools(session.session, pool)
     session_costs.resolve_environment_once(session.session)
     return session
 
