@@ -115,10 +115,12 @@ def running(
     one's."""
     global _POOL
     with _LOCK:
-        if count <= 0 or _POOL is not None:
-            pool = None
-        else:
-            pool = _POOL = Pool(conn, count, threads, on_lost)
+        pool = None
+        if count > 0 and _POOL is None:
+            try:
+                pool = _POOL = Pool(conn, count, threads, on_lost)
+            except Exception as exc:  # the run goes on, in this process
+                LOG.warning('no worker processes (%s): one process', exc)
     if pool is None:
         yield None
         return
@@ -220,6 +222,7 @@ class Pool:
         self.closing = False
         self._lock = threading.Lock()
         self._jobs = itertools.count(1)
+        self._numbers = itertools.count(1)
         self._keys: weakref.WeakKeyDictionary[Any, tuple[int, Any]]
         self._keys = weakref.WeakKeyDictionary()
         self._ref: Any = None
@@ -266,14 +269,16 @@ class Pool:
             return self._version, ref
 
     def _key(self, proxy: Any) -> tuple[int, Any]:
+        """The number of ``proxy``'s adapter in the workers (never one
+        of another proxy's, even one gone since) and what it is made of."""
         with self._lock:
             known = self._keys.get(proxy)
-            if known is None:
-                known = self._keys[proxy] = (len(self._keys) + 1, None)
-        if known[1] is None:
-            known = (known[0], adapter_spec(proxy))
+        if known is None:
+            spec = adapter_spec(proxy)
             with self._lock:
-                self._keys[proxy] = known
+                known = self._keys.get(proxy)
+                if known is None:
+                    known = self._keys[proxy] = (next(self._numbers), spec)
         return known
 
     def request(

@@ -30,7 +30,7 @@ def add_plan_file_options(group: Any, tuning: Any) -> None:
     )
     tuning.add_argument(
         '--plan-max-age',
-        metavar='<duration>',
+        metavar='<age>',
         type=duration,
         help='Refuse a --plan-file older than this (default: 24h)',
     )
@@ -53,6 +53,6 @@ def add_workers_option(tuning: Any) -> None:
         metavar='<n>',
         type=workers,
         default=None,
-        help='Worker processes for the API calls (default: auto, one per '
-        'core for a plan of over 2,000 steps; 0: none)',
+        # auto: one per core for a plan of over AUTO_STEPS (api.workers)
+        help='Processes making API calls (default: auto; 0: none)',
     )

@@ -164,7 +164,13 @@ def test_calls_answer_and_fail_as_in_process(server, conn):
     assert lost == []
 
 
-def test_no_pool_below_the_threshold_or_when_told(monkeypatch):
+def test_no_pool_below_the_threshold_or_when_told(monkeypatch, request):
+    import logging
+
+    ks_log = logging.getLogger('keystoneauth')
+    level = ks_log.level
+    request.addfinalizer(lambda: ks_log.setLevel(level))
+    ks_log.setLevel(logging.INFO)
     monkeypatch.setattr(os, 'cpu_count', lambda: 4)
     assert workers.how_many(None, workers.AUTO_STEPS) == 0
     assert workers.how_many(None, workers.AUTO_STEPS + 1) == 4
@@ -174,6 +180,10 @@ def test_no_pool_below_the_threshold_or_when_told(monkeypatch):
     assert workers.how_many(None, 100_000) == 0
     monkeypatch.setattr(os, 'cpu_count', lambda: 64)
     assert workers.how_many(None, 100_000) == workers.AUTO_MAX
+    # keystoneauth's requests logged (--debug): only this process logs
+    ks_log.setLevel(logging.DEBUG)
+    assert workers.how_many(None, 100_000) == 0
+    assert workers.how_many(2, 100_000) == 2
 
 
 def test_without_a_pool_calls_are_made_here(server, conn):
@@ -282,3 +292,34 @@ def _alive(pid):
             return f.read().split(')')[-1].split()[0] != 'Z'
     except FileNotFoundError:
         return False
+
+
+def test_each_proxy_keeps_its_own_endpoint_in_the_workers(server, conn):
+    """A proxy gone (garbage) never lends its number to a new one: each
+    call goes to its own proxy's endpoint."""
+    import gc
+
+    def proxy(path):
+        return ks_adapter.Adapter(
+            conn.session,
+            service_type='network',
+            endpoint_override=(
+                f'http://127.0.0.1:{server.server_port}/{path}'
+            ),
+            raise_exc=False,
+        )
+
+    with workers.running(conn, 1, 2, print):
+        first = proxy('first')
+        direct.delete(first, sdk_port.Port, PORT)
+        second = proxy('second')
+        direct.delete(second, sdk_port.Port, PORT)
+        del first
+        gc.collect()
+        third = proxy('third')
+        direct.delete(third, sdk_port.Port, PORT)
+        direct.delete(second, sdk_port.Port, PORT)
+    assert [s[1] for s in server.seen] == [
+        f'/{path}/ports/{PORT}'
+        for path in ('first', 'second', 'third', 'second')
+    ]
