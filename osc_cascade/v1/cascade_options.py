@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from osc_cascade.v1.common import duration
@@ -30,7 +31,7 @@ def add_plan_file_options(group: Any, tuning: Any) -> None:
     )
     tuning.add_argument(
         '--plan-max-age',
-        metavar='<age>',
+        metavar='<duration>',
         type=duration,
         help='Refuse a --plan-file older than this (default: 24h)',
     )
@@ -53,6 +54,8 @@ def add_workers_option(tuning: Any) -> None:
         metavar='<n>',
         type=workers,
         default=None,
-        # auto: one per core for a plan of over AUTO_STEPS (api.workers)
-        help='Processes making API calls (default: auto; 0: none)',
+        # auto: one per core for a plan of over AUTO_STEPS (api.workers).
+        # Not in --help, which must fit a screen (issue #32) and has no
+        # line left: the user guide and the release note name it
+        help=argparse.SUPPRESS,
     )

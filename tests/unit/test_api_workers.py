@@ -323,3 +323,19 @@ def test_each_proxy_keeps_its_own_endpoint_in_the_workers(server, conn):
         f'/{path}/ports/{PORT}'
         for path in ('first', 'second', 'third', 'second')
     ]
+
+
+def test_the_workers_option():
+    import argparse
+
+    from osc_cascade.v1 import cascade_options
+
+    parser = argparse.ArgumentParser()
+    cascade_options.add_workers_option(parser)
+    assert parser.parse_args([]).workers is None
+    assert parser.parse_args(['--workers', 'auto']).workers is None
+    assert parser.parse_args(['--workers', '0']).workers == 0
+    assert parser.parse_args(['--workers', '3']).workers == 3
+    for bad in ('-1', 'many'):
+        with pytest.raises(SystemExit):
+            parser.parse_args(['--workers', bad])
