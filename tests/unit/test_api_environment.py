@@ -1,0 +1,123 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""requests' environment settings read once per endpoint
+(osc_cascade.api.environment): each request gets what requests itself
+would have given it, the environment walked once per scheme, host and
+port."""
+
+import types
+
+import pytest
+import requests
+from requests import sessions
+
+from osc_cascade.api import environment
+from tests.unit.fakes.common import ADMIN_PROJECT
+
+URLS = (
+    'https://nova.example:8774/v2.1/servers?all_tenants=1',
+    'https://nova.example:8774/v2.1/servers/abc',
+    'http://neutron.example:9696/v2.0/ports',
+    'https://internal.example/v3/projects',
+    'http://internal.example:8080/v1/AUTH_x',
+)
+
+
+@pytest.fixture
+def env(monkeypatch):
+    monkeypatch.setenv('https_proxy', 'http://proxy.example:3128')
+    monkeypatch.setenv('http_proxy', 'http://proxy.example:3128')
+    monkeypatch.setenv('no_proxy', 'internal.example')
+    monkeypatch.setenv('REQUESTS_CA_BUNDLE', '/etc/ca.pem')
+
+
+def conn_of(session):
+    return types.SimpleNamespace(
+        session=types.SimpleNamespace(session=session)
+    )
+
+
+def test_each_request_gets_what_requests_gives_it(env):
+    plain = requests.Session()
+    remembered = requests.Session()
+    environment.remember(conn_of(remembered))
+
+    for _ in range(3):
+        for url in URLS:
+            for proxies in (None, {}, {'no_proxy': 'nova.example'}):
+                args = (url, proxies, None, None, None)
+                assert remembered.merge_environment_settings(
+                    *args
+                ) == plain.merge_environment_settings(*args), (url, proxies)
+    # the proxy and CA bundle of the environment were honoured
+    settings = remembered.merge_environment_settings(
+        URLS[0], {}, None, None, None
+    )
+    assert settings['proxies']['https'] == 'http://proxy.example:3128'
+    assert settings['verify'] == '/etc/ca.pem'
+    no_proxy = remembered.merge_environment_settings(
+        URLS[3], {}, None, None, None
+    )
+    assert 'https' not in no_proxy['proxies']
+
+
+def test_the_environment_is_walked_once_per_endpoint(env, monkeypatch):
+    walks = []
+    real = sessions.get_environ_proxies
+
+    def counted(url, no_proxy=None):
+        walks.append(url)
+        return real(url, no_proxy=no_proxy)
+
+    monkeypatch.setattr(sessions, 'get_environ_proxies', counted)
+    session = requests.Session()
+    environment.remember(conn_of(session))
+    environment.remember(conn_of(session))  # a second region: no rewrap
+
+    for _ in range(50):
+        for url in URLS:
+            session.merge_environment_settings(url, {}, None, None, None)
+
+    # nova.example:8774 twice in URLS, one walk: four endpoints
+    assert len(walks) == 4
+    # each answer its own proxies: a caller's change stays its own
+    one = session.merge_environment_settings(URLS[0], {}, None, None, None)
+    one['proxies']['https'] = 'http://elsewhere'
+    two = session.merge_environment_settings(URLS[0], {}, None, None, None)
+    assert two['proxies']['https'] == 'http://proxy.example:3128'
+
+
+def test_a_setting_that_is_not_a_plain_value_is_read_as_before(env):
+    session = requests.Session()
+    environment.remember(conn_of(session))
+    cert = ['a.pem', 'b.key']  # a list: not a key
+
+    settings = session.merge_environment_settings(
+        URLS[0], {}, None, None, cert
+    )
+
+    assert settings['cert'] == cert
+    assert settings['proxies']['https'] == 'http://proxy.example:3128'
+
+
+def test_a_connection_without_an_http_session_is_left_alone():
+    environment.remember(types.SimpleNamespace())
+    environment.remember(conn_of(None))
+
+
+def test_requests_through_the_sdk_session_still_go_out(conn):
+    environment.remember(conn)
+
+    # the fake cloud answers through requests-mock, behind the wrapper
+    assert conn.identity.get_project(ADMIN_PROJECT).name == 'admin'
+    assert getattr(conn.session.session, environment.MARK)
