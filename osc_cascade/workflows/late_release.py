@@ -143,7 +143,7 @@ def hold(
     if entries and report_file:
         _add_to_record(report_file, entries)
     if len(entries) > 1:
-        return [_held_many(len(entries), after, report_file)] + unwritten_notes
+        return [_held_many(len(entries), after, report_file), *unwritten_notes]
     return notes
 
 

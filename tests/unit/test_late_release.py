@@ -248,7 +248,7 @@ def _held(count, report_file=None):
     records = {
         p.id: {'quotas': {'RegionOne': {'compute': {}}}} for p in projects
     }
-    when = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     return late_release.hold(projects, records, when, report_file)
 
 

@@ -10,10 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""requests' environment settings read once per endpoint
-(osc_cascade.api.environment): each request gets what requests itself
-would have given it, the environment walked once per scheme, host and
-port."""
+"""What requests and keystoneauth work out at every request, once per
+endpoint (osc_cascade.api.remembered): each request gets what the library
+itself would have given it, the environment walked once per scheme, host
+and port, the catalog once per token and endpoint filter."""
 
 import types
 
@@ -21,7 +21,7 @@ import pytest
 import requests
 from requests import sessions
 
-from osc_cascade.api import environment
+from osc_cascade.api import remembered
 from tests.unit.fakes.common import ADMIN_PROJECT
 
 URLS = (
@@ -49,25 +49,21 @@ def conn_of(session):
 
 def test_each_request_gets_what_requests_gives_it(env):
     plain = requests.Session()
-    remembered = requests.Session()
-    environment.remember(conn_of(remembered))
+    once = requests.Session()
+    remembered.remember(conn_of(once))
 
     for _ in range(3):
         for url in URLS:
             for proxies in (None, {}, {'no_proxy': 'nova.example'}):
                 args = (url, proxies, None, None, None)
-                assert remembered.merge_environment_settings(
+                assert once.merge_environment_settings(
                     *args
                 ) == plain.merge_environment_settings(*args), (url, proxies)
     # the proxy and CA bundle of the environment were honoured
-    settings = remembered.merge_environment_settings(
-        URLS[0], {}, None, None, None
-    )
+    settings = once.merge_environment_settings(URLS[0], {}, None, None, None)
     assert settings['proxies']['https'] == 'http://proxy.example:3128'
     assert settings['verify'] == '/etc/ca.pem'
-    no_proxy = remembered.merge_environment_settings(
-        URLS[3], {}, None, None, None
-    )
+    no_proxy = once.merge_environment_settings(URLS[3], {}, None, None, None)
     assert 'https' not in no_proxy['proxies']
 
 
@@ -81,8 +77,8 @@ def test_the_environment_is_walked_once_per_endpoint(env, monkeypatch):
 
     monkeypatch.setattr(sessions, 'get_environ_proxies', counted)
     session = requests.Session()
-    environment.remember(conn_of(session))
-    environment.remember(conn_of(session))  # a second region: no rewrap
+    remembered.remember(conn_of(session))
+    remembered.remember(conn_of(session))  # a second region: no rewrap
 
     for _ in range(50):
         for url in URLS:
@@ -99,7 +95,7 @@ def test_the_environment_is_walked_once_per_endpoint(env, monkeypatch):
 
 def test_a_setting_that_is_not_a_plain_value_is_read_as_before(env):
     session = requests.Session()
-    environment.remember(conn_of(session))
+    remembered.remember(conn_of(session))
     cert = ['a.pem', 'b.key']  # a list: not a key
 
     settings = session.merge_environment_settings(
@@ -111,13 +107,55 @@ def test_a_setting_that_is_not_a_plain_value_is_read_as_before(env):
 
 
 def test_a_connection_without_an_http_session_is_left_alone():
-    environment.remember(types.SimpleNamespace())
-    environment.remember(conn_of(None))
+    remembered.remember(types.SimpleNamespace())
+    remembered.remember(conn_of(None))
 
 
 def test_requests_through_the_sdk_session_still_go_out(conn):
-    environment.remember(conn)
+    remembered.remember(conn)
 
     # the fake cloud answers through requests-mock, behind the wrapper
     assert conn.identity.get_project(ADMIN_PROJECT).name == 'admin'
-    assert getattr(conn.session.session, environment.MARK)
+    assert getattr(conn.session.session, remembered.MARK)
+
+
+def test_the_endpoint_is_found_once_per_token_and_filter(conn, monkeypatch):
+    from keystoneauth1.access import service_catalog
+
+    walks = []
+    real = service_catalog.ServiceCatalogV3.normalize_catalog
+
+    def counted(self, *args):
+        walks.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(
+        service_catalog.ServiceCatalogV3, 'normalize_catalog', counted
+    )
+    session = conn.session
+    plain = [
+        session.get_endpoint(service_type=s, interface='public')
+        for s in ('compute', 'network', 'identity')
+    ]
+    remembered.remember(conn)
+    walks.clear()
+
+    for _ in range(20):
+        assert [
+            session.get_endpoint(service_type=s, interface='public')
+            for s in ('compute', 'network', 'identity')
+        ] == plain
+    assert len(walks) == 3
+    # an override is its own answer; a filter that is no key is asked
+    assert (
+        session.get_endpoint(endpoint_override='http://x.example/v1')
+        == 'http://x.example/v1'
+    )
+    assert (
+        session.get_endpoint(service_type='compute', interface=['public'])
+        == plain[0]
+    )
+    # a new token (a new catalog) is asked anew
+    session.auth.invalidate()
+    session.get_endpoint(service_type='compute', interface='public')
+    assert len(walks) == 5
