@@ -22,6 +22,7 @@ import requests
 from requests import sessions
 
 from osc_cascade.api import remembered
+from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import ADMIN_PROJECT
 
 URLS = (
@@ -159,3 +160,19 @@ def test_the_endpoint_is_found_once_per_token_and_filter(conn, monkeypatch):
     session.auth.invalidate()
     session.get_endpoint(service_type='compute', interface='public')
     assert len(walks) == 5
+
+
+def test_each_region_keeps_its_own_endpoint():
+    with FakeCloud() as one:
+        two = one.add_region('RegionTwo', ['compute'])
+        conn = one.connection()
+        remembered.remember(conn)
+
+        def compute(region):
+            return conn.session.get_endpoint(
+                service_type='compute', interface='public', region_name=region
+            )
+
+        for _ in range(3):
+            assert compute('RegionOne').startswith(one.endpoints['compute'])
+            assert compute('RegionTwo').startswith(two.endpoints['compute'])
