@@ -18,9 +18,9 @@ admin) makes it, seen in the dry run, deleted by the cascade and gone
 afterwards; and what another project uses is kept, with its reason.
 
 The plugins run without agents (tools/README.rst, Neutron): their objects
-live in the database, which is all a kind lists and deletes. FWaaS v2 is
-off by default (its default firewall group, made again at each listing,
-makes a cascade loop: an open finding): its tests are marked ``fwaas``. Each test
+live in the database, which is all a kind lists and deletes. FWaaS v2
+makes a project's default firewall group at any list naming the project:
+the cascade deletes it with the rest and makes no new one. Each test
 deletes what it made for another project in ``finally``; the projects go
 with the fixture (or the module's clean-up, conftest).
 """
@@ -267,7 +267,21 @@ def test_a_network_log_goes_before_its_security_group(admin, projects, cli):
     assert gone(admin.network.find_security_group, group.id)
 
 
-@pytest.mark.fwaas
+def project_firewall(admin, project_id):
+    """The project's firewall objects, by an unfiltered admin list (a list
+    naming the project would make its default group)."""
+    return [
+        (o.name, o.id)
+        for lister in (
+            admin.network.firewall_groups,
+            admin.network.firewall_policies,
+            admin.network.firewall_rules,
+        )
+        for o in lister()
+        if o.project_id == project_id
+    ]
+
+
 def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
     extension(admin, 'fwaas_v2')
     a, _b = projects
@@ -289,6 +303,24 @@ def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
         ingress_firewall_policy_id=policy.id,
         ports=[iface.id],
     )
+    # neutron-fwaas made the default group with the first group
+    defaults = [
+        (name, id_)
+        for name, id_ in project_firewall(admin, a.id)
+        if name.startswith('default')
+    ]
+    assert sorted(n for n, _ in defaults) == sorted(
+        [
+            'default',
+            'default egress',
+            'default ingress',
+            *(
+                f'default {w} ipv{v}'
+                for w in ('ingress', 'egress')
+                for v in (4, 6)
+            ),
+        ]
+    )
     planned = cascade(cli, a.id)
     for kind, id_ in (
         ('network.firewall_group', group.id),
@@ -296,6 +328,10 @@ def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
         ('network.firewall_rule', rule.id),
     ):
         assert (kind, id_) in planned
+    assert {id_ for _, id_ in defaults} <= {id_ for _, id_ in planned}
+    # the cascade ended, and made no default group again
+    assert project_firewall(admin, a.id) == []
+    assert admin.identity.find_project(a.id) is None
     assert gone(admin.network.find_firewall_group, group.id)
     assert gone(admin.network.find_firewall_policy, policy.id)
     assert gone(admin.network.find_firewall_rule, rule.id)
@@ -303,7 +339,6 @@ def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
     assert subnet.id
 
 
-@pytest.mark.fwaas
 def test_a_shared_firewall_rule_another_projects_policy_holds_is_kept(
     admin, projects, cli
 ):

@@ -271,7 +271,7 @@ def test_the_fake_makes_a_default_firewall_group_as_neutron_fwaas(cloud):
     conn = cloud.connection()
     list(conn.network.firewall_groups())
     list(conn.network.firewall_rules())
-    assert project_firewall(cloud, a) == dict.fromkeys(DEFAULTS, [])
+    assert project_firewall(cloud, a) == {key: [] for key in DEFAULTS}
     list(conn.network.firewall_policies(project_id=a))
     assert project_firewall(cloud, a) == DEFAULTS
     conn.network.get_quota(b, details=True)
@@ -302,7 +302,9 @@ def test_a_cascade_deletes_the_default_firewall_group_and_ends(
     ) in plan.edges
     pc.execute(plan, targets)
     assert len(pc.runs) == 1
-    assert project_firewall(cloud, e['project']) == dict.fromkeys(DEFAULTS, [])
+    assert project_firewall(cloud, e['project']) == {
+        key: [] for key in DEFAULTS
+    }
     assert not [
         p
         for m, p in cloud.requests

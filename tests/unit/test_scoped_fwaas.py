@@ -12,12 +12,13 @@
 
 """FWaaS v2 through a token scoped to the project (the cascade without
 admin): neutron-fwaas makes the project's default firewall group at every
-list, and lets admins alone delete it."""
+list, and lets admins alone delete it; and a port forwarding to a port the
+token cannot see."""
 
 from openstack import exceptions as sdk_exc
 import pytest
 
-from osc_cascade.kinds.network import fwaas
+from osc_cascade.kinds.network import fwaas, port_forwarding
 from tests.unit import scenarios
 from tests.unit.fakes.common import step_id
 from tests.unit.fakes.run import scoped_cascade
@@ -120,3 +121,30 @@ def test_without_admin_the_default_firewall_group_stays_and_the_rest_goes(
         assert step_id('delete', kind.name, id_) in plan.steps
     wf.execute(plan, targets)
     assert project_firewall(cloud, pid) == DEFAULTS
+
+
+def test_without_admin_a_forwarding_to_a_port_it_cannot_see_is_kept(
+    cloud, world
+):
+    """A project's token reads no other project's port (404, as gone): a
+    forwarding of its floating IP to such a port is kept, not deleted with
+    the floating IP."""
+    pid = world['pid']
+    other = scenarios.project(cloud, 'other', domain_id=DOMAIN)['id']
+    net, subnet = scenarios.network(cloud, other, cidr='10.9.0.0/24')
+    theirs = scenarios.port(cloud, other, net, subnet, 'theirs')
+    fip = cloud.add('floatingips', project_id=pid, tenant_id=pid)
+    pf = cloud.add(
+        'port_forwardings',
+        floatingip_id=fip['id'],
+        internal_port_id=theirs['id'],
+    )
+    conn = cloud.connection_as(world['alice'], project_id=pid)
+    kind = port_forwarding.PortForwarding(scoped=True)
+    [ref] = kind.list(conn, pid)
+    step = kind.primary_step(ref)
+    assert (ref.id, step.action) == (pf['id'], 'keep')
+    assert step.params['reason'] == (
+        f'it forwards to port {theirs["id"]}, which this token cannot see: '
+        f"deleting it would cut that project's traffic"
+    )

@@ -32,8 +32,8 @@ Neutron's ``default`` security group.
 
 from __future__ import annotations
 
-from osc_cascade.engine.planner import Edge
 from osc_cascade.engine import resource
+from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import delete_of
 from osc_cascade.kinds.network.common import (
