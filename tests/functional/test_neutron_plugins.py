@@ -298,10 +298,14 @@ def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
     policy = conn.network.create_firewall_policy(
         name=unique('fwp'), firewall_rules=[rule.id]
     )
+    # With no agent, a group with both ports and a policy stays
+    # PENDING_CREATE, and neutron-fwaas refuses its update and delete
+    # (FirewallGroupInPendingState): one group has the port, one the policy
+    on_port = conn.network.create_firewall_group(
+        name=unique('fwg'), ports=[iface.id]
+    )
     group = conn.network.create_firewall_group(
-        name=unique('fwg'),
-        ingress_firewall_policy_id=policy.id,
-        ports=[iface.id],
+        name=unique('fwg'), ingress_firewall_policy_id=policy.id
     )
     # neutron-fwaas made the default group with the first group
     defaults = [
@@ -323,6 +327,7 @@ def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
     )
     planned = cascade(cli, a.id)
     for kind, id_ in (
+        ('network.firewall_group', on_port.id),
         ('network.firewall_group', group.id),
         ('network.firewall_policy', policy.id),
         ('network.firewall_rule', rule.id),
