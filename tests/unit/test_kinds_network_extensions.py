@@ -358,3 +358,30 @@ def test_a_forwarding_to_another_projects_port_keeps_it_and_its_ip(
     assert cloud.get('projects', e['project'])
     # the project's own forwardings: one GET a port, none per project
     assert forwarding_refs(cloud, b) == []
+
+
+def test_an_address_scope_another_projects_pool_is_in_is_kept(
+    cloud, everything
+):
+    """Project B's subnet pool in A's address scope (shared with B):
+    Neutron refuses the scope's delete (AddressScopeInUse), and the kind
+    did not look: the plan deleted the scope and its share. Now the scope
+    is kept with its reason, and the share that serves it."""
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    share = shared_with(cloud, e, 'address_scope', e['scope'], b)
+    theirs = cloud.neutron(
+        'subnetpools', b, name='theirs', address_scope_id=e['scope']
+    )
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    kept = plan.steps[
+        step_id('keep', subnet_pool.AddressScope.name, e['scope'])
+    ]
+    assert kept.params['reason'] == (
+        f'subnet pool {theirs["id"]} of project {b} is in it'
+    )
+    assert step_id('keep', rbac.RBACPolicy.name, share['id']) in plan.steps
+    # the project's own pool in it still goes, before it
+    assert step_id('delete', subnet_pool.SubnetPool.name, e['pool']) in (
+        plan.steps
+    )
