@@ -501,3 +501,88 @@ def test_a_shared_subnet_pool_another_project_took_a_subnet_from_is_kept(
         with contextlib.suppress(openstack.exceptions.SDKException):
             admin.network.delete_subnet(theirs)
             admin.network.delete_network(net)
+
+
+def test_a_forwarding_to_another_projects_port_keeps_the_floating_ip(
+    admin, projects, cli
+):
+    """Neutron checks no project between a forwarding's floating IP and
+    its internal port: an admin forwards A's floating IP to B's port,
+    behind B's router. A's cascade keeps the forwarding, with its reason,
+    and the floating IP; A stays."""
+    extension(admin, 'floating-ip-port-forwarding')
+    a, b = projects
+    fip = topology.scoped(admin, a).network.create_ip(
+        floating_network_id=topology.public_network(admin).id
+    )
+    b_conn = topology.scoped(admin, b)
+    net, subnet, router = routed(admin, b_conn, '10.43.0.0/24')
+    port = b_conn.network.create_port(
+        network_id=net.id, fixed_ips=[{'subnet_id': subnet.id}]
+    )
+    pf = admin.network.create_port_forwarding(
+        floatingip_id=fip.id,
+        internal_port_id=port.id,
+        internal_ip_address=port.fixed_ips[0]['ip_address'],
+        internal_port=22,
+        external_port=unique_port(),
+        protocol='tcp',
+    )
+    try:
+        refused(
+            cli,
+            a.id,
+            'network.port_forwarding',
+            pf.id,
+            f'it forwards to port {port.id} of project {b.id}',
+        )
+        assert admin.network.get_ip(fip.id)
+        assert admin.network.get_port_forwarding(pf, fip.id)
+        assert admin.identity.find_project(a.id) is not None
+    finally:
+        admin.network.delete_port_forwarding(pf, fip.id, ignore_missing=True)
+        admin.network.delete_ip(fip, ignore_missing=True)
+        with contextlib.suppress(openstack.exceptions.SDKException):
+            admin.network.delete_port(port)
+            admin.network.remove_interface_from_router(
+                router, subnet_id=subnet.id
+            )
+            admin.network.delete_router(router)
+
+
+def test_an_address_scope_another_projects_pool_is_in_is_kept(
+    admin, projects, cli
+):
+    """A's address scope, shared with B, holds B's subnet pool: A's
+    cascade keeps the scope and its share, with the reason, and A stays
+    (Neutron would refuse the scope's delete: AddressScopeInUse)."""
+    extension(admin, 'rbac-address-scope')
+    a, b = projects
+    scope = topology.scoped(admin, a).network.create_address_scope(
+        name=unique('scope'), ip_version=4
+    )
+    share = admin.network.create_rbac_policy(
+        object_type='address_scope',
+        object_id=scope.id,
+        action='access_as_shared',
+        target_project_id=b.id,
+        project_id=a.id,
+    )
+    theirs = topology.scoped(admin, b).network.create_subnet_pool(
+        name=unique('theirs'),
+        prefixes=['10.52.0.0/16'],
+        default_prefix_length=24,
+        address_scope_id=scope.id,
+    )
+    try:
+        kept_with_its_share(
+            cli,
+            a.id,
+            ('network.address_scope', scope.id),
+            share.id,
+            f'subnet pool {theirs.id} of project {b.id} is in it',
+        )
+        assert admin.network.get_address_scope(scope.id)
+        assert admin.identity.find_project(a.id) is not None
+    finally:
+        admin.network.delete_subnet_pool(theirs, ignore_missing=True)
