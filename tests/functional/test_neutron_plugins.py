@@ -59,6 +59,17 @@ def kept_with_its_share(cli, project_id, kept, share_id, reason):
     assert reason in run.stderr, run.stderr
 
 
+def shared_with(admin, a, b, object_type, object_id):
+    """A's RBAC share of its object with B."""
+    return admin.network.create_rbac_policy(
+        object_type=object_type,
+        object_id=object_id,
+        action='access_as_shared',
+        target_project_id=b.id,
+        project_id=a.id,
+    )
+
+
 def extension(admin, alias):
     needs(
         admin.network.find_extension(alias),
@@ -114,13 +125,7 @@ def test_a_shared_qos_policy_another_project_uses_is_kept(
     policy = topology.scoped(admin, a).network.create_qos_policy(
         name=unique('qos')
     )
-    share = admin.network.create_rbac_policy(
-        object_type='qos_policy',
-        object_id=policy.id,
-        action='access_as_shared',
-        target_project_id=b.id,
-        project_id=a.id,
-    )
+    share = shared_with(admin, a, b, 'qos_policy', policy.id)
     theirs = topology.scoped(admin, b).network.create_network(
         name=unique('theirs'), qos_policy_id=policy.id
     )
@@ -171,14 +176,7 @@ def test_a_port_forwarding_goes_before_its_floating_ip(admin, projects, cli):
     fip = conn.network.create_ip(
         floating_network_id=topology.public_network(admin).id
     )
-    pf = conn.network.create_port_forwarding(
-        floatingip_id=fip.id,
-        internal_port_id=port.id,
-        internal_ip_address=port.fixed_ips[0]['ip_address'],
-        internal_port=22,
-        external_port=unique_port(),
-        protocol='tcp',
-    )
+    pf = forward_ssh(conn, fip, port)
     planned = cascade(cli, a.id)
     assert ('network.port_forwarding', pf.id) in planned
     assert gone(admin.network.find_ip, fip.id)
@@ -190,6 +188,18 @@ def unique_port():
     import random
 
     return random.randint(20000, 60000)
+
+
+def forward_ssh(conn, fip, port):
+    """A forwarding of a random port of ``fip`` to ``port``'s 22."""
+    return conn.network.create_port_forwarding(
+        floatingip_id=fip.id,
+        internal_port_id=port.id,
+        internal_ip_address=port.fixed_ips[0]['ip_address'],
+        internal_port=22,
+        external_port=unique_port(),
+        protocol='tcp',
+    )
 
 
 def test_a_local_ip_goes_with_its_port(admin, projects, cli):
@@ -476,13 +486,7 @@ def test_a_shared_subnet_pool_another_project_took_a_subnet_from_is_kept(
         prefixes=['10.51.0.0/16'],
         default_prefix_length=24,
     )
-    share = admin.network.create_rbac_policy(
-        object_type='subnetpool',
-        object_id=pool.id,
-        action='access_as_shared',
-        target_project_id=b.id,
-        project_id=a.id,
-    )
+    share = shared_with(admin, a, b, 'subnetpool', pool.id)
     b_net = topology.scoped(admin, b).network
     net = b_net.create_network(name=unique('theirs'))
     theirs = b_net.create_subnet(
@@ -520,14 +524,7 @@ def test_a_forwarding_to_another_projects_port_keeps_the_floating_ip(
     port = b_conn.network.create_port(
         network_id=net.id, fixed_ips=[{'subnet_id': subnet.id}]
     )
-    pf = admin.network.create_port_forwarding(
-        floatingip_id=fip.id,
-        internal_port_id=port.id,
-        internal_ip_address=port.fixed_ips[0]['ip_address'],
-        internal_port=22,
-        external_port=unique_port(),
-        protocol='tcp',
-    )
+    pf = forward_ssh(admin, fip, port)
     try:
         refused(
             cli,
@@ -561,13 +558,7 @@ def test_an_address_scope_another_projects_pool_is_in_is_kept(
     scope = topology.scoped(admin, a).network.create_address_scope(
         name=unique('scope'), ip_version=4
     )
-    share = admin.network.create_rbac_policy(
-        object_type='address_scope',
-        object_id=scope.id,
-        action='access_as_shared',
-        target_project_id=b.id,
-        project_id=a.id,
-    )
+    share = shared_with(admin, a, b, 'address_scope', scope.id)
     theirs = topology.scoped(admin, b).network.create_subnet_pool(
         name=unique('theirs'),
         prefixes=['10.52.0.0/16'],
