@@ -63,6 +63,11 @@ DEFAULT_FIREWALL_STAYS = (
 )
 
 
+def kind_and_project(ref):
+    """What ``Inventory.grouped`` groups the default group's others by."""
+    return ref.kind, ref.project_id
+
+
 class _FirewallKind(_ExtensionKind):
     """Listed for every project, then the project's kept (module
     docstring): a list naming the project makes its default group."""
@@ -131,10 +136,12 @@ class FirewallGroup(_FirewallKind):
         for policy_id in ref.attrs.get('policy_ids', []):
             yield Edge(me, delete_of(FirewallPolicy.name, policy_id))
         if self.is_default(ref):
-            for other in inventory.where(self.name):
-                if not self.is_default(other) and (
-                    other.project_id == ref.project_id
-                ):
+            # the project's, not every group per default group: a domain's
+            # cascade has one default group a project
+            for other in inventory.grouped(kind_and_project).get(
+                (self.name, ref.project_id), []
+            ):
+                if not self.is_default(other):
                     yield Edge(delete_of(self.name, other.id), me)
 
     def apply(self, conn, step):
