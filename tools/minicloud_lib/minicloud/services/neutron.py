@@ -60,6 +60,17 @@ def units():
     return [api_unit('neutron-api', NAME, PORTS['neutron'], 'neutron')]
 
 
+def optional_plugins():
+    """The service plugins that depend on the release and the switch,
+    as the template's ``${bgpvpn}${fwaas}``."""
+    return {
+        'bgpvpn': ''
+        if 'networking-bgpvpn' in PACKAGES_LACKING.get(RELEASE, [])
+        else ',bgpvpn',
+        'fwaas': '' if os.environ.get(FWAAS_SWITCH) == '0' else ',firewall_v2',
+    }
+
+
 def write_server_configs(unit, subdir, database):
     """etc/<subdir>/: neutron.conf (logs/<unit>.log, data/<subdir>/),
     ml2_conf.ini, api-paste.ini."""
@@ -71,10 +82,7 @@ def write_server_configs(unit, subdir, database):
         subdir=subdir,
         database=db_url(database),
         password=service_password('neutron'),
-        fwaas='' if os.environ.get(FWAAS_SWITCH) == '0' else ',firewall_v2',
-        bgpvpn=''
-        if 'networking-bgpvpn' in PACKAGES_LACKING.get(RELEASE, [])
-        else ',bgpvpn',
+        **optional_plugins(),
     )
     write_config('neutron/ml2_conf.ini', f'{subdir}/ml2_conf.ini')
 
@@ -96,9 +104,12 @@ def add_server_steps(plan, unit, subdir, after=(), readiness=None):
         'upgrade',
         'heads',
     ]
+    # a plugin turned on in a home made before it has no tables yet: the
+    # migrations run again (they are idempotent) when the set changes
+    done_as = step + ''.join(optional_plugins().values())
     plan.add(
         step,
-        once(step, manage(f'{subdir}-db-manage.log', upgrade)),
+        once(step, manage(f'{subdir}-db-manage.log', upgrade), done_as),
         ['mariadb', *after],
     )
     plan.start([unit], [step, 'rabbitmq'], readiness)
