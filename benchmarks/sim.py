@@ -66,7 +66,9 @@ class Simulator:
     """benchmarks.simcloud in a process of its own, so that its CPU is
     not the client's and the client's is not its."""
 
-    def __init__(self, workdir, *, latency_ms, workers, delete_scale):
+    def __init__(
+        self, workdir, *, latency_ms, workers, delete_scale, regions=1
+    ):
         self.state_file = os.path.join(workdir, 'sim-state.json')
         self.log = open(os.path.join(workdir, 'sim.log'), 'w')
         self.proc = subprocess.Popen(
@@ -82,6 +84,8 @@ class Simulator:
                 str(delete_scale),
                 '--state-file',
                 self.state_file,
+                '--regions',
+                str(regions),
             ],
             cwd=run.REPO,
             stdout=self.log,
