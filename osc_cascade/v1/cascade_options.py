@@ -53,8 +53,10 @@ def add_workers_option(tuning: Any) -> None:
         '--workers',
         metavar='<n>',
         type=workers,
-        default=None,
-        # auto: one per core for a plan of over AUTO_STEPS (api.workers).
+        default=0,
+        # auto: one per core for a plan of over AUTO_STEPS (api.workers);
+        # off by default until a quiet machine shows them faster (on a
+        # loaded one the gain was within the runs' spread).
         # Not in --help, which must fit a screen (issue #32) and has no
         # line left: the user guide and the release note name it
         help=argparse.SUPPRESS,

@@ -29,8 +29,9 @@ class CascadeOptions:
     force_stuck: bool = False
     parallel: int = 10
     #: worker processes for the plan's HTTP exchanges (``api.workers``);
-    #: None: one per core for a large plan, 0: none
-    workers: int | None = None
+    #: None: one per core for a large plan, 0: none (the default until
+    #: a quiet machine shows them faster: benchmarks/README.rst)
+    workers: int | None = 0
     timeout: float = 600.0
     #: discovery rounds after the plan has run, to catch what appeared
     verify_rounds: int = 3

@@ -130,9 +130,9 @@ def test_unhashable_settings_are_asked_every_time():
     session_costs.resolve_environment_once(session)
     session_costs.resolve_environment_once(session)  # made so once only
     for _ in range(2):
-        # a list inside a proxies value: not hashable
+        # a set inside a proxies value: not a key
         session.merge_environment_settings(
-            URLS[0], {'https': ['x']}, None, True, None
+            URLS[0], {'https': {'x'}}, None, True, None
         )
     assert asked.call_count == 2
     for _ in range(2):

@@ -332,7 +332,7 @@ def test_the_workers_option():
 
     parser = argparse.ArgumentParser()
     cascade_options.add_workers_option(parser)
-    assert parser.parse_args([]).workers is None
+    assert parser.parse_args([]).workers == 0  # off unless asked for
     assert parser.parse_args(['--workers', 'auto']).workers is None
     assert parser.parse_args(['--workers', '0']).workers == 0
     assert parser.parse_args(['--workers', '3']).workers == 3

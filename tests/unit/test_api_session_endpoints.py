@@ -11,9 +11,9 @@
 #    under the License.
 
 """What requests and keystoneauth work out at every request, once per
-endpoint (osc_cascade.api.remembered): each request gets what the library
-itself would have given it, the environment walked once per scheme, host
-and port, the catalog once per token and endpoint filter."""
+endpoint (osc_cascade.api.session_costs, with test_api_session_costs):
+the environment walked once per scheme, host and port, the catalog once
+per token and endpoint filter, each region its own."""
 
 import types
 
@@ -21,7 +21,7 @@ import pytest
 import requests
 from requests import sessions
 
-from osc_cascade.api import remembered
+from osc_cascade.api import session_costs
 from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import ADMIN_PROJECT
 
@@ -48,26 +48,6 @@ def conn_of(session):
     )
 
 
-def test_each_request_gets_what_requests_gives_it(env):
-    plain = requests.Session()
-    once = requests.Session()
-    remembered.remember(conn_of(once))
-
-    for _ in range(3):
-        for url in URLS:
-            for proxies in (None, {}, {'no_proxy': 'nova.example'}):
-                args = (url, proxies, None, None, None)
-                assert once.merge_environment_settings(
-                    *args
-                ) == plain.merge_environment_settings(*args), (url, proxies)
-    # the proxy and CA bundle of the environment were honoured
-    settings = once.merge_environment_settings(URLS[0], {}, None, None, None)
-    assert settings['proxies']['https'] == 'http://proxy.example:3128'
-    assert settings['verify'] == '/etc/ca.pem'
-    no_proxy = once.merge_environment_settings(URLS[3], {}, None, None, None)
-    assert 'https' not in no_proxy['proxies']
-
-
 def test_the_environment_is_walked_once_per_endpoint(env, monkeypatch):
     walks = []
     real = sessions.get_environ_proxies
@@ -78,8 +58,8 @@ def test_the_environment_is_walked_once_per_endpoint(env, monkeypatch):
 
     monkeypatch.setattr(sessions, 'get_environ_proxies', counted)
     session = requests.Session()
-    remembered.remember(conn_of(session))
-    remembered.remember(conn_of(session))  # a second region: no rewrap
+    session_costs.once_per_run(conn_of(session))
+    session_costs.once_per_run(conn_of(session))  # another region: no rewrap
 
     for _ in range(50):
         for url in URLS:
@@ -94,30 +74,17 @@ def test_the_environment_is_walked_once_per_endpoint(env, monkeypatch):
     assert two['proxies']['https'] == 'http://proxy.example:3128'
 
 
-def test_a_setting_that_is_not_a_plain_value_is_read_as_before(env):
-    session = requests.Session()
-    remembered.remember(conn_of(session))
-    cert = ['a.pem', 'b.key']  # a list: not a key
-
-    settings = session.merge_environment_settings(
-        URLS[0], {}, None, None, cert
-    )
-
-    assert settings['cert'] == cert
-    assert settings['proxies']['https'] == 'http://proxy.example:3128'
-
-
 def test_a_connection_without_an_http_session_is_left_alone():
-    remembered.remember(types.SimpleNamespace())
-    remembered.remember(conn_of(None))
+    session_costs.once_per_run(types.SimpleNamespace())
+    session_costs.once_per_run(conn_of(None))
 
 
 def test_requests_through_the_sdk_session_still_go_out(conn):
-    remembered.remember(conn)
+    session_costs.once_per_run(conn)
 
     # the fake cloud answers through requests-mock, behind the wrapper
     assert conn.identity.get_project(ADMIN_PROJECT).name == 'admin'
-    assert getattr(conn.session.session, remembered.MARK)
+    assert getattr(conn.session.session, session_costs._MARK)
 
 
 def test_the_endpoint_is_found_once_per_token_and_filter(conn, monkeypatch):
@@ -138,7 +105,7 @@ def test_the_endpoint_is_found_once_per_token_and_filter(conn, monkeypatch):
         session.get_endpoint(service_type=s, interface='public')
         for s in ('compute', 'network', 'identity')
     ]
-    remembered.remember(conn)
+    session_costs.once_per_run(conn)
     walks.clear()
 
     for _ in range(20):
@@ -166,7 +133,7 @@ def test_each_region_keeps_its_own_endpoint():
     with FakeCloud() as one:
         two = one.add_region('RegionTwo', ['compute'])
         conn = one.connection()
-        remembered.remember(conn)
+        session_costs.once_per_run(conn)
 
         def compute(region):
             return conn.session.get_endpoint(
