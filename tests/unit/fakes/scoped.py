@@ -39,6 +39,7 @@ from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import AUTH_URL, catalog, new_id
 from tests.unit.fakes.dns import Dns
 from tests.unit.fakes.key_manager import KeyManager
+from tests.unit.fakes.workflow import Workflow
 
 #: Cinder's owner attribute of each collection, shown to admins alone
 CINDER_OWNERS = {
@@ -335,3 +336,9 @@ class ScopedDnsBarbicanCloud(ScopedTokens, Dns, KeyManager, FakeCloud):
     """ScopedCloud with Designate and Barbican."""
 
     endpoints = catalog(*FakeCloud.endpoints, 'dns', 'key-manager')
+
+
+class ScopedMistralCloud(ScopedTokens, Workflow, FakeCloud):
+    """ScopedCloud with Mistral."""
+
+    endpoints = catalog(*FakeCloud.endpoints, 'workflow')
