@@ -15,7 +15,8 @@ them after their project is gone.
 
 An admin lists any project's with ``all_projects`` and ``project_id`` (the
 filter holds; the event trigger list takes no filter, and answers any with
-a 500: it lists every project's, and ``owned`` keeps the project's), a page at a time (``marker``/``limit``, a ``next`` link).
+a 500: it lists every project's, and ``owned`` keeps the project's), a
+page at a time (``marker``/``limit``, a ``next`` link).
 ``all_projects`` is an admin's: a token scoped to the project without
 admin (the cascade without cloud admin) is refused it (403) and asks with
 no filter, which lists its project's, other projects' public workflows and
