@@ -41,6 +41,7 @@ from tests.unit.fakes.dns import Dns
 from tests.unit.fakes.key_manager import KeyManager
 from tests.unit.fakes.network_extensions import NetworkExtensions
 from tests.unit.fakes.network_services import NetworkServices
+from tests.unit.fakes.workflow import Workflow
 
 #: Cinder's owner attribute of each collection, shown to admins alone
 CINDER_OWNERS = {
@@ -345,3 +346,9 @@ class ScopedDnsBarbicanCloud(ScopedTokens, Dns, KeyManager, FakeCloud):
     """ScopedCloud with Designate and Barbican."""
 
     endpoints = catalog(*FakeCloud.endpoints, 'dns', 'key-manager')
+
+
+class ScopedMistralCloud(ScopedTokens, Workflow, FakeCloud):
+    """ScopedCloud with Mistral."""
+
+    endpoints = catalog(*FakeCloud.endpoints, 'workflow')

@@ -10,10 +10,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Mistral: workflows and their cron and event triggers, listed for every
-project with ``all_projects`` (else the caller's), ``mistral_page`` a
-page with a ``next`` link. A workflow that any project's trigger starts
-is refused with Mistral's 400."""
+"""Mistral: workflows and their cron and event triggers, ``mistral_page``
+a page with a ``next`` link. An admin lists every project's, a project
+filter holds; a token scoped to a project without admin (``fakes.scoped``)
+is refused ``all_projects`` (403) and lists its project's, the public ones
+and those shared with it. A workflow that any project's trigger starts is
+refused with Mistral's 400; one shared with other projects (workflow
+members) is deleted with its members. A workflow's members are shown to
+its own project and to each member its own: an admin of another project
+gets an empty list, as Mistral 23 answers it (db ``_get_criterion``).
+The event trigger list takes no filter: any answers Mistral 23's 500."""
 
 from __future__ import annotations
 
@@ -22,6 +28,15 @@ import re
 from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, page
 
 COLLECTIONS = ('workflows', 'cron_triggers', 'event_triggers')
+#: what Mistral's event trigger list takes: paging, sorting, all_projects
+PAGING = {
+    'marker',
+    'limit',
+    'sort_keys',
+    'sort_dirs',
+    'fields',
+    'all_projects',
+}
 
 
 class Workflow:
@@ -45,6 +60,10 @@ class Workflow:
                     }
                 ]
             }
+        caller, is_admin = self._mistral_caller()
+        m = re.fullmatch(r'/workflows/([^/]+)/members(?:/([^/]+))?', path)
+        if m:
+            return self._mistral_members(method, caller, *m.groups(), body)
         m = re.fullmatch(
             r'/({})(?:/([^/]+))?'.format('|'.join(COLLECTIONS)), path
         )
@@ -52,12 +71,24 @@ class Workflow:
             return 404, {'faultstring': 'no route'}
         coll, id_ = m.groups()
         if id_ is None:
-            everyone = query.get('all_projects') == 'true'
-            wanted = query.get('project_id') or (
-                None if everyone else ADMIN_PROJECT
-            )
+            if coll == 'event_triggers' and set(query) - PAGING:
+                # its get_all(**filters): WSME has no type for a filter
+                return 500, {
+                    'faultcode': 'Server',
+                    'faultstring': "'NoneType' object has no attribute "
+                    "'datatype'",
+                }
+            if query.get('all_projects') == 'true' and not is_admin:
+                return 403, {
+                    'faultstring': 'Operation forbidden (insufficient '
+                    'permissions)'
+                }
+            wanted = query.get('project_id')
             items = [
-                o for o in self.all(coll) if wanted in (None, o['project_id'])
+                o
+                for o in self.all(coll)
+                if wanted in (None, o['project_id'])
+                and (is_admin or self._mistral_sees(caller, coll, o))
             ]
             chunk, link = page(
                 items,
@@ -84,6 +115,70 @@ class Workflow:
                             'faultstring': "Can't delete workflow that has "
                             f'{kind} triggers associated.'
                         }
+                for member in self._mistral_members_of(id_):
+                    self._remove('workflow_members', member['id'])
             self._remove(coll, id_)
             return 204, None
         return 200, found
+
+    def mistral_share(self, workflow_id, member_id, status='accepted'):
+        """The workflow's owner shares it with ``member_id``, which
+        accepts it (``status``)."""
+        owner = self.get('workflows', workflow_id)['project_id']
+        return self.add(
+            'workflow_members',
+            resource_id=workflow_id,
+            resource_type='workflow',
+            project_id=owner,
+            member_id=member_id,
+            status=status,
+        )
+
+    def _mistral_caller(self):
+        """(project, admin) of the request's token: the admin's, or one
+        of ``fakes.scoped`` (a role admin is Mistral's context_is_admin)."""
+        caller = getattr(self, '_caller', lambda: None)()
+        if caller is None:
+            return ADMIN_PROJECT, True
+        return caller['project_id'], 'admin' in caller['roles']
+
+    def _mistral_members_of(self, workflow_id):
+        return [
+            m
+            for m in self.all('workflow_members')
+            if m['resource_id'] == workflow_id
+        ]
+
+    def _mistral_sees(self, project_id, coll, obj):
+        """A non-admin's list: its own, the public ones and the workflows
+        shared with it (accepted)."""
+        if obj['project_id'] == project_id or obj.get('scope') == 'public':
+            return True
+        return coll == 'workflows' and any(
+            m['member_id'] == project_id and m['status'] == 'accepted'
+            for m in self._mistral_members_of(obj['id'])
+        )
+
+    def _mistral_members(self, method, caller, workflow_id, member_id, body):
+        # the owner's rows, and a member's own row: nothing else, to anyone
+        seen = [
+            m
+            for m in self._mistral_members_of(workflow_id)
+            if caller in (m['project_id'], m['member_id'])
+        ]
+        if method == 'GET' and member_id is None:
+            return 200, {'members': seen}
+        if method == 'POST':
+            return 201, self.mistral_share(
+                workflow_id, body['member_id'], status='pending'
+            )
+        found = [m for m in seen if m['member_id'] == member_id]
+        if not found:
+            return 404, {'faultstring': 'Resource member not found'}
+        if method == 'PUT':
+            found[0]['status'] = body['status']
+            return 200, found[0]
+        if method == 'DELETE':
+            self._remove('workflow_members', found[0]['id'])
+            return 204, None
+        return 200, found[0]

@@ -36,6 +36,7 @@ from .paths import (
 )
 from .releases import PACKAGES_LACKING
 from .services import (
+    aodh,
     barbican,
     cinder,
     designate,
@@ -46,6 +47,7 @@ from .services import (
     keystone,
     magnum,
     manila,
+    mistral,
     neutron,
     nova,
     octavia,
@@ -71,6 +73,8 @@ MODULES = [
     magnum,
     manila,
     ironic,
+    aodh,
+    mistral,
     region_two,
 ]
 SERVICES = [m.NAME for m in MODULES]

@@ -54,6 +54,8 @@ CLIENT_PACKAGES = [
     'python-magnumclient',
     'python-manilaclient',
     'python-ironicclient',
+    'aodhclient',
+    'python-mistralclient',
 ]
 APT_PACKAGES = [
     'mariadb-server',

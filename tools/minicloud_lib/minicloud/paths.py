@@ -106,6 +106,8 @@ PORTS = {
         'magnum': 511,
         'manila': 786,
         'ironic': 385,
+        'aodh': 42,
+        'mistral': 989,
     }.items()
 }
 

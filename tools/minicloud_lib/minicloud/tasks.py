@@ -67,6 +67,8 @@ PRIORITY = {
     'magnum-db': 9,
     'manila-db': 9,
     'ironic-db': 9,
+    'aodh-db': 9,
+    'mistral-db': 9,
     # RegionTwo last: nothing of RegionOne waits for it
     'neutron-r2-db': 10,
     'glance-r2-db': 11,

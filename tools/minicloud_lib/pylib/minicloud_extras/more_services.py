@@ -22,6 +22,8 @@ SERVICES = {
     'magnum': ('magnum', 'container-infra', '/v1'),
     'manila': ('manila', 'shared-file-system', '/v2'),
     'ironic': ('ironic', 'baremetal', ''),
+    'aodh': ('aodh', 'alarming', ''),
+    'mistral': ('mistral', 'workflowv2', '/v2'),
 }
 
 
@@ -80,6 +82,23 @@ def resources(cfg, conn, wait, say):
         manila(conn, wait, say)
     if 'ironic' in groups:
         ironic(cfg, wait, say)
+    for group, proxy, path in (
+        ('aodh', 'alarming', '/alarms'),
+        ('mistral', 'workflow', '/workflows'),
+    ):
+        if group in groups:
+            api_up(conn, wait, say, group, proxy, path)
+
+
+def api_up(conn, wait, say, group, proxy, path):
+    """Wait until the API lists the admin's own (an API with nothing
+    behind it: Aodh, Mistral)."""
+
+    def up():
+        return getattr(conn, proxy).get(path).status_code == 200
+
+    wait(group + ' API', up, timeout=120)
+    say(group + ' API')
 
 
 #: Manila's microversion for what is made here (share group types: 2.55)
