@@ -89,3 +89,29 @@ def test_a_refused_listing_of_any_other_kind_still_refuses_the_search(
     result = osc('orphan', 'purge', '--yes')
     assert result.code != 0
     assert 'Nothing was deleted' in result.stderr
+
+
+def test_the_fake_nova_refuses_a_deleted_projects_quotas_but_their_delete(
+    cloud,
+):
+    # as nova's identity.verify_project_id, seen on the minicloud (issue
+    # 31): 400 to a read or a set, the DELETE taken
+    pid = scenarios.project(cloud, 'gone')['id']
+    cloud.set_quota('nova', pid, instances=7)
+    cloud.db['projects'].pop(pid)
+    nova = cloud.connection().compute
+    for method, path in (
+        ('GET', f'/os-quota-sets/{pid}'),
+        ('GET', f'/os-quota-sets/{pid}/defaults'),
+        ('PUT', f'/os-quota-sets/{pid}'),
+    ):
+        answer = nova.request(
+            path,
+            method,
+            json={'quota_set': {'instances': 1}} if method == 'PUT' else None,
+            raise_exc=False,
+        )
+        assert answer.status_code == 400, (method, path)
+        assert f'Project ID {pid} is not a valid project.' in answer.text
+    assert nova.delete(f'/os-quota-sets/{pid}').status_code == 204
+    assert not cloud.has_quota('nova', pid)
