@@ -90,6 +90,7 @@ def one_repeat(n, rep, trees, args, raw) -> dict[str, Any]:
                 load = os.getloadavg()
                 saved = os.environ.get('PYTHONPATH')
                 os.environ['PYTHONPATH'] = trees[version]
+                args.cascade_args = getattr(args, f'{version}_args')
                 try:
                     row = sim.measure(
                         simulator,
@@ -226,6 +227,16 @@ def main(argv: list[str] | None = None) -> int:
         type=lambda s: [int(x) for x in s.split(',')],
     )
     parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument(
+        '--before-args',
+        default='',
+        help="more of the cascade's options before (e.g. '--workers 0')",
+    )
+    parser.add_argument(
+        '--after-args',
+        default='',
+        help="more of the cascade's options after (e.g. '--workers 2')",
+    )
     parser.add_argument('--latency-ms', type=float, default=50.0)
     parser.add_argument('--workers', type=int, default=1000)
     parser.add_argument('--parallel', type=int, default=50)

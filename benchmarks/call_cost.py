@@ -15,7 +15,8 @@
     python -m benchmarks.call_cost [--calls 300] [--out DIR]
 
 Against the simulated cloud (benchmarks.simcloud, in a process of its own
-and without latency, so that none of its CPU is the client's), one
+and without latency, so that none of its CPU is the client's; the
+connection made ready as a run's is, unless ``--as-before``), one
 project of resources, and from this process on one thread, the same GET
 of a network and DELETEs of security group rules made through:
 
@@ -26,7 +27,10 @@ of a network and DELETEs of security group rules made through:
 - ``session``: the connection's keystoneauth session on the endpoint the
   proxy resolved once, the answer checked by the SDK's exceptions;
 - ``requests``: a bare ``requests.Session`` with the token (the floor: no
-  keystoneauth, no SDK).
+  keystoneauth, no SDK);
+- ``workers``: the plan's own calls (``api.direct``) with their HTTP
+  exchanges made by 2 worker processes (``api.workers``): this process's
+  CPU per call, and the workers' apart (``/proc``).
 
 The layers take turns call by call, so that a load that changes meanwhile
 falls on all of them alike. Per layer and method: the client's CPU
@@ -48,13 +52,18 @@ from typing import Any
 
 import openstack
 from openstack import exceptions as sdk_exc
+from openstack.network.v2 import network as sdk_network
+from openstack.network.v2 import security_group_rule as sdk_rule
 import requests
 
-from benchmarks import executor_cpu, sim
+from benchmarks import cpu, executor_cpu, sim
 from benchmarks.results import write_tables
+from osc_cascade.api import direct, session_costs, workers
 from osc_cascade.api.http import request
 
-LAYERS = ('resource', 'proxy', 'session', 'requests')
+#: the worker processes of the ``workers`` layer
+WORKERS = 2
+LAYERS = ('resource', 'proxy', 'session', 'requests', 'workers')
 
 
 def _cpu() -> float:
@@ -99,10 +108,44 @@ def _layers(conn: Any, base: str) -> dict[str, dict[str, Any]]:
                 f'{base}/security-group-rules/{id_}'
             ).raise_for_status(),
         },
+        # the plan's own calls (api.direct) made by the run's worker
+        # processes: this process's share (the workers' is counted apart)
+        'workers': {
+            'GET': lambda id_: direct.get(net, sdk_network.Network, id_),
+            'DELETE': lambda id_: direct.delete(
+                net, sdk_rule.SecurityGroupRule, id_, ignore_missing=False
+            ),
+        },
     }
 
 
 def measure(conn: Any, project_id: str, calls: int) -> dict[str, Any]:
+    with workers.running(conn, WORKERS, 10, on_lost=print) as pool:
+        pids = [w.process.pid for w in pool.workers]
+        before = _settled(pids)
+        out = _measure(conn, project_id, calls)
+        spent = sum(cpu.process(p) for p in pids) - before
+    made = sum(out[m]['workers']['calls'] for m in out)
+    out['workers_processes'] = {
+        'workers': WORKERS,
+        'cpu_ms_per_call': round(1000 * spent / max(1, made), 3),
+    }
+    return out
+
+
+def _settled(pids: list[int]) -> float:
+    """The workers' CPU once they are started (their imports are not
+    what a call costs)."""
+    spent = -1.0
+    while True:
+        time.sleep(0.5)
+        now = sum(cpu.process(p) for p in pids)
+        if now - spent < 0.02:
+            return now
+        spent = now
+
+
+def _measure(conn: Any, project_id: str, calls: int) -> dict[str, Any]:
     base = conn.network.get_endpoint().rstrip('/')
     layers = _layers(conn, base)
     network = request(
@@ -159,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
         'DELETEs)',
     )
     parser.add_argument('--executor-n', type=int, default=10000)
+    parser.add_argument(
+        '--as-before',
+        action='store_true',
+        help='without what a run works out once per session '
+        '(osc_cascade.api.session_costs): the per-call figures before it',
+    )
     parser.add_argument('--out')
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as workdir:
@@ -175,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
                 'clouds_yaml'
             ]
             conn = openstack.connect(cloud='sim-admin')
+            if not args.as_before:
+                # as a run's connection is (engine.limiter.size_pools)
+                session_costs.once_per_run(conn)
             simulator.call('GET', '/stats?reset=1')
             result: dict[str, Any] = {
                 'load_before': os.getloadavg()[0],
@@ -219,6 +271,12 @@ def markdown(result: dict[str, Any]) -> str:
             f'{get["wall_ms_per_call"]:.2f} | '
             f'{delete["cpu_ms_per_call"]:.2f} | '
             f'{delete["wall_ms_per_call"]:.2f} |'
+        )
+    apart = calls.get('workers_processes')
+    if apart:
+        lines.append(
+            f'| (the {apart["workers"]} worker processes of the layer above, '
+            f'per call) | {apart["cpu_ms_per_call"]:.2f} | | | |'
         )
     ex = result['executor']
     lines.append(

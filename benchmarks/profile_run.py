@@ -13,6 +13,7 @@
 """Where the cascade's CPU goes, function by function, every thread.
 
     python -m benchmarks.profile_run -n 10000 [--top 40] [--out DIR]
+    python -m benchmarks.profile_run --domain 50 [--size 20 --users 10]
 
 A fresh simulated cloud (benchmarks.sim's), one project of N resources,
 and ``openstack project delete --cascade --yes`` run in this process
@@ -25,6 +26,11 @@ answered, so as the client's CPU per request. The profiler slows the
 run (about twice): compare shares, not the run's wall with benchmarks.sim.
 Needs yappi (``pip install yappi``). With ``--out``: ``profile-N.json``
 and ``profile-N.pstats``.
+
+With ``--domain P``: a domain of P projects of ``--size`` resources and
+``--users`` users in two regions (benchmarks.simdomain's) and ``domain
+delete --cascade``; the requests are also counted by route (IDs as
+``{id}``), so as what the cascade asks per project.
 """
 
 from __future__ import annotations
@@ -67,28 +73,46 @@ def package(path: str) -> str:
     return 'other (stdlib, builtins)'
 
 
-def profile(n: int, parallel: int, top: int, out: str | None) -> dict:
+def profile(
+    n: int, parallel: int, top: int, out: str | None, domain: dict | None
+) -> dict:
     from openstackclient import shell
     import yappi
 
     with tempfile.TemporaryDirectory() as workdir:
         simulator = sim.Simulator(
-            workdir, latency_ms=50, workers=1000, delete_scale=1.0
+            workdir,
+            latency_ms=50,
+            workers=1000,
+            delete_scale=1.0,
+            regions=2 if domain else 1,
         )
         try:
-            project = simulator.call(
-                'POST', '/seed', {'n': n, 'twins': 1, 'prefix': 'prof'}
-            )[0]
+            if domain:
+                seeded = simulator.call(
+                    'POST', '/seed-domain', {**domain, 'twins': 1}
+                )[0]
+                cmd = [
+                    '--os-cloud', 'sim-admin', 'domain', 'delete',
+                    '--cascade', '--yes', '--parallel', str(parallel),
+                    seeded['id'],
+                ]  # fmt: skip
+                owned = f'/domain-left?id={seeded["id"]}'
+            else:
+                project = simulator.call(
+                    'POST', '/seed', {'n': n, 'twins': 1, 'prefix': 'prof'}
+                )[0]
+                cmd = run.tool_command(
+                    run.CASCADE,
+                    project['id'],
+                    cloud='sim-admin',
+                    parallel=parallel,
+                )[1:]
+                owned = f'/owned?project={project["id"]}'
             os.environ['OS_CLIENT_CONFIG_FILE'] = simulator.state[
                 'clouds_yaml'
             ]
             simulator.call('GET', '/stats?reset=1')
-            cmd = run.tool_command(
-                run.CASCADE,
-                project['id'],
-                cloud='sim-admin',
-                parallel=parallel,
-            )[1:]
             yappi.set_clock_type('cpu')
             cpu0, wall0 = os.times(), time.monotonic()
             yappi.start()
@@ -98,7 +122,7 @@ def profile(n: int, parallel: int, top: int, out: str | None) -> dict:
             wall = time.monotonic() - wall0
             cpu1 = os.times()
             stats = simulator.call('GET', '/stats')
-            left = simulator.call('GET', f'/owned?project={project["id"]}')
+            left = simulator.call('GET', owned)
         finally:
             simulator.stop()
     funcs = yappi.get_func_stats()
@@ -114,6 +138,7 @@ def profile(n: int, parallel: int, top: int, out: str | None) -> dict:
     cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
     result = {
         'n': n,
+        'domain': domain,
         'exit_code': code,
         'left': sum(left.values()),
         'wall_s': round(wall, 1),
@@ -125,6 +150,8 @@ def profile(n: int, parallel: int, top: int, out: str | None) -> dict:
         'simulator_handler_ms_per_request': stats[
             'handler_cpu_ms_per_request'
         ],
+        'by_region': stats.get('by_region'),
+        'routes': stats['routes'] if domain else None,
         'profiled_cpu_s': round(total, 2),
         'by_package': {
             k: round(v / total, 3) for k, v in by_package.most_common()
@@ -141,8 +168,9 @@ def profile(n: int, parallel: int, top: int, out: str | None) -> dict:
         ],
     }
     if out:
-        funcs.save(os.path.join(out, f'profile-{n}.pstats'), type='pstat')
-        with open(os.path.join(out, f'profile-{n}.json'), 'w') as f:
+        tag = f'domain-{domain["projects"]}' if domain else n
+        funcs.save(os.path.join(out, f'profile-{tag}.pstats'), type='pstat')
+        with open(os.path.join(out, f'profile-{tag}.json'), 'w') as f:
             json.dump(result, f, indent=1)
     return result
 
@@ -153,8 +181,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--parallel', type=int, default=50)
     parser.add_argument('--top', type=int, default=40)
     parser.add_argument('--out')
+    parser.add_argument(
+        '--domain',
+        type=int,
+        metavar='PROJECTS',
+        help='a domain of this many projects, in two regions',
+    )
+    parser.add_argument('--size', type=int, default=20)
+    parser.add_argument('--users', type=int, default=10)
     args = parser.parse_args(argv)
-    result = profile(args.n, args.parallel, args.top, args.out)
+    domain = (
+        {'projects': args.domain, 'size': args.size, 'users': args.users}
+        if args.domain
+        else None
+    )
+    result = profile(args.n, args.parallel, args.top, args.out, domain)
     print(json.dumps(result, indent=1))
     return 0
 

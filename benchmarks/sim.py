@@ -42,6 +42,7 @@ import argparse
 import collections
 import json
 import os
+import shlex
 import signal
 import statistics
 import subprocess
@@ -65,7 +66,9 @@ class Simulator:
     """benchmarks.simcloud in a process of its own, so that its CPU is
     not the client's and the client's is not its."""
 
-    def __init__(self, workdir, *, latency_ms, workers, delete_scale):
+    def __init__(
+        self, workdir, *, latency_ms, workers, delete_scale, regions=1
+    ):
         self.state_file = os.path.join(workdir, 'sim-state.json')
         self.log = open(os.path.join(workdir, 'sim.log'), 'w')
         self.proc = subprocess.Popen(
@@ -81,6 +84,8 @@ class Simulator:
                 str(delete_scale),
                 '--state-file',
                 self.state_file,
+                '--regions',
+                str(regions),
             ],
             cwd=run.REPO,
             stdout=self.log,
@@ -160,6 +165,8 @@ def measure(sim, tool, project, twin, *, args, raw, tag):
     )
     if tool == DRY_RUN:  # discovery and planning alone
         cmd.insert(-1, '--dry-run')
+    if tool in (CASCADE, DRY_RUN):  # e.g. --workers 0
+        cmd[-1:-1] = shlex.split(getattr(args, 'cascade_args', '') or '')
     env = dict(os.environ, OS_CLIENT_CONFIG_FILE=sim.state['clouds_yaml'])
     twin_before = sim.call('GET', f'/owned?project={twin["id"]}')
     sim.call('GET', '/stats?reset=1')
@@ -535,6 +542,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument('--cascade-limit', type=float, default=7200.0)
     parser.add_argument('--out', default=os.path.join(HERE, 'results'))
+    parser.add_argument(
+        '--cascade-args',
+        default='',
+        help="more of the cascade's options (e.g. '--workers 0')",
+    )
     parser.add_argument('--append', action='store_true')
     parser.add_argument('--report-only', action='store_true')
     args = parser.parse_args(argv)

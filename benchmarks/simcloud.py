@@ -116,6 +116,9 @@ LISTINGS = {
     'object-store': re.compile(r'/v1/AUTH_[^/]+/?'),
 }
 PROJECT_QUERY_KEYS = ('project_id', 'tenant_id', 'owner', 'project')
+#: the catalog's regions (``--regions`` of them): every service but
+#: Keystone (one, the first's, listed in each) has its endpoints in each
+REGIONS = ('RegionOne', 'RegionTwo')
 #: a port for each service: enough workers that no service is a bottleneck
 DEFAULT_WORKERS = 1000
 
@@ -258,7 +261,8 @@ def fill_block(
         routers.append(router)
     servers = []
     for i in range(counts['compute.server']):
-        net, subnet = nets[i % len(routers)]
+        # behind a router where there is one
+        net, subnet = nets[i % (len(routers) or len(nets))]
         servers.append(
             scenarios.server(
                 shard, pid, f'vm-{i}', net, subnet, groups[i % len(groups)]
@@ -292,7 +296,14 @@ def fill_block(
             scenarios.floating_ip(shard, pid, external)
     volumes = []
     for i in range(counts['block_storage.volume']):
-        attach = servers[i] if i % 4 == 0 and i < len(servers) else None
+        # one volume at least stays free, for the snapshots
+        attach = (
+            servers[i]
+            if i % 4 == 0
+            and i < len(servers)
+            and counts['block_storage.volume'] > 1
+            else None
+        )
         volumes.append(
             scenarios.volume(shard, pid, f'vol-{i}', attach_to=attach)
         )
@@ -341,6 +352,7 @@ class SimCloud:
         workers: int = DEFAULT_WORKERS,
         delete_scale: float = 1.0,
         host: str = '127.0.0.1',
+        regions: int = 1,
     ):
         self.latency = latency
         self.workers = workers
@@ -350,16 +362,32 @@ class SimCloud:
         }
         self.delete_scale = delete_scale
         self.lock = threading.Lock()
-        self.main = self._shard()
-        self.external, _ = scenarios.external_network(self.main)
-        self.shards: list[Shard] = [self.main]
+        self.regions = REGIONS[:regions]
+        #: region -> its shard of Keystone (the first's), quotas, keypairs
+        #: and its external network
+        self.mains: dict[str, Shard] = {}
+        self.externals: dict[str, dict] = {}
+        for region in self.regions:
+            shard = self._shard(region)
+            if self.mains:  # one Keystone
+                shard.db['projects'] = self.main.db['projects']
+            else:
+                self.main = shard
+            self.mains[region] = shard
+            self.externals[region], _ = scenarios.external_network(shard)
+        self.external = self.externals[self.regions[0]]
+        self.shards: list[Shard] = list(self.mains.values())
         #: project id -> its shards
         self.project_shards: dict[str, list[Shard]] = {}
         #: a resource id, or a stack's or container's name -> its shard
         self.index: dict[str, Shard] = {}
         #: token -> the project it is scoped to
         self.tokens: dict[str, str] = {}
-        self.urls: dict[str, str] = {}
+        #: region -> service -> its URL (Keystone's in the first only)
+        self.region_urls: dict[str, dict[str, str]] = {
+            r: {} for r in self.regions
+        }
+        self.urls = self.region_urls[self.regions[0]]
         self.slots = {s: threading.BoundedSemaphore(workers) for s in SERVICES}
         self.stats_lock = threading.Lock()
         self.reset_stats()
@@ -386,9 +414,10 @@ class SimCloud:
                 made.append({'id': pid, 'name': name, 'blocks': len(shards)})
         return made
 
-    def _shard(self) -> Shard:
+    def _shard(self, region: str = REGIONS[0]) -> Shard:
         shard = Shard()
         shard.delete_seconds = self.delete_seconds
+        shard.region = region
         return shard
 
     def _index(self, shard: Shard) -> None:
@@ -405,7 +434,10 @@ class SimCloud:
     def owned(self, project_id: str) -> dict[str, int]:
         kinds: collections.Counter = collections.Counter()
         with self.lock:
-            for shard in [self.main, *self.project_shards.get(project_id, [])]:
+            for shard in [
+                *self.mains.values(),
+                *self.project_shards.get(project_id, []),
+            ]:
                 kinds.update(shard.owned(project_id))
             if self.main.exists('projects', project_id):
                 kinds['projects'] += 1
@@ -438,16 +470,17 @@ class SimCloud:
         )
         tok.add_role(name='admin')
         for service in SERVICES:
-            url = self.urls[service]
-            if service == 'orchestration':
-                url += f'/v1/{pid}'
-            elif service == 'object-store':
-                url += f'/v1/AUTH_{pid}'
-            else:
-                url += FAKE_BASES[service][1]
-            tok.add_service(service).add_endpoint(
-                interface='public', url=url, region='RegionOne'
-            )
+            entry = tok.add_service(service)
+            for region, urls in self.region_urls.items():
+                # one Keystone, listed in each region (as clouds do)
+                url = urls.get(service, self.urls[service])
+                if service == 'orchestration':
+                    url += f'/v1/{pid}'
+                elif service == 'object-store':
+                    url += f'/v1/AUTH_{pid}'
+                else:
+                    url += FAKE_BASES[service][1]
+                entry.add_endpoint(interface='public', url=url, region=region)
         token_id = f'sim-{len(self.tokens)}-{pid}'
         with self.lock:
             self.tokens[token_id] = pid
@@ -463,18 +496,21 @@ class SimCloud:
         query: dict,
         token: str,
         full_query: dict[str, list[str]] | None = None,
+        region: str = REGIONS[0],
     ) -> list[Shard]:
         """The shards that answer a request (``rest``: its path after the
         service's base; ``query``: the last value of each key,
-        ``full_query``: all of them)."""
+        ``full_query``: all of them) to ``region``'s endpoint: its own
+        (what another region has, it does not know)."""
         if service == 'identity':
             return [self.main]
+        main = self.mains[region]
         for segment in rest.split('/'):
             shard = self.index.get(parse.unquote(segment))
             if shard is not None:
-                return [shard]
+                return [shard if shard.region == region else main]
         if method != 'GET' or not LISTINGS[service].fullmatch(rest):
-            return [self.main]
+            return [main]
         # a listing filtered by resources of the projects' blocks (the
         # ports of a network, the rules naming a group): what refers to a
         # resource lives in its block, or in the main shard (the external
@@ -490,7 +526,7 @@ class SimCloud:
             for part in value.split(',')
         } - {None}
         if named:
-            return [self.main, *(s for s in self.shards if s in named)]
+            return [main, *(s for s in named if s.region == region)]
         project = next(
             (query[k] for k in PROJECT_QUERY_KEYS if query.get(k)), None
         )
@@ -502,8 +538,15 @@ class SimCloud:
             scoped = self.tokens.get(token)
             project = scoped if scoped != ADMIN_PROJECT else None
         if project is None:
-            return self.shards
-        return [self.main, *self.project_shards.get(project, [])]
+            return [s for s in self.shards if s.region == region]
+        return [
+            main,
+            *(
+                s
+                for s in self.project_shards.get(project, [])
+                if s.region == region
+            ),
+        ]
 
     def reset_stats(self) -> dict:
         with self.stats_lock:
@@ -511,6 +554,7 @@ class SimCloud:
             self._stats: dict[str, Any] = {
                 'requests': 0,
                 'by_service': collections.Counter(),
+                'by_region': collections.Counter(),
                 'by_method': collections.Counter(),
                 'routes': collections.Counter(),
                 'statuses': collections.Counter(),
@@ -534,6 +578,7 @@ class SimCloud:
         return {
             'requests': s['requests'],
             'by_service': dict(s['by_service']),
+            'by_region': dict(s['by_region']),
             'by_method': dict(s['by_method']),
             'routes': dict(s['routes'].most_common()),
             'statuses': dict(s['statuses']),
@@ -554,11 +599,12 @@ class SimCloud:
             ),
         }
 
-    def _count(self, service, route, status, cpu, fanout):
+    def _count(self, service, route, status, cpu, fanout, region):
         with self.stats_lock:
             s = self._stats
             s['requests'] += 1
             s['by_service'][service] += 1
+            s['by_region'][region] += 1
             s['by_method'][route.split(' ', 1)[0]] += 1
             s['routes'][f'{service} {route}'] += 1
             s['statuses'][str(status)] += 1
@@ -574,15 +620,16 @@ class SimCloud:
 
     # -- answering --
 
-    def answer(self, service, method, url, headers, body):
-        """(status, headers, body) of one request, after the latency."""
+    def answer(self, service, method, url, headers, body, region=REGIONS[0]):
+        """(status, headers, body) of one request to ``region``'s
+        endpoint, after the latency."""
         with self.slots[service]:
             self._busy(service, 1)
             try:
                 time.sleep(self.latency)
                 cpu = time.thread_time()
                 answer, fanout = self._answer(
-                    service, method, url, headers, body
+                    service, method, url, headers, body, region
                 )
                 self._count(
                     service,
@@ -590,12 +637,13 @@ class SimCloud:
                     answer[0],
                     time.thread_time() - cpu,
                     fanout,
+                    region,
                 )
                 return answer
             finally:
                 self._busy(service, -1)
 
-    def _answer(self, service, method, url, headers, body):
+    def _answer(self, service, method, url, headers, body, region):
         split = parse.urlsplit(url)
         if service == 'identity' and split.path.rstrip('/').endswith(
             '/auth/tokens'
@@ -608,7 +656,7 @@ class SimCloud:
                         'X-Subject-Token': token_id,
                         'Content-Type': 'application/json',
                     },
-                    self._rewrite(json.dumps(tok).encode()),
+                    self._rewrite(json.dumps(tok).encode(), region),
                 ), 0
             return (200, {'Content-Type': 'application/json'}, b'{}'), 0
         base_path = FAKE_BASES[service][1]
@@ -620,22 +668,26 @@ class SimCloud:
         token = headers.get('X-Auth-Token', '')
         request = _Request(method, url, split, headers, body)
         if service == 'object-store' and 'bulk-delete' in split.query:
-            return self._bulk_delete(request, split)
+            return self._bulk_delete(request, split, region)
         with self.lock:
             shards = self.targets(
-                service, method, rest, query, token, full_query
+                service, method, rest, query, token, full_query, region
             )
-            answers = [self._one(shard, service, request) for shard in shards]
+            answers = [
+                self._one(shard, service, request, region) for shard in shards
+            ]
         return _merge(answers), len(shards)
 
-    def _bulk_delete(self, request: _Request, split):
+    def _bulk_delete(self, request: _Request, split, region):
         """Swift's bulk delete: each shard deletes the objects of its
         containers, and the answer adds up theirs."""
         lines = [x for x in (request.body or b'').decode().split('\n') if x]
         groups: dict[int, tuple[Shard, list[str]]] = {}
         for line in lines:
             container = parse.unquote(line.lstrip('/').partition('/')[0])
-            shard = self.index.get(container, self.main)
+            shard = self.index.get(container)
+            if shard is None or shard.region != region:
+                shard = self.mains[region]
             groups.setdefault(id(shard), (shard, []))[1].append(line)
         total = {'Number Deleted': 0, 'Number Not Found': 0, 'Errors': []}
         status, reply_headers = 200, {'Content-Type': 'application/json'}
@@ -649,7 +701,7 @@ class SimCloud:
                     '\n'.join(part).encode(),
                 )
                 status, reply_headers, content = self._one(
-                    shard, 'object-store', sub
+                    shard, 'object-store', sub, region
                 )
                 if status != 200:
                     return (status, reply_headers, content), len(groups)
@@ -663,28 +715,32 @@ class SimCloud:
         total['Response Body'] = ''
         return (status, reply_headers, json.dumps(total).encode()), len(groups)
 
-    def _one(self, shard: Shard, service: str, request: _Request):
+    def _one(self, shard: Shard, service: str, request: _Request, region):
         respond = shard.__dict__.get(f'_respond_{service}')
         if respond is None:
+            urls = self.region_urls[
+                region if service != 'identity' else self.regions[0]
+            ]
             respond = shard._dispatch(
-                service, self.urls[service] + FAKE_BASES[service][1]
+                service, urls[service] + FAKE_BASES[service][1]
             )
             setattr(shard, f'_respond_{service}', respond)
         context = _Context()
         content = respond(request, context)
         return context.status_code, context.headers, content
 
-    def _rewrite(self, content: bytes) -> bytes:
+    def _rewrite(self, content: bytes, region: str = REGIONS[0]) -> bytes:
+        """The fake's URLs in an answer, as ``region``'s (Keystone's:
+        the first's)."""
         if b'.test' not in content:
             return content
+        urls = {**self.urls, **self.region_urls[region]}
         for service, (fake, _) in FAKE_BASES.items():
-            content = content.replace(
-                fake.encode(), self.urls[service].encode()
-            )
+            content = content.replace(fake.encode(), urls[service].encode())
         return content
 
-    def rewrite_location(self, location: str) -> str:
-        return self._rewrite(location.encode()).decode()
+    def rewrite_location(self, location: str, region: str = REGIONS[0]) -> str:
+        return self._rewrite(location.encode(), region).decode()
 
 
 class _Request:
@@ -758,7 +814,7 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
-def _handler(sim: SimCloud, service: str):
+def _handler(sim: SimCloud, service: str, region: str):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
         disable_nagle_algorithm = True
@@ -770,17 +826,17 @@ def _handler(sim: SimCloud, service: str):
             length = int(self.headers.get('Content-Length') or 0)
             body = self.rfile.read(length) if length else b''
             headers = CaseInsensitiveDict(self.headers.items())
-            url = f'{sim.urls[service]}{self.path}'
+            url = f'{sim.region_urls[region][service]}{self.path}'
             status, reply_headers, content = sim.answer(
-                service, self.command, url, headers, body
+                service, self.command, url, headers, body, region
             )
-            content = sim._rewrite(content or b'')
+            content = sim._rewrite(content or b'', region)
             self.send_response(status)
             for name, value in reply_headers.items():
                 if name.lower() in ('content-length', 'date'):
                     continue
                 if name.lower() == 'location':
-                    value = sim.rewrite_location(value)
+                    value = sim.rewrite_location(value, region)
                 self.send_header(name, value)
             # send_response wrote the one Date header (a second one made
             # the client's cloud_time a naive datetime)
@@ -855,11 +911,20 @@ def serve(sim: SimCloud, *, port: int = 0) -> tuple[list, dict]:
     returns the servers and the state (URLs, ports) to write."""
     servers = []
     stop = threading.Event()
-    for i, service in enumerate(SERVICES):
+    endpoints = [
+        (region, service)
+        for region in sim.regions
+        for service in SERVICES
+        if service != 'identity' or region == sim.regions[0]
+    ]
+    for i, (region, service) in enumerate(endpoints):
         server = _Server(
-            (sim.host, port + 1 + i if port else 0), _handler(sim, service)
+            (sim.host, port + 1 + i if port else 0),
+            _handler(sim, service, region),
         )
-        sim.urls[service] = f'http://{sim.host}:{server.server_address[1]}'
+        sim.region_urls[region][service] = (
+            f'http://{sim.host}:{server.server_address[1]}'
+        )
         servers.append(server)
     control = http.server.ThreadingHTTPServer(
         (sim.host, port if port else 0), _control(sim, stop)
@@ -874,6 +939,7 @@ def serve(sim: SimCloud, *, port: int = 0) -> tuple[list, dict]:
         'control': f'http://{sim.host}:{control.server_address[1]}',
         'auth_url': sim.urls['identity'] + '/v3',
         'urls': dict(sim.urls),
+        'region_urls': sim.region_urls,
         'stop': stop,
     }
     return servers, state
@@ -907,6 +973,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--delete-scale', type=float, default=1.0)
     parser.add_argument('--port', type=int, default=0)
     parser.add_argument(
+        '--regions',
+        type=int,
+        default=1,
+        choices=range(1, len(REGIONS) + 1),
+        help="the catalog's regions (every service but Keystone in each)",
+    )
+    parser.add_argument(
         '--state-file',
         required=True,
         help='written once it listens: control URL, auth URL, clouds.yaml',
@@ -920,6 +993,7 @@ def main(argv: list[str] | None = None) -> int:
         latency=args.latency_ms / 1000.0,
         workers=args.workers,
         delete_scale=args.delete_scale,
+        regions=args.regions,
     )
     servers, state = serve(sim, port=args.port)
     stop = state.pop('stop')

@@ -29,8 +29,9 @@ what is left; for the cascade its critical-path bound (benchmarks.bound,
 from its ``--report-file``: the projects' plan) and its phases. The load
 of the machine before and after is in the results.
 
-The simulated cloud has one region: the second region of the issue's
-domain is not simulated (the simulator's token has one catalog region).
+The simulated cloud has two regions (``--regions``): every service but
+Keystone in each, a project's resources split between them, each user
+with a keypair in each.
 
 With ``--sweep``: the projects of both domains drained long ago, as
 ``project sweep`` finds them (the twin's just now, so that the sweep's
@@ -71,7 +72,9 @@ def seed(
     """``twins`` identical domains: ``projects`` projects of ``size``
     resources (a shard each), ``users`` users with a keypair each;
     ``drained``: the projects drained long ago (disabled, with the drain
-    record a drain writes), as ``project sweep`` finds them."""
+    record a drain writes), as ``project sweep`` finds them. With two
+    regions a project's resources are split between them (half each, the
+    odd one in the first) and each user has a keypair in each."""
     from benchmarks.simcloud import fill_block
     from osc_cascade.workflows import drain_record
 
@@ -113,17 +116,30 @@ def seed(
                     parent_id=domain['id'],
                     **extra,
                 )['id']
-                shard = simcloud._shard()
-                shard.db['projects'] = main.db['projects']
-                fill_block(shard, pid, simcloud.external, name, size=size)
-                simcloud._index(shard)
-                simcloud.project_shards[pid] = [shard]
-                simcloud.shards.append(shard)
+                simcloud.project_shards[pid] = []
+                for r, region in enumerate(simcloud.regions):
+                    part = split(size, len(simcloud.regions))[r]
+                    if not part:
+                        continue
+                    shard = simcloud._shard(region)
+                    shard.db['projects'] = main.db['projects']
+                    # names unique across regions (the index's)
+                    fill_block(
+                        shard,
+                        pid,
+                        simcloud.externals[region],
+                        f'{name}-r{r}',
+                        size=part,
+                    )
+                    simcloud._index(shard)
+                    simcloud.project_shards[pid].append(shard)
+                    simcloud.shards.append(shard)
                 pids.append(pid)
             uids = []
             for u in range(users):
                 user = main.user(f'{domain["name"]}-u{u}', domain['id'])
-                main.keypair(user['id'], 'laptop')
+                for region_main in simcloud.mains.values():
+                    region_main.keypair(user['id'], 'laptop')
                 uids.append(user['id'])
             made.append(
                 {
@@ -141,6 +157,13 @@ def seed(
     return made
 
 
+def split(size: int, regions: int) -> list[int]:
+    """``size`` resources shared among ``regions``: as evenly as can be,
+    the remainder in the first."""
+    share = size // regions
+    return [size - share * (regions - 1)] + [share] * (regions - 1)
+
+
 def left(simcloud: Any, domain: dict) -> dict[str, int]:
     """What is left of a seeded domain: its resources (by kind), its
     projects, its users and their keypairs."""
@@ -153,7 +176,9 @@ def left(simcloud: Any, domain: dict) -> dict[str, int]:
         users = set(domain['users'])
         out['users'] = sum(main.exists('users', u) for u in users)
         out['keypairs'] = sum(
-            k['user_id'] in users for k in main.all('keypairs')
+            k['user_id'] in users
+            for region_main in simcloud.mains.values()
+            for k in region_main.all('keypairs')
         )
         out['domain'] = int(main.exists('domains', domain['id']))
     return {k: v for k, v in sorted(out.items()) if v}
@@ -288,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--users', type=int, default=100)
     parser.add_argument('--parallel', type=int, default=50)
     parser.add_argument('--latency-ms', type=float, default=50.0)
+    parser.add_argument('--regions', type=int, default=2, choices=(1, 2))
     parser.add_argument(
         '--baseline-projects',
         type=int,
@@ -308,7 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     raw = os.path.join(workdir, 'raw')
     os.makedirs(raw)
     simulator = sim.Simulator(
-        workdir, latency_ms=args.latency_ms, workers=1000, delete_scale=1.0
+        workdir,
+        latency_ms=args.latency_ms,
+        workers=1000,
+        delete_scale=1.0,
+        regions=args.regions,
     )
     try:
         started = time.monotonic()
@@ -328,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             'projects': args.projects,
             'size': args.size,
             'users': args.users,
+            'regions': args.regions,
             'latency_ms': args.latency_ms,
             'parallel': args.parallel,
             'load_before': os.getloadavg(),

@@ -44,6 +44,8 @@ from openstack import exceptions as sdk_exc
 from openstack import fields as sdk_fields
 from openstack import utils as sdk_utils
 
+from osc_cascade.api import workers
+
 _LOCK = threading.Lock()
 #: proxy -> {what was asked: the answer}: a proxy's microversions do not
 #: change while it lives (the SDK negotiates them from the service's
@@ -115,8 +117,8 @@ def delete(
     url = path_of(sdk_resource, id_)
     if params:
         url += '?' + parse.urlencode(params)
-    response = proxy.request(
-        url, 'DELETE', microversion=microversion(proxy, sdk_resource)
+    response = workers.send(
+        proxy, url, 'DELETE', microversion(proxy, sdk_resource)
     )
     try:
         sdk_exc.raise_from_response(response)
@@ -132,10 +134,11 @@ def get(
 ) -> Found:
     """What ``proxy._get(sdk_resource, id_)`` answers, as a ``Found``;
     an error answer raised as the SDK raises it, with its message."""
-    response = proxy.request(
+    response = workers.send(
+        proxy,
         path_of(sdk_resource, id_),
         'GET',
-        microversion=microversion(proxy, sdk_resource),
+        microversion(proxy, sdk_resource),
     )
     sdk_exc.raise_from_response(
         response,

@@ -34,8 +34,7 @@ import statistics
 import threading
 from typing import Any
 
-import requests
-
+from osc_cascade.api import session_costs
 from osc_cascade.engine.errors import status_code
 from osc_cascade.engine.retry import Clock
 from osc_cascade.engine.slots import Slots
@@ -333,33 +332,15 @@ def repair_limits(conn: Any) -> None:
 
 
 def size_pools(conn: Any, parallel: int) -> None:
-    """Let the connection's session keep as many connections open to a
-    host as a run of ``parallel`` makes calls at once: requests' pools
-    keep 10, and each call beyond them opens a connection of its own and
-    drops it after ("Connection pool is full, discarding connection"), a
-    new TCP (and TLS) handshake per call."""
+    """Make the connection's session ready for a run's calls: what the
+    HTTP stack works out on every call worked out once, and as many
+    connections kept open to a host as a run of ``parallel`` makes calls
+    at once (``api.session_costs``)."""
     # discovery lists up to ``parallel`` kinds at once, and their calls
     # per item or the executor's come on top
-    calls = 2 * parallel
+    session_costs.once_per_run(conn)
     session = getattr(getattr(conn, 'session', None), 'session', None)
-    adapters = getattr(session, 'adapters', None)
-    if not isinstance(adapters, dict):
-        return
-    for prefix, adapter in list(adapters.items()):
-        if (
-            isinstance(adapter, requests.adapters.HTTPAdapter)
-            and adapter._pool_maxsize < calls
-        ):
-            # the same class: keystoneauth's sets TCP keepalive options
-            session.mount(
-                prefix,
-                type(adapter)(
-                    pool_connections=adapter._pool_connections,
-                    pool_maxsize=calls,
-                    max_retries=adapter.max_retries,
-                    pool_block=adapter._pool_block,
-                ),
-            )
+    session_costs.size_pools(session, 2 * parallel)
 
 
 def rate_limit(conn: Any, service_type: str) -> float | None:

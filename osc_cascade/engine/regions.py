@@ -28,6 +28,7 @@ from typing import Any
 
 from openstack.config import cloud_region
 
+from osc_cascade.api import remembered
 from osc_cascade.engine.errors import CascadeError
 
 #: the region of what is global (Keystone's projects and credentials)
@@ -40,6 +41,8 @@ class Regions:
 
     def __init__(self, conn: Any, only: Sequence[str] = ()):
         self.conn = conn
+        # every region's connection shares this one's HTTP session
+        remembered.remember(conn)
         self._lock = threading.Lock()
         self._connections: dict[str, Any] = {GLOBAL: conn}
         self._of_service: dict[str, list[str]] = {}

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from osc_cascade.v1.common import duration
@@ -33,4 +34,28 @@ def add_plan_file_options(group: Any, tuning: Any) -> None:
         metavar='<duration>',
         type=duration,
         help='Refuse a --plan-file older than this (default: 24h)',
+    )
+
+
+def workers(text: str) -> int | None:
+    """``--workers``: a count (0: none) or ``auto``."""
+    if text == 'auto':
+        return None
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def add_workers_option(tuning: Any) -> None:
+    """``--workers`` of a project's cascade (``api.workers``)."""
+    tuning.add_argument(
+        '--workers',
+        metavar='<n>',
+        type=workers,
+        default=None,
+        # auto: one per core for a plan of over AUTO_STEPS (api.workers).
+        # Not in --help, which must fit a screen (issue #32) and has no
+        # line left: the user guide and the release note name it
+        help=argparse.SUPPRESS,
     )

@@ -28,7 +28,10 @@ from osc_lib import exceptions
 
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.v1 import output
-from osc_cascade.v1.cascade_options import add_plan_file_options
+from osc_cascade.v1.cascade_options import (
+    add_plan_file_options,
+    add_workers_option,
+)
 from osc_cascade.v1.common import (
     UsageGroup,
     add_api_timeout_option,
@@ -126,6 +129,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             help='After the delete, wait this, then delete what appeared',
         )
         add_plan_file_options(group, tuning)
+        add_workers_option(tuning)
         add_selection_options(parser)
         add_api_timeout_option(tuning)
         from osc_cascade.v1.project_drain import add_coordination_option
@@ -201,6 +205,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
             delete_shared=parsed_args.delete_shared,
             force_stuck=parsed_args.force_stuck,
             parallel=parsed_args.parallel,
+            workers=getattr(parsed_args, "workers", None),
             timeout=parsed_args.timeout,
             report_file=record.path or None,
             regions=tuple(parsed_args.cascade_regions),

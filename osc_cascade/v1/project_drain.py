@@ -215,8 +215,10 @@ class RestoreProject(ExitStatusHelp, command.Lister):
 class SweepProject(ExitStatusHelp, command.Lister):
     """Delete the projects drained longer ago than --older-than
 
-    With everything they own, one at a time (for cron). Without
-    --execute, only list them.
+    With everything they own, all of them in one plan, at most
+    --parallel calls at once; a project refused stays and the others go
+    on (for cron).
+    Without --execute, only list them.
     """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:

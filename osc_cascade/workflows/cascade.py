@@ -379,8 +379,17 @@ class ProjectCascade:
         self._mark(targets, drain_record.DELETING)
         # kept on the cascade, so that a report has them when the
         # verification raises
-        self.runs = runs = []
-        runs.append(self.run_round(without_projects(checked.plan)))
+        self.runs = []
+        with self.stop.workers(
+            self.conn, self.options, len(checked.plan.steps)
+        ):
+            return self._rounds(checked.plan, targets, since)
+
+    def _rounds(
+        self, plan: Plan, targets: Sequence[ResourceRef], since: Any
+    ) -> CascadeOutcome:
+        runs = self.runs
+        runs.append(self.run_round(without_projects(plan)))
         self.check_interrupted()
         stop_if_stuck(runs[-1])
         ran = {s for run in runs for s in run.results}

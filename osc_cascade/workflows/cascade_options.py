@@ -28,6 +28,9 @@ class CascadeOptions:
     #: reset what its service will not delete from (``--force-stuck``)
     force_stuck: bool = False
     parallel: int = 10
+    #: worker processes for the plan's HTTP exchanges (``api.workers``);
+    #: None: one per core for a large plan, 0: none
+    workers: int | None = None
     timeout: float = 600.0
     #: discovery rounds after the plan has run, to catch what appeared
     verify_rounds: int = 3

@@ -54,6 +54,8 @@ from osc_cascade.engine.executor import Event, RunResult
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import ResourceRef, Step, delete, keep
 from osc_cascade.engine.retry import Clock, RetryPolicy
+from osc_cascade.kinds.compute import Keypair
+from osc_cascade.kinds.user import UserKeypair
 from osc_cascade.workflows import actor as actor_mod
 from osc_cascade.workflows import after_delete
 from osc_cascade.workflows.cascade_options import CascadeOptions
@@ -143,6 +145,23 @@ class DomainPlan:
             notes=list(self.notes),
             made_for=self.projects.made_for,
         )
+
+
+def _not_deleted_by(user_plan: Plan) -> Callable[[Step], bool]:
+    """The project steps to keep in the plan: all but a report of a
+    user's keypair (``compute.keypair``, kept as the user's) that the
+    users' plan deletes: one object, said once, as deleted."""
+    deleted = {
+        (s.target.region, s.target.id)
+        for s in user_plan.steps.values()
+        if s.is_delete and s.target.kind == UserKeypair.name
+    }
+    return lambda s: (
+        not (
+            s.target.kind == Keypair.name
+            and (s.target.region, s.target.id) in deleted
+        )
+    )
 
 
 @dataclasses.dataclass
@@ -272,6 +291,7 @@ class DomainCascade:
         user_plan = user_plan.subplan(
             lambda s: s.target.project_id not in keeping
         )
+        plan = plan.subplan(_not_deleted_by(user_plan))
         return DomainPlan(
             domain=domain,
             projects=plan,

@@ -168,7 +168,7 @@ class Drain(DrainRecord):
         notes = self.freezes.restore(project_id, record)
         notes.extend(
             assignments.restore(
-                self.conn, project_id, record, self._retried_api_call
+                self.conn, project_id, record, self._restore_call
             )
         )
         left = (

@@ -64,6 +64,12 @@ FROZEN = 'frozen'
 FAILED = 'failed'
 
 NEEDS = 'the drain needs the admin role'
+#: a restore is refused where the drain was allowed only to a caller
+#: with the drainer's role: say so, not that the drain needs it
+RESTORE_NEEDS = (
+    "the restore needs the role that drained the project (admin, or "
+    "its domain's manager for a drain without admin)"
+)
 
 
 class DrainRecord:
@@ -87,12 +93,19 @@ class DrainRecord:
         #: raises to refuse the drain
         self.expected: dict[str, Callable[[dict[str, Any] | None], None]] = {}
 
-    def _retried_api_call(self, what: str, call: Callable[[], Any]) -> Any:
+    def _retried_api_call(
+        self, what: str, call: Callable[[], Any], needs: str = NEEDS
+    ) -> Any:
         """``call()`` retried; a failure that stays is one line saying
-        ``what`` failed (and that the drain needs the admin role)."""
+        ``what`` failed (and what it ``needs``)."""
         return checked(
-            what, call, retry=self.retry, clock=self.clock, needs=NEEDS
+            what, call, retry=self.retry, clock=self.clock, needs=needs
         )
+
+    def _restore_call(self, what: str, call: Callable[[], Any]) -> Any:
+        """``_retried_api_call`` for the way back: a refusal names what
+        the restore needs."""
+        return self._retried_api_call(what, call, needs=RESTORE_NEEDS)
 
     def record_of(self, project_id: str) -> dict[str, Any] | None:
         """The drain record on the project, or None (no drain, or no

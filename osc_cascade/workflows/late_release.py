@@ -110,9 +110,11 @@ def hold(
     """After the cascade deleted ``projects`` (without ``--settle``): their
     quotas stay frozen. Each one with a frozen quota is written down as a
     pending release (its file, the run's record); a note for each, with
-    the time after which the purge that releases it is to be run."""
+    the time after which the purge that releases it is to be run (of
+    several: one note for all, which says where they are listed, and a
+    note for each that could not be written down)."""
     after = _iso(deleted_by + datetime.timedelta(seconds=WINDOW))
-    notes, entries = [], []
+    notes, entries, unwritten_notes = [], [], []
     for project in projects:
         quotas = (records.get(project.id) or {}).get('quotas') or {}
         if not quotas:
@@ -127,6 +129,8 @@ def hold(
         }
         entries.append(entry)
         unwritten = _write(pending_path(project.id), entry)
+        if unwritten:
+            unwritten_notes.append(f'project {project.id}: {unwritten}')
         notes.append(
             f'project {project.name} ({project.id}) is deleted; its quotas '
             'stay frozen at 0, so that a token issued before the drain '
@@ -138,7 +142,25 @@ def hold(
         )
     if entries and report_file:
         _add_to_record(report_file, entries)
+    if len(entries) > 1:
+        return [_held_many(len(entries), after, report_file), *unwritten_notes]
     return notes
+
+
+def _held_many(count: int, after: str, report_file: str | None) -> str:
+    """The one note of ``hold`` for ``count`` projects (a domain's, a
+    sweep's: a line each would bury the rest)."""
+    listed = f'{pending_dir()}/<ID>.json' + (
+        f' and under {PENDING!r} in {report_file}' if report_file else ''
+    )
+    return (
+        f'{count} projects are deleted; their quotas stay frozen at 0, so '
+        'that a token issued before the drain creates nothing they count, '
+        f"until {after} (the services' token cache window) and a later "
+        'purge: the reaper purges and releases them after its grace '
+        f'period; without a reaper, run after {after}, for each: '
+        f'{purge_line("<ID>")} (the projects are listed in {listed})'
+    )
 
 
 def _write(path: str, entry: dict[str, Any]) -> str:

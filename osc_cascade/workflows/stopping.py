@@ -27,6 +27,7 @@ import signal
 import threading
 from typing import Any
 
+from osc_cascade.api import workers as workers_mod
 from osc_cascade.engine.errors import Interrupted
 from osc_cascade.engine.executor import (
     DONE,
@@ -70,6 +71,20 @@ class Stop:
             yield executor
         finally:
             self._executor = None
+
+    @contextlib.contextmanager
+    def workers(self, conn: Any, options: Any, steps: int) -> Iterator[Any]:
+        """The run's worker processes (``api.workers``) while the block
+        runs, as many as ``options.workers`` says for a plan of ``steps``:
+        one that ends stops the run as a SIGTERM does."""
+        count = workers_mod.how_many(options.workers, steps)
+        with workers_mod.running(
+            conn,
+            count,
+            options.parallel,
+            on_lost=lambda why: self(signal.SIGTERM),
+        ) as pool:
+            yield pool
 
     def error(self, said: str) -> Interrupted:
         """The interruption, with what was done and what a re-run does."""

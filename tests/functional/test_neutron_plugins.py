@@ -18,9 +18,9 @@ admin) makes it, seen in the dry run, deleted by the cascade and gone
 afterwards; and what another project uses is kept, with its reason.
 
 The plugins run without agents (tools/README.rst, Neutron): their objects
-live in the database, which is all a kind lists and deletes. FWaaS v2 is
-off by default (its default firewall group, made again at each listing,
-makes a cascade loop: an open finding): its tests are marked ``fwaas``. Each test
+live in the database, which is all a kind lists and deletes. FWaaS v2
+makes a project's default firewall group at any list naming the project:
+the cascade deletes it with the rest and makes no new one. Each test
 deletes what it made for another project in ``finally``; the projects go
 with the fixture (or the module's clean-up, conftest).
 """
@@ -57,6 +57,17 @@ def kept_with_its_share(cli, project_id, kept, share_id, reason):
     assert run.code == 1, run.stdout + run.stderr
     assert 'Nothing was changed' in run.stderr, run.stderr
     assert reason in run.stderr, run.stderr
+
+
+def shared_with(admin, a, b, object_type, object_id):
+    """A's RBAC share of its object with B."""
+    return admin.network.create_rbac_policy(
+        object_type=object_type,
+        object_id=object_id,
+        action='access_as_shared',
+        target_project_id=b.id,
+        project_id=a.id,
+    )
 
 
 def extension(admin, alias):
@@ -114,13 +125,7 @@ def test_a_shared_qos_policy_another_project_uses_is_kept(
     policy = topology.scoped(admin, a).network.create_qos_policy(
         name=unique('qos')
     )
-    share = admin.network.create_rbac_policy(
-        object_type='qos_policy',
-        object_id=policy.id,
-        action='access_as_shared',
-        target_project_id=b.id,
-        project_id=a.id,
-    )
+    share = shared_with(admin, a, b, 'qos_policy', policy.id)
     theirs = topology.scoped(admin, b).network.create_network(
         name=unique('theirs'), qos_policy_id=policy.id
     )
@@ -171,14 +176,7 @@ def test_a_port_forwarding_goes_before_its_floating_ip(admin, projects, cli):
     fip = conn.network.create_ip(
         floating_network_id=topology.public_network(admin).id
     )
-    pf = conn.network.create_port_forwarding(
-        floatingip_id=fip.id,
-        internal_port_id=port.id,
-        internal_ip_address=port.fixed_ips[0]['ip_address'],
-        internal_port=22,
-        external_port=unique_port(),
-        protocol='tcp',
-    )
+    pf = forward_ssh(conn, fip, port)
     planned = cascade(cli, a.id)
     assert ('network.port_forwarding', pf.id) in planned
     assert gone(admin.network.find_ip, fip.id)
@@ -190,6 +188,18 @@ def unique_port():
     import random
 
     return random.randint(20000, 60000)
+
+
+def forward_ssh(conn, fip, port):
+    """A forwarding of a random port of ``fip`` to ``port``'s 22."""
+    return conn.network.create_port_forwarding(
+        floatingip_id=fip.id,
+        internal_port_id=port.id,
+        internal_ip_address=port.fixed_ips[0]['ip_address'],
+        internal_port=22,
+        external_port=unique_port(),
+        protocol='tcp',
+    )
 
 
 def test_a_local_ip_goes_with_its_port(admin, projects, cli):
@@ -267,7 +277,21 @@ def test_a_network_log_goes_before_its_security_group(admin, projects, cli):
     assert gone(admin.network.find_security_group, group.id)
 
 
-@pytest.mark.fwaas
+def project_firewall(admin, project_id):
+    """The project's firewall objects, by an unfiltered admin list (a list
+    naming the project would make its default group)."""
+    return [
+        (o.name, o.id)
+        for lister in (
+            admin.network.firewall_groups,
+            admin.network.firewall_policies,
+            admin.network.firewall_rules,
+        )
+        for o in lister()
+        if o.project_id == project_id
+    ]
+
+
 def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
     extension(admin, 'fwaas_v2')
     a, _b = projects
@@ -284,18 +308,45 @@ def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
     policy = conn.network.create_firewall_policy(
         name=unique('fwp'), firewall_rules=[rule.id]
     )
+    # With no agent, a group with both ports and a policy stays
+    # PENDING_CREATE, and neutron-fwaas refuses its update and delete
+    # (FirewallGroupInPendingState): one group has the port, one the policy
+    on_port = conn.network.create_firewall_group(
+        name=unique('fwg'), ports=[iface.id]
+    )
     group = conn.network.create_firewall_group(
-        name=unique('fwg'),
-        ingress_firewall_policy_id=policy.id,
-        ports=[iface.id],
+        name=unique('fwg'), ingress_firewall_policy_id=policy.id
+    )
+    # neutron-fwaas made the default group with the first group
+    defaults = [
+        (name, id_)
+        for name, id_ in project_firewall(admin, a.id)
+        if name.startswith('default')
+    ]
+    assert sorted(n for n, _ in defaults) == sorted(
+        [
+            'default',
+            'default egress',
+            'default ingress',
+            *(
+                f'default {w} ipv{v}'
+                for w in ('ingress', 'egress')
+                for v in (4, 6)
+            ),
+        ]
     )
     planned = cascade(cli, a.id)
     for kind, id_ in (
+        ('network.firewall_group', on_port.id),
         ('network.firewall_group', group.id),
         ('network.firewall_policy', policy.id),
         ('network.firewall_rule', rule.id),
     ):
         assert (kind, id_) in planned
+    assert {id_ for _, id_ in defaults} <= {id_ for _, id_ in planned}
+    # the cascade ended, and made no default group again
+    assert project_firewall(admin, a.id) == []
+    assert admin.identity.find_project(a.id) is None
     assert gone(admin.network.find_firewall_group, group.id)
     assert gone(admin.network.find_firewall_policy, policy.id)
     assert gone(admin.network.find_firewall_rule, rule.id)
@@ -303,7 +354,6 @@ def test_fwaas_groups_policies_and_rules_go(admin, projects, cli):
     assert subnet.id
 
 
-@pytest.mark.fwaas
 def test_a_shared_firewall_rule_another_projects_policy_holds_is_kept(
     admin, projects, cli
 ):
@@ -436,13 +486,7 @@ def test_a_shared_subnet_pool_another_project_took_a_subnet_from_is_kept(
         prefixes=['10.51.0.0/16'],
         default_prefix_length=24,
     )
-    share = admin.network.create_rbac_policy(
-        object_type='subnetpool',
-        object_id=pool.id,
-        action='access_as_shared',
-        target_project_id=b.id,
-        project_id=a.id,
-    )
+    share = shared_with(admin, a, b, 'subnetpool', pool.id)
     b_net = topology.scoped(admin, b).network
     net = b_net.create_network(name=unique('theirs'))
     theirs = b_net.create_subnet(
@@ -461,3 +505,75 @@ def test_a_shared_subnet_pool_another_project_took_a_subnet_from_is_kept(
         with contextlib.suppress(openstack.exceptions.SDKException):
             admin.network.delete_subnet(theirs)
             admin.network.delete_network(net)
+
+
+def test_a_forwarding_to_another_projects_port_keeps_the_floating_ip(
+    admin, projects, cli
+):
+    """Neutron checks no project between a forwarding's floating IP and
+    its internal port: an admin forwards A's floating IP to B's port,
+    behind B's router. A's cascade keeps the forwarding, with its reason,
+    and the floating IP; A stays."""
+    extension(admin, 'floating-ip-port-forwarding')
+    a, b = projects
+    fip = topology.scoped(admin, a).network.create_ip(
+        floating_network_id=topology.public_network(admin).id
+    )
+    b_conn = topology.scoped(admin, b)
+    net, subnet, router = routed(admin, b_conn, '10.43.0.0/24')
+    port = b_conn.network.create_port(
+        network_id=net.id, fixed_ips=[{'subnet_id': subnet.id}]
+    )
+    pf = forward_ssh(admin, fip, port)
+    try:
+        refused(
+            cli,
+            a.id,
+            'network.port_forwarding',
+            pf.id,
+            f'it forwards to port {port.id} of project {b.id}',
+        )
+        assert admin.network.get_ip(fip.id)
+        assert admin.network.get_port_forwarding(pf, fip.id)
+        assert admin.identity.find_project(a.id) is not None
+    finally:
+        admin.network.delete_port_forwarding(pf, fip.id, ignore_missing=True)
+        admin.network.delete_ip(fip, ignore_missing=True)
+        with contextlib.suppress(openstack.exceptions.SDKException):
+            admin.network.delete_port(port)
+            admin.network.remove_interface_from_router(
+                router, subnet_id=subnet.id
+            )
+            admin.network.delete_router(router)
+
+
+def test_an_address_scope_another_projects_pool_is_in_is_kept(
+    admin, projects, cli
+):
+    """A's address scope, shared with B, holds B's subnet pool: A's
+    cascade keeps the scope and its share, with the reason, and A stays
+    (Neutron would refuse the scope's delete: AddressScopeInUse)."""
+    extension(admin, 'rbac-address-scope')
+    a, b = projects
+    scope = topology.scoped(admin, a).network.create_address_scope(
+        name=unique('scope'), ip_version=4
+    )
+    share = shared_with(admin, a, b, 'address_scope', scope.id)
+    theirs = topology.scoped(admin, b).network.create_subnet_pool(
+        name=unique('theirs'),
+        prefixes=['10.52.0.0/16'],
+        default_prefix_length=24,
+        address_scope_id=scope.id,
+    )
+    try:
+        kept_with_its_share(
+            cli,
+            a.id,
+            ('network.address_scope', scope.id),
+            share.id,
+            f'subnet pool {theirs.id} of project {b.id} is in it',
+        )
+        assert admin.network.get_address_scope(scope.id)
+        assert admin.identity.find_project(a.id) is not None
+    finally:
+        admin.network.delete_subnet_pool(theirs, ignore_missing=True)

@@ -59,3 +59,87 @@ def test_two_identical_domains_and_what_is_left_of_them():
         for server in servers:
             server.shutdown()
             server.server_close()
+
+
+def _catalog(answer, region):
+    return {
+        s['type']: e['url']
+        for s in answer.json()['token']['catalog']
+        for e in s['endpoints']
+        if e['region'] == region
+    }
+
+
+def test_two_regions_each_with_its_half_and_its_keypairs():
+    sc = simcloud.SimCloud(latency=0.0, workers=4, regions=2)
+    servers, state = simcloud.serve(sc)
+    try:
+        one, twin = simdomain.seed(sc, projects=2, size=20, users=2)
+        answer = requests.post(
+            state['auth_url'] + '/auth/tokens',
+            json={'auth': {'identity': {}, 'scope': {}}},
+            timeout=10,
+        )
+        tok = answer.headers['X-Subject-Token']
+        first = _catalog(answer, 'RegionOne')
+        second = _catalog(answer, 'RegionTwo')
+        # every service but Keystone has an endpoint of its own in each
+        assert first['identity'] == second['identity']
+        assert all(first[s] != second[s] for s in simcloud.SERVICES[1:]), (
+            first,
+            second,
+        )
+        # a user's keypair in each region; what one loses, the other keeps
+        user = one['users'][0]
+
+        def keypairs(catalog):
+            return requests.get(
+                catalog['compute'] + '/os-keypairs',
+                params={'user_id': user},
+                headers={'X-Auth-Token': tok},
+                timeout=10,
+            ).json()['keypairs']
+
+        assert len(keypairs(first)) == len(keypairs(second)) == 1
+        assert simdomain.left(sc, one)['keypairs'] == 4
+        with sc.lock:
+            sc.mains['RegionTwo'].db['keypairs'].pop(f'{user}/laptop')
+        assert keypairs(first) and not keypairs(second)
+        assert simdomain.left(sc, one)['keypairs'] == 3
+        # a project's resources are split: each region lists its own
+        # (their IDs apart), and a GET of the other's is a 404
+        pid = one['projects'][0]
+
+        def ports(catalog):
+            answer = requests.get(
+                catalog['network'] + '/v2.0/ports',
+                params={'project_id': pid},
+                headers={'X-Auth-Token': tok},
+                timeout=10,
+            )
+            return {p['id'] for p in answer.json()['ports']}
+
+        here, there = ports(first), ports(second)
+        assert here and there and not here & there
+        port = next(iter(there))
+        assert [
+            requests.get(
+                catalog['network'] + f'/v2.0/ports/{port}',
+                headers={'X-Auth-Token': tok},
+                timeout=10,
+            ).status_code
+            for catalog in (first, second)
+        ] == [404, 200]
+        assert simdomain.left(sc, one) == simdomain.left(sc, twin) | {
+            'keypairs': 3
+        }
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+def test_a_projects_resources_are_split_between_the_regions():
+    assert simdomain.split(20, 2) == [10, 10]
+    assert simdomain.split(21, 2) == [11, 10]
+    assert simdomain.split(20, 1) == [20]

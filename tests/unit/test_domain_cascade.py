@@ -107,6 +107,43 @@ def test_one_plan_for_the_whole_domain(cloud):
     assert plan.refused == {}
 
 
+def test_a_users_keypair_is_deleted_with_the_user_not_also_kept(cloud):
+    # a user of the domain with a role on one of its projects: the
+    # project's plan reports the keypair as kept (it is the user's), while
+    # the users' plan deletes it: one object, said once, as deleted
+    c = customer(cloud, 'acme')
+    for user in c['users']:
+        cloud.add(
+            'role_assignments',
+            user={'id': user['id']},
+            role={'id': 'member'},
+            scope={'project': {'id': c['projects'][0]['id']}},
+        )
+    outsider = cloud.user('visitor', domain_id='default')
+    cloud.keypair(outsider['id'], 'laptop')
+    cloud.add(
+        'role_assignments',
+        user={'id': outsider['id']},
+        role={'id': 'member'},
+        scope={'project': {'id': c['projects'][0]['id']}},
+    )
+    wf = workflow(cloud)
+    whole = wf.plan(wf.resolve('acme')).whole()
+    rows = sorted(
+        (s.action, s.target.kind, s.target.attrs.get('user_id', ''))
+        for s in whole.steps.values()
+        if s.target.kind in ('compute.keypair', 'user.keypair')
+    )
+    deleted = sorted(u['id'] for u in c['users'])
+    assert [r for r in rows if r[1] == 'user.keypair'] == [
+        ('delete', 'user.keypair', u) for u in deleted
+    ]
+    # the outsider's keypair is not the domain's: reported kept, as before
+    assert [r for r in rows if r[1] == 'compute.keypair'] == [
+        ('keep', 'compute.keypair', outsider['id'])
+    ]
+
+
 def test_the_run_deletes_it_all_and_not_the_twin(cloud):
     c = customer(cloud, 'acme')
     twin = customer(cloud, 'twin')

@@ -17,6 +17,7 @@ edges Neutron's ``...InUse`` answers call for."""
 from openstack import exceptions as sdk_exc
 import pytest
 
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.kinds.network import (
     core,
     local_ip,
@@ -327,3 +328,60 @@ def test_a_subnet_pool_another_project_took_a_subnet_from_is_kept(
         f'subnet {theirs["id"]} of project {b} was allocated from it'
     )
     assert step_id('keep', rbac.RBACPolicy.name, share['id']) in plan.steps
+
+
+def test_a_forwarding_to_another_projects_port_keeps_it_and_its_ip(
+    cloud, everything
+):
+    """Neutron checks no project between a forwarding's floating IP and its
+    internal port (seen on the minicloud: an admin forwards project A's
+    floating IP to B's port). Before, A's cascade deleted the forwarding
+    and the floating IP, cutting B's traffic; now the forwarding is kept
+    with its reason, the floating IP stays, and A is not deleted."""
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    net_b, subnet_b = scenarios.network(cloud, b, cidr='10.9.0.0/24')
+    theirs = scenarios.port(cloud, b, net_b, subnet_b, 'theirs')
+    cloud.get('port_forwardings', e['pf'])['internal_port_id'] = theirs['id']
+    pc, targets, plan = cascade_for(cloud, e['project'])
+    kept = plan.steps[
+        step_id('keep', port_forwarding.PortForwarding.name, e['pf'])
+    ]
+    assert kept.params['reason'] == (
+        f'it forwards to port {theirs["id"]} of project {b}: deleting it '
+        f"would cut that project's traffic"
+    )
+    with pytest.raises(CascadeError, match=theirs['id']):
+        pc.execute(plan, targets)
+    assert cloud.get('port_forwardings', e['pf'])
+    assert cloud.get('floatingips', e['pf_fip'])
+    assert cloud.get('projects', e['project'])
+    # the project's own forwardings: one GET a port, none per project
+    assert forwarding_refs(cloud, b) == []
+
+
+def test_an_address_scope_another_projects_pool_is_in_is_kept(
+    cloud, everything
+):
+    """Project B's subnet pool in A's address scope (shared with B):
+    Neutron refuses the scope's delete (AddressScopeInUse), and the kind
+    did not look: the plan deleted the scope and its share. Now the scope
+    is kept with its reason, and the share that serves it."""
+    e = everything
+    b = scenarios.project(cloud, 'B')['id']
+    share = shared_with(cloud, e, 'address_scope', e['scope'], b)
+    theirs = cloud.neutron(
+        'subnetpools', b, name='theirs', address_scope_id=e['scope']
+    )
+    _pc, _t, plan = cascade_for(cloud, e['project'])
+    kept = plan.steps[
+        step_id('keep', subnet_pool.AddressScope.name, e['scope'])
+    ]
+    assert kept.params['reason'] == (
+        f'subnet pool {theirs["id"]} of project {b} is in it'
+    )
+    assert step_id('keep', rbac.RBACPolicy.name, share['id']) in plan.steps
+    # the project's own pool in it still goes, before it
+    assert step_id('delete', subnet_pool.SubnetPool.name, e['pool']) in (
+        plan.steps
+    )

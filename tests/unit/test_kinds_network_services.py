@@ -45,6 +45,9 @@ COLLECTION = {
 }
 
 
+FIREWALL = (fwaas.FirewallGroup, fwaas.FirewallPolicy, fwaas.FirewallRule)
+
+
 @pytest.fixture
 def cloud():
     with ServicesCloud() as c:
@@ -86,13 +89,15 @@ def test_each_lists_the_projects_own_page_by_page(cloud, kind_class):
         if m == 'GET' and p.split('?')[0].endswith(f'/v2.0/{coll}')
     ]
     assert len(lists) >= 3  # two a page
-    # networking-bgpvpn refuses a project filter (test below)
-    filtered = kind_class is not bgpvpn.BgpVpn
+    # networking-bgpvpn refuses a project filter, and neutron-fwaas makes
+    # the default group of the project a list names (tests below)
+    filtered = kind_class not in (bgpvpn.BgpVpn, *FIREWALL)
     assert all((f'project_id={a}' in p) is filtered for p in lists)
-    # the orphan search: every project's
-    assert sorted(r.id for r in kind.list(conn, None)) == sorted(
-        [*mine, theirs]
-    )
+    # the orphan search: every project's (and the admin's project's
+    # default firewall objects, which its unfiltered lists made)
+    assert sorted(
+        r.id for r in kind.list(conn, None) if r.project_id in (a, b)
+    ) == sorted([*mine, theirs])
 
 
 def test_a_bgpvpn_list_names_no_project_which_neutron_refuses(cloud):
@@ -236,3 +241,72 @@ def test_what_another_project_uses_is_kept(cloud, external):
     assert other_fwg['id'] in kept['fw_policy'].params['reason']
     assert other_policy['id'] in kept['rule'].params['reason']
     assert d(fwaas.FirewallRule, e['fw_rules'][0]) in plan.steps
+
+
+def project_firewall(cloud, project_id):
+    """The project's firewall objects in the fake, by collection."""
+    return {
+        key: sorted(
+            o['name'] for o in cloud.all(key) if o['project_id'] == project_id
+        )
+        for key in ('firewall_groups', 'firewall_policies', 'firewall_rules')
+    }
+
+
+DEFAULTS = {
+    'firewall_groups': ['default'],
+    'firewall_policies': ['default egress', 'default ingress'],
+    'firewall_rules': sorted(
+        f'default {w} ipv{v}' for w in ('ingress', 'egress') for v in (4, 6)
+    ),
+}
+
+
+def test_the_fake_makes_a_default_firewall_group_as_neutron_fwaas(cloud):
+    """neutron-fwaas 25.0.0 (read and seen on the minicloud): a list
+    naming the project, or the quota details, make its default group,
+    policies and rules; an unfiltered admin list makes none of it."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    conn = cloud.connection()
+    list(conn.network.firewall_groups())
+    list(conn.network.firewall_rules())
+    assert project_firewall(cloud, a) == {key: [] for key in DEFAULTS}
+    list(conn.network.firewall_policies(project_id=a))
+    assert project_firewall(cloud, a) == DEFAULTS
+    conn.network.get_quota(b, details=True)
+    assert project_firewall(cloud, b) == DEFAULTS
+
+
+def test_a_cascade_deletes_the_default_firewall_group_and_ends(
+    cloud, external
+):
+    """A list naming the project made its default group again at every
+    discovery: the verification rounds found a new one each time and the
+    cascade failed with leftovers (seen on the minicloud). Listed
+    unfiltered, the project's default group, policies and rules go once,
+    after its other groups, and nothing is made again."""
+    e = build_everything(cloud, external)
+    conn = cloud.connection()
+    list(conn.network.firewall_groups(project_id=e['project']))
+    [default] = [
+        g['id']
+        for g in cloud.all('firewall_groups')
+        if g['project_id'] == e['project'] and g['name'] == 'default'
+    ]
+    cloud.requests.clear()
+    pc, targets, plan = cascade_for(cloud, e['project'])
+    assert (
+        d(fwaas.FirewallGroup, e['fw_group']),
+        d(fwaas.FirewallGroup, default),
+    ) in plan.edges
+    pc.execute(plan, targets)
+    assert len(pc.runs) == 1
+    assert project_firewall(cloud, e['project']) == {
+        key: [] for key in DEFAULTS
+    }
+    assert not [
+        p
+        for m, p in cloud.requests
+        if m == 'GET' and 'fwaas' in p and f'project_id={e["project"]}' in p
+    ]

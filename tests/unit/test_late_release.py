@@ -239,3 +239,53 @@ def test_holding_back_quota_rows_keeps_the_unlisted_owners():
         findings, {}, datetime.datetime.now(datetime.UTC)
     )
     assert held.unlisted == findings.unlisted
+
+
+def _held(count, report_file=None):
+    projects = [
+        ResourceRef('identity.project', f'p{i}', f'P{i}') for i in range(count)
+    ]
+    records = {
+        p.id: {'quotas': {'RegionOne': {'compute': {}}}} for p in projects
+    }
+    when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    return late_release.hold(projects, records, when, report_file)
+
+
+def test_many_deleted_projects_make_one_line_that_says_where_the_list_is(
+    tmp_path,
+):
+    record = tmp_path / 'run.json'
+    record.write_text('{}')
+
+    [note] = _held(1000, str(record))
+
+    # one line, not a thousand: how many, until when, what to run, where
+    # the list is (each written down, as one alone is)
+    assert note.startswith('1000 projects are deleted; their quotas stay')
+    assert 'until 2026-01-01T00:' in note
+    assert 'openstack orphan purge --project <ID>' in note
+    assert late_release.pending_dir() in note and str(record) in note
+    assert late_release.pending('p999')['name'] == 'P999'
+    assert len(json.loads(record.read_text())[late_release.PENDING]) == 1000
+    # one project alone keeps its own line, with its ID to run
+    [one] = _held(1)
+    assert one.startswith('project P0 (p0) is deleted;')
+    assert one.endswith('openstack orphan purge --project p0')
+
+
+def test_many_deleted_projects_each_unwritten_release_has_its_line(
+    monkeypatch,
+):
+    monkeypatch.setattr(
+        late_release, '_write', lambda path, entry: f'cannot write {path}'
+    )
+
+    summary, *unwritten = _held(3)
+
+    assert summary.startswith('3 projects are deleted;')
+    assert [line.split(':')[0] for line in unwritten] == [
+        'project p0',
+        'project p1',
+        'project p2',
+    ]

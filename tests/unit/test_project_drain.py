@@ -68,6 +68,9 @@ def test_help_lists_the_commands(osc):
     )
     result = osc('help', 'project', 'sweep')
     assert '--older-than' in result.stdout
+    # many projects in one plan (ManyProjects), not one after another
+    assert 'one plan' in result.stdout
+    assert 'one at a time' not in result.stdout
     assert '--coordination-url' in result.stdout
     assert '--coordination-url' in osc('help', 'project', 'delete').stdout
 

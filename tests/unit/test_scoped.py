@@ -429,6 +429,9 @@ def test_an_assignment_keystone_fails_to_put_back_stays_in_the_record(
 
     assert f'role assignment user {alice["id"]}: member' in note
     assert 'quota' not in note
+    # the refusal says what the restore needs, not what the drain did
+    assert drain_record.RESTORE_NEEDS in note
+    assert drain_record.NEEDS not in note
     record = record_of(cloud, pid)
     assert [a['user_id'] for a in record[assignments.ASSIGNMENTS]] == [
         alice['id']

@@ -144,7 +144,8 @@ def by_item(uses) -> dict[str, list[list[str]]]:
 
 class _UsedElsewhere(_ExtensionKind):
     """A kind whose resource is kept while another project's uses it
-    (its ``elsewhere`` attr: ``[user, project]`` pairs)."""
+    (its ``elsewhere`` attr: ``[user, project]`` pairs, or longer lists
+    that begin so)."""
 
     #: the keep's reason, of the first user: ``{user}``, ``{project}``
     elsewhere_says: ClassVar[str]
@@ -172,7 +173,7 @@ class _UsedElsewhere(_ExtensionKind):
     def primary_step(self, ref):
         elsewhere = ref.attrs.get('elsewhere')
         if elsewhere:
-            user, other = elsewhere[0]
+            user, other = elsewhere[0][:2]
             return resource.keep(
                 ref,
                 self.elsewhere_says.format(user=user, project=other)

@@ -15,10 +15,24 @@
 Neutron refuses a firewall group that still has ports
 (FirewallGroupInUse), a policy that a group uses and a rule that a policy
 holds (...InUse): those go first.
+
+neutron-fwaas makes a project's ``default`` group, with two policies
+(``default ingress``, ``default egress``) of two rules each, whenever a
+list of groups, policies or rules (or the quota details) names the project
+or comes from its token (``_ensure_default_firewall_group``, as an admin).
+The kinds list every project's objects and keep the project's: a filtered
+list would make a new default group at every discovery round and the
+cascade would never end. An admin deletes the default group like any
+other, after the project's other groups (Neutron takes its two policies
+with it, not their rules); a project's own token may not
+(FirewallGroupCannotRemoveDefault), and its lists make it again: without
+admin, the default group, its policies and their rules stay, like
+Neutron's ``default`` security group.
 """
 
 from __future__ import annotations
 
+from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds.base import delete_of
@@ -34,16 +48,54 @@ from osc_cascade.kinds.network.core import (
 )
 from osc_cascade.kinds.registry import register
 
+#: neutron-fwaas's names of a project's default group and policies, which
+#: it refuses to any other group or policy (a rule's names are not
+#: reserved: a default rule is one a default policy holds)
+DEFAULT_GROUP = 'default'
+DEFAULT_POLICIES = ('default ingress', 'default egress')
+
+#: why a cascade without admin leaves the default firewall objects
+DEFAULT_FIREWALL_STAYS = (
+    "neutron-fwaas lets admins alone delete a project's default firewall "
+    "group (and makes it again for any token of the project that lists "
+    'firewall objects): it stays, with its policies and their rules, and '
+    "an admin's `openstack orphan list` finds it once the project is gone"
+)
+
+
+def kind_and_project(ref):
+    """What ``Inventory.grouped`` groups the default group's others by."""
+    return ref.kind, ref.project_id
+
+
+class _FirewallKind(_ExtensionKind):
+    """Listed for every project, then the project's kept (module
+    docstring): a list naming the project makes its default group."""
+
+    project_filter = False
+
+    def is_default(self, ref) -> bool:
+        return False
+
+    def primary_step(self, ref):
+        if self.scoped and self.is_default(ref):
+            return resource.keep(ref, DEFAULT_FIREWALL_STAYS, blocking=False)
+        return super().primary_step(ref)
+
 
 @register
-class FirewallGroup(_ExtensionKind):
+class FirewallGroup(_FirewallKind):
     """A FWaaS v2 firewall group: its ports are detached first (Neutron
-    refuses a group with ports), then it goes before its policies."""
+    refuses a group with ports), then it goes before its policies; the
+    project's default group after its others."""
 
     name = 'network.firewall_group'
     extension = 'fwaas_v2'
     sdk_list = 'firewall_groups'
     sdk_delete = 'delete_firewall_group'
+
+    def is_default(self, ref) -> bool:
+        return ref.name == DEFAULT_GROUP
 
     def refs(self, conn, items, project_id):
         return [
@@ -83,6 +135,14 @@ class FirewallGroup(_ExtensionKind):
                         yield Edge(detach, step)
         for policy_id in ref.attrs.get('policy_ids', []):
             yield Edge(me, delete_of(FirewallPolicy.name, policy_id))
+        if self.is_default(ref):
+            # the project's, not every group per default group: a domain's
+            # cascade has one default group a project
+            for other in inventory.grouped(kind_and_project).get(
+                (self.name, ref.project_id), []
+            ):
+                if not self.is_default(other):
+                    yield Edge(delete_of(self.name, other.id), me)
 
     def apply(self, conn, step):
         if step.action != 'detach_firewall_group_ports':
@@ -91,7 +151,7 @@ class FirewallGroup(_ExtensionKind):
 
 
 @register
-class FirewallPolicy(_UsedElsewhere):
+class FirewallPolicy(_FirewallKind, _UsedElsewhere):
     """A firewall policy, after the groups that use it (another project's
     group keeps a shared one) and before its rules."""
 
@@ -114,6 +174,9 @@ class FirewallPolicy(_UsedElsewhere):
     def attrs_of(self, item, users):
         return {'rule_ids': sorted(item.firewall_rules or [])}
 
+    def is_default(self, ref) -> bool:
+        return ref.name in DEFAULT_POLICIES
+
     def relations(self, ref, inventory):
         for rule_id in ref.attrs.get('rule_ids', []):
             yield Edge(
@@ -123,9 +186,10 @@ class FirewallPolicy(_UsedElsewhere):
 
 
 @register
-class FirewallRule(_UsedElsewhere):
+class FirewallRule(_FirewallKind, _UsedElsewhere):
     """A firewall rule, after the policies holding it (another project's
-    policy keeps a shared one)."""
+    policy keeps a shared one); a default policy's rule is a default
+    one."""
 
     name = 'network.firewall_rule'
     extension = 'fwaas_v2'
@@ -134,8 +198,18 @@ class FirewallRule(_UsedElsewhere):
     elsewhere_says = 'firewall policy {user} of project {project} holds it'
 
     def users(self, conn, items):
-        return by_item(
-            (rule_id, p.id, p.project_id)
-            for p in conn.network.firewall_policies()  # every project's
-            for rule_id in p.firewall_rules or []
-        )
+        # the third of a user: whether it is a default policy
+        found: dict[str, list[list]] = {}
+        for p in conn.network.firewall_policies():  # every project's
+            for rule_id in p.firewall_rules or []:
+                found.setdefault(rule_id, []).append(
+                    [p.id, p.project_id, p.name in DEFAULT_POLICIES]
+                )
+        return found
+
+    def attrs_of(self, item, users):
+        held = any(u[2] and u[1] == item.project_id for u in users)
+        return {'in_default_policy': True} if held else {}
+
+    def is_default(self, ref) -> bool:
+        return bool(ref.attrs.get('in_default_policy'))

@@ -10,10 +10,22 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Port forwardings, before their floating IP and internal port."""
+"""Port forwardings, before their floating IP and internal port.
+
+Neutron checks no project between a forwarding's floating IP and its
+internal port: an admin may forward the project's floating IP to another
+project's port (seen on the minicloud). Deleting that forwarding, or the
+floating IP, would cut that project's traffic: the forwarding is kept
+with its reason, and the floating IP with it (it goes after).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+
+from openstack import exceptions as sdk_exc
+
+from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import delete_of, owned
 from osc_cascade.kinds.calls import fan_out
@@ -60,7 +72,7 @@ class PortForwarding(_ExtensionKind):
                 service=self.service_type,
             )
         )
-        return owned(
+        refs = owned(
             (
                 item_ref(
                     self.name,
@@ -73,6 +85,51 @@ class PortForwarding(_ExtensionKind):
                 for pf in (next(asked) if found is None else found)
             ),
             project_id,
+        )
+        return self.with_port_owners(conn, refs)
+
+    def with_port_owners(self, conn, refs):
+        """Each forwarding with its internal port's project where it is
+        not the floating IP's (``port_project``; None: a port this token
+        cannot see). One GET a port, made at once: only forwardings'
+        ports are asked, none where the projects have none."""
+        ports = sorted({r.attrs['internal_port_id'] for r in refs} - {None})
+
+        def owner(port_id):
+            try:
+                return conn.network.get_port(port_id).project_id
+            except sdk_exc.NotFoundException:
+                # gone (its forwardings go with it), or not seen by a
+                # token without admin: another project's
+                return None if self.scoped else ''
+
+        owners = dict(
+            zip(
+                ports,
+                fan_out(owner, ports, service=self.service_type),
+                strict=True,
+            )
+        )
+        return [
+            dataclasses.replace(
+                ref, attrs={**ref.attrs, 'port_project': port_owner}
+            )
+            if port_owner not in ('', ref.project_id)
+            else ref
+            for ref in refs
+            for port_owner in [owners.get(ref.attrs['internal_port_id'], '')]
+        ]
+
+    def primary_step(self, ref):
+        if 'port_project' not in ref.attrs:
+            return super().primary_step(ref)
+        port, other = ref.attrs['internal_port_id'], ref.attrs['port_project']
+        if other is None:
+            why = f'it forwards to port {port}, which this token cannot see'
+        else:
+            why = f'it forwards to port {port} of project {other}'
+        return resource.keep(
+            ref, f"{why}: deleting it would cut that project's traffic"
         )
 
     def shown(self, conn, fip) -> list | None:

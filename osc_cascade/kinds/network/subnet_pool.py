@@ -13,7 +13,9 @@
 """Subnet pools after their subnets, address scopes after their pools.
 
 Subnets go before the subnet pool they came from, pools before their
-address scope.
+address scope. Another project's subnet pool in the project's address
+scope (through an RBAC share) keeps it: Neutron refuses its delete
+(AddressScopeInUse), and deleting the share would cut that pool off.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 from osc_cascade.engine.planner import Edge
 from osc_cascade.kinds.base import delete_of
 from osc_cascade.kinds.calls import fan_out
-from osc_cascade.kinds.network.common import _ExtensionKind, _UsedElsewhere
+from osc_cascade.kinds.network.common import _UsedElsewhere, by_item
 from osc_cascade.kinds.network.core import Subnet
 from osc_cascade.kinds.registry import register
 
@@ -68,8 +70,20 @@ class SubnetPool(_UsedElsewhere):
 
 
 @register
-class AddressScope(_ExtensionKind):
+class AddressScope(_UsedElsewhere):
+    """An address scope, after the project's pools in it; kept while
+    another project's pool is in it."""
+
     name = 'network.address_scope'
     extension = 'address-scope'
     sdk_list = 'address_scopes'
     sdk_delete = 'delete_address_scope'
+    elsewhere_says = 'subnet pool {user} of project {project} is in it'
+
+    def users(self, conn, items):
+        scopes = {s.id for s in items}
+        return by_item(
+            (p.address_scope_id, p.id, p.project_id)
+            for p in conn.network.subnet_pools()  # every project's
+            if p.address_scope_id in scopes
+        )

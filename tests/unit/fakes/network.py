@@ -68,6 +68,11 @@ class Network:
         coll, id_, action = m.groups()
         if method == 'GET' and id_ is None and coll.startswith('security-'):
             self._ensure_default_security_group(query)
+        if method == 'GET' and coll == 'ports' and id_ and not action:
+            if not self._sees_port(self.get('ports', id_)):
+                return 404, {
+                    'NeutronError': {'type': 'PortNotFound', 'message': id_}
+                }
         return self._neutron_collection(
             NEUTRON[coll], method, id_, query, action, body
         )
@@ -79,6 +84,19 @@ class Network:
         if caller is None:
             return ADMIN_PROJECT, True
         return caller.get('project_id'), 'admin' in caller.get('roles', ())
+
+    def _sees_port(self, port):
+        """Neutron's ``get_port`` policy: an admin, a reader of the port's
+        project or of its network's project sees it; to others it is not
+        found."""
+        token_project, admin = self._token_project()
+        if admin or port is None:
+            return True
+        network = self.get('networks', port.get('network_id')) or {}
+        return token_project in (
+            port.get('project_id'),
+            network.get('project_id'),
+        )
 
     def _ensure_default_security_group(self, query):
         """Neutron's ``get_security_groups`` and ``get_security_group_rules``

@@ -17,7 +17,15 @@ pagination_max_limit), and a delete in the wrong order is refused as
 Neutron refuses it: an address group a rule names (AddressGroupInUse), a
 firewall group with ports (FirewallGroupInUse), a policy a group uses, a
 rule a policy holds (...InUse), a BGP VPN list naming a project (400). A log goes with its security group or
-port, a label's rules and a VPN's associations with them."""
+port, a label's rules and a VPN's associations with them.
+
+FWaaS v2 as neutron-fwaas 25.0.0 has it: a list of firewall groups,
+policies or rules, and the quota details, first make the ``default`` group
+(two policies of two rules each) of the project the filter names, else of
+the token's project, where it has none, whoever asks
+(``_ensure_default_firewall_group`` writes as an admin); only an admin
+deletes a default group (FirewallGroupCannotRemoveDefault, 409), and
+Neutron takes its two policies with it, not their rules."""
 
 from __future__ import annotations
 
@@ -92,6 +100,11 @@ class NetworkServices:
             return super()._network(method, path, query, body)
         coll, id_, assoc = m.groups()
         key = MORE[coll][0]
+        if id_ is None and key.startswith('firewall_'):
+            named = self._request.query.get('project_id')
+            self._ensure_default_firewall_group(
+                named[0] if named else self._token_project()[0]
+            )
         if id_ is None:
             refused = set(query) & UNFILTERED.get(key, set())
             if refused:
@@ -142,9 +155,63 @@ class NetworkServices:
             return 200, {'firewall_group': obj}
         if method == 'DELETE':
             self._check_more_unused(key, obj)
+            if key == 'firewall_groups' and obj['name'] == 'default':
+                return self._delete_default_firewall_group(obj)
             self._remove(key, id_)
             return 204, None
         return 405, None
+
+    def _quota_details(self, project):
+        # neutron-fwaas's quota counts its groups with a list naming the
+        # project: the list makes its default group
+        if 'fwaas_v2' not in self.without_extensions:
+            self._ensure_default_firewall_group(project)
+        return super()._quota_details(project)
+
+    def _ensure_default_firewall_group(self, project):
+        """neutron-fwaas's ``_ensure_default_firewall_group``."""
+        if not project or any(
+            g['name'] == 'default' and g['project_id'] == project
+            for g in self.all('firewall_groups')
+        ):
+            return
+        policies = {}
+        for way in ('ingress', 'egress'):
+            rules = [
+                self.neutron_more(
+                    'fwaas/firewall_rules',
+                    project,
+                    name=f'default {way} ipv{v}',
+                )['id']
+                for v in (4, 6)
+            ]
+            policies[way] = self.neutron_more(
+                'fwaas/firewall_policies',
+                project,
+                name=f'default {way}',
+                firewall_rules=rules,
+            )['id']
+        self.neutron_more(
+            'fwaas/firewall_groups',
+            project,
+            name='default',
+            ports=[],
+            ingress_firewall_policy_id=policies['ingress'],
+            egress_firewall_policy_id=policies['egress'],
+        )
+
+    def _delete_default_firewall_group(self, group):
+        if not self._token_project()[1]:
+            raise neutron_error(
+                'FirewallGroupCannotRemoveDefault',
+                'Deleting default firewall group not allowed.',
+            )
+        self._remove('firewall_groups', group['id'])
+        for way in ('ingress', 'egress'):
+            self._remove(
+                'firewall_policies', group[f'{way}_firewall_policy_id']
+            )
+        return 204, None
 
     def _check_more_unused(self, key, obj):
         uses = {

@@ -39,6 +39,8 @@ from tests.unit.fakes.clouds import FakeCloud
 from tests.unit.fakes.common import AUTH_URL, catalog, new_id
 from tests.unit.fakes.dns import Dns
 from tests.unit.fakes.key_manager import KeyManager
+from tests.unit.fakes.network_extensions import NetworkExtensions
+from tests.unit.fakes.network_services import NetworkServices
 
 #: Cinder's owner attribute of each collection, shown to admins alone
 CINDER_OWNERS = {
@@ -327,6 +329,14 @@ class ScopedTokens:
 
 class ScopedCloud(ScopedTokens, FakeCloud):
     """FakeCloud whose users may be no admins."""
+
+    endpoints = FakeCloud.endpoints
+
+
+class ScopedFirewallCloud(
+    ScopedTokens, NetworkServices, NetworkExtensions, FakeCloud
+):
+    """ScopedCloud with Neutron's newer extensions (FWaaS v2)."""
 
     endpoints = FakeCloud.endpoints
 

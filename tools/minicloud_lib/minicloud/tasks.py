@@ -84,14 +84,16 @@ def heavy(prio, fn):
     return wrapped
 
 
-def once(step, fn):
-    """A heavy step that runs only if state.json does not say it ran."""
+def once(step, fn, done_as=None):
+    """A heavy step that runs only if state.json does not say it ran (as
+    ``done_as``, by default the step's name)."""
+    done_as = done_as or step
 
     def wrapped():
-        if initialised(step):
+        if initialised(done_as):
             return 'initialised before'
         heavy(PRIORITY.get(step, 10), fn)()
-        mark_initialised(step)
+        mark_initialised(done_as)
         return None
 
     return wrapped
