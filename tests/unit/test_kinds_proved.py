@@ -217,7 +217,8 @@ def test_the_checks_see_what_functional_older_runs():
     )
     assert not runs_in(
         'functional',
-        'test_neutron_plugins.py::test_fwaas_groups_policies_and_rules_go',
+        'test_real_manila.py::'
+        'test_a_projects_shares_and_what_holds_them_go_with_it',
         functional_tests(),
         tox_envs(),
     )
