@@ -24,6 +24,8 @@ extensions = [
     # the reaper's options, from its oslo.config.opts entry point
     'oslo_config.sphinxext',
     'osc_cascade_docs',
+    # the table of the kinds proved on real services (issue 31)
+    'kinds_proved',
 ]
 
 project = 'osc-cascade'

@@ -34,7 +34,7 @@ from typing import Any
 
 import os_service_types
 
-from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.errors import CascadeError, describe, status_code
 from osc_cascade.engine.regions import GLOBAL, Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
@@ -152,6 +152,7 @@ class Discovery:
             for region in self.regions_of(kind, among)
         ]
         refs: list[ResourceRef] = []
+        unread: list[str] = []
         with (
             # the kinds' calls per item share one bound, of the same width
             # as the lists: at most twice ``parallel`` requests at once
@@ -180,12 +181,13 @@ class Discovery:
                     pid,
                     region,
                     ready[kind.service_type, region],
+                    unread,
                 )
                 for kind, region, pid in jobs
             ]
             for fut in futures:
                 refs.extend(fut.result())
-        return refs, notes
+        return refs, notes + sorted(unread)
 
     def refuse_kept(self, project_ids: Sequence[str | None]) -> None:
         """Raise if a delete of this run kept a resource of the projects
@@ -220,7 +222,14 @@ class Discovery:
         project_id: str | None,
         region: str = GLOBAL,
         proxy_ready: concurrent.futures.Future | None = None,
+        unread: list[str] | None = None,
     ) -> list[ResourceRef]:
+        """The kind's resources in the region; a kind whose refused
+        listing is a note (``refused_listing_is_note``: the quota kinds,
+        whose listing Barbican 18 keeps for its service admin) adds the
+        note to ``unread`` and finds nothing, which deletes nothing more
+        and, of the other kinds, nothing less; every other failure
+        raises."""
         if proxy_ready is not None:
             proxy_ready.result()
         conn = self.regions.connection(region)
@@ -229,12 +238,35 @@ class Discovery:
             + (f'project {project_id}' if project_id else 'all projects')
             + (f' in {region}' if region else '')
         )
-        found = checked(
-            what,
-            lambda: list(kind.list(conn, project_id)),
-            retry=self.retry,
-            clock=self.clock,
-            needs=kind.forbidden_hint.format(service_type=kind.service_type),
-            outcome='Nothing was deleted',
-        )
+        needs = kind.forbidden_hint.format(service_type=kind.service_type)
+        try:
+            found = checked(
+                what,
+                lambda: list(kind.list(conn, project_id)),
+                retry=self.retry,
+                clock=self.clock,
+                needs=needs,
+                outcome='Nothing was deleted',
+            )
+        except CascadeError as exc:
+            cause = exc.__cause__
+            if not (
+                unread is not None
+                and getattr(kind, 'refused_listing_is_note', False)
+                and isinstance(cause, Exception)
+                and status_code(cause) == 403
+            ):
+                raise
+            unread.append(
+                f'{kind.name} not listed'
+                + (f' in {region}' if region else '')
+                + ': '
+                + describe(
+                    what,
+                    cause,
+                    needs=needs,
+                    outcome='What it holds is neither reported nor purged',
+                )
+            )
+            return []
         return [ref.in_region(region) for ref in found]

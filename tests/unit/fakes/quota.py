@@ -213,6 +213,13 @@ class Quotas:
 
     def _compute(self, method, path, query, body):
         m = re.fullmatch(r'/os-quota-sets/([^/]+)(/defaults)?', path)
+        if m and method != 'DELETE' and m.group(1) not in self.db['projects']:
+            # as nova's identity.verify_project_id (issue 31, seen on the
+            # minicloud): a read or a set of a deleted project's quotas is
+            # refused, their DELETE is taken
+            return bad_request(
+                f'Project ID {m.group(1)} is not a valid project.'
+            )
         if m:
             return self._quota_set('nova', m, method, NOVA_DEFAULT_QUOTAS)
         return super()._compute(method, path, query, body)
