@@ -30,7 +30,8 @@ through the project's token the cascade asks each private workflow's
 members and keeps one that has any, unless ``--delete-shared``. Mistral
 shows a workflow's members to its own project alone (an admin of another
 project gets an empty list, not a refusal): an admin's cascade cannot see
-them. All of it is what the minicloud's Mistral 23 does
+them, so it keeps every private workflow unless ``--delete-shared``. All
+of it is what the minicloud's Mistral 23 does
 (``tests/functional/test_real_mistral.py``).
 """
 
@@ -47,6 +48,14 @@ from osc_cascade.kinds.base import ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.paging import item_ref, pages
 from osc_cascade.kinds.registry import register
+
+#: why an admin's cascade keeps a private workflow (module docstring)
+MEMBERS_UNSEEN = (
+    "Mistral shows a workflow's members to its own project alone, so an "
+    'admin cannot tell whether other projects share it (its delete takes '
+    'their shares): pass --delete-shared to delete it, or run the cascade '
+    'as a member of the project'
+)
 
 
 class _MistralKind(ResourceKind):
@@ -104,7 +113,12 @@ class Workflow(_MistralKind):
 
     def list(self, conn, project_id):
         refs = super().list(conn, project_id)
-        if self.scoped:
+        if not self.scoped:
+            # an admin is shown no members: whether it is shared is unknown
+            for ref in refs:
+                if not ref.attrs.get('public'):
+                    ref.attrs['members_unseen'] = True
+        else:
             # its members show only to the workflow's own project
             private = [r for r in refs if not r.attrs.get('public')]
             for ref, members in zip(
@@ -147,6 +161,8 @@ class Workflow(_MistralKind):
                     'shared with ' + ', '.join(ref.attrs['shared_with']),
                     shared=True,
                 )
+            if ref.attrs.get('members_unseen'):
+                return resource.keep(ref, MEMBERS_UNSEEN, shared=True)
         return super().primary_step(ref)
 
     def is_in_use(self, exc):

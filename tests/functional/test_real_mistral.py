@@ -29,7 +29,8 @@ engine (``tools/minicloud up --with mistral``); what
 * a private workflow of P shared with Q (a workflow member, Q accepted):
   Mistral deletes a workflow's members with it, without a word; through
   P's token its members show and P's member's cascade keeps it; an admin
-  of another project is shown none (an empty list, not a refusal).
+  of another project is shown none (an empty list, not a refusal), so
+  its cascade keeps every private workflow unless ``--delete-shared``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import json
 
 import pytest
 
+from osc_cascade.kinds.workflow import MEMBERS_UNSEEN
 from tests.functional import topology
 from tests.functional.conftest import service_proxy
 from tests.functional.members import Member
@@ -129,7 +131,16 @@ def test_a_projects_workflows_and_triggers_go(admin, admin_workflow, cli):
     assert event in listed(admin_workflow, 'event_triggers', **everyone)
     assert {wf, their_wf} <= listed(admin_workflow, 'workflows', **everyone)
 
+    # an admin is shown no member of P's private workflow: it is kept
+    # with why, and P with it
     dry, run = cascade(cli, p.id)
+    kept = {r['ID']: r['Reason'] for r in dry.json() if r['Action'] == 'keep'}
+    assert kept.get(wf) == MEMBERS_UNSEEN, dry.stdout + dry.stderr
+    assert run.code == 1, run.stdout + run.stderr
+    assert admin.identity.find_project(p.id) is not None
+    assert exists(admin_workflow, 'workflows', wf)
+
+    dry, run = cascade(cli, p.id, '--delete-shared')
     assert dry.code == 0, dry.stdout + dry.stderr
     planned = {(r['Kind'], r['ID']) for r in dry.json()}
     assert {

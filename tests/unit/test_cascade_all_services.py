@@ -56,7 +56,9 @@ def twins(cloud, external):
 
 
 def cascade(osc, *args):
-    return osc('project', 'delete', '--cascade', *args)
+    # --delete-shared: an admin is shown no member of A's private Mistral
+    # workflow, which is kept without it (kinds.workflow.MEMBERS_UNSEEN)
+    return osc('project', 'delete', '--cascade', '--delete-shared', *args)
 
 
 def test_the_dry_run_shows_every_kind_and_changes_nothing(cloud, twins, osc):

@@ -120,7 +120,12 @@ def test_triggers_go_before_their_workflow(cloud, ab):
     conn = cloud.connection()
     with pytest.raises(sdk_exc.BadRequestException, match='triggers'):
         conn.workflow.delete_workflow(wf['id'], ignore_missing=False)
-    pc, targets, plan = cascade_for(cloud, a)
+    # an admin is shown no member of a private workflow: kept, with why
+    _pc, _t, plan = cascade_for(cloud, a)
+    kept = step_id('keep', workflow.Workflow.name, wf['id'])
+    assert plan.steps[kept].params['reason'] == workflow.MEMBERS_UNSEEN
+    assert plan.kept()
+    pc, targets, plan = cascade_for(cloud, a, delete_shared=True)
     for trigger, kind in (
         (cron, workflow.CronTrigger),
         (event, workflow.EventTrigger),

@@ -27,7 +27,6 @@ import re
 
 from tests.unit.fakes.common import (
     ADMIN_PROJECT,
-    ENDPOINTS,
     Conflict,
     page,
     paged_filters,
@@ -53,7 +52,7 @@ class BlockStorage:
         if path in ('', '/'):
             return 200, versions(
                 'v3.0',
-                ENDPOINTS['block-storage'] + '/',
+                self.endpoints['block-storage'] + '/',
                 version='3.70',
                 min_version='3.0',
             )
@@ -121,7 +120,7 @@ class BlockStorage:
             items,
             query,
             self.cinder_max_limit,
-            url=f'{ENDPOINTS["block-storage"]}/{coll}/detail',
+            url=f'{self.endpoints["block-storage"]}/{coll}/detail',
         )
         if link:  # the client's filters kept, as Cinder's links keep them
             link += paged_filters(query)

@@ -30,7 +30,6 @@ import re
 from tests.unit.fakes.common import (
     ADMIN_PROJECT,
     ADMIN_USER,
-    ENDPOINTS,
     Conflict,
     new_uuid,
 )
@@ -241,7 +240,7 @@ class ComputeHosts:
             out[f'{key}_links'] = [
                 {
                     'rel': 'next',
-                    'href': f'{ENDPOINTS["compute"]}{path}'
+                    'href': f'{self.endpoints["compute"]}{path}'
                     f'?limit={limit}&marker={page[-1][marker_key]}',
                 }
             ]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, page
+from tests.unit.fakes.common import ADMIN_PROJECT, page
 
 #: Barbican's quota resources: a project's quotas show each, None if unset
 QUOTA_RESOURCES = ('secrets', 'orders', 'containers', 'consumers', 'cas')
@@ -66,7 +66,7 @@ class KeyManager:
             private=False,
             **extra,
         )
-        href = f'{ENDPOINTS["key-manager"]}/v1/{coll}/{item["id"]}'
+        href = f'{self.endpoints["key-manager"]}/v1/{coll}/{item["id"]}'
         item[COLLECTIONS[coll]] = href
         return item
 
@@ -95,7 +95,7 @@ class KeyManager:
                 {'limit': 10, **query},
                 self.item_page,
                 'id',
-                f'{ENDPOINTS["key-manager"]}/v1/{coll}',
+                f'{self.endpoints["key-manager"]}/v1/{coll}',
                 offset=True,
             )
             body = {coll: chunk, 'total': len(rows)}
@@ -130,7 +130,8 @@ class KeyManager:
                             'links': [
                                 {
                                     'rel': 'self',
-                                    'href': ENDPOINTS['key-manager'] + '/v1/',
+                                    'href': self.endpoints['key-manager']
+                                    + '/v1/',
                                 }
                             ],
                         }
@@ -149,7 +150,7 @@ class KeyManager:
                 {'limit': 10, **query},
                 self.quota_page,
                 'project_id',
-                ENDPOINTS['key-manager'] + '/v1/project-quotas',
+                self.endpoints['key-manager'] + '/v1/project-quotas',
                 offset=True,
             )
             body = {'project_quotas': chunk, 'total': len(rows)}

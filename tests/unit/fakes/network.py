@@ -21,7 +21,6 @@ import re
 
 from tests.unit.fakes.common import (
     ADMIN_PROJECT,
-    ENDPOINTS,
     Conflict,
     matches,
     page,
@@ -53,7 +52,7 @@ def neutron_error(kind: str, message: str, status: int = 409) -> Conflict:
 class Network:
     def _network(self, method, path, query, body):
         if path in ('', '/'):
-            return 200, versions('v2.0', ENDPOINTS['network'] + '/v2.0/')
+            return 200, versions('v2.0', self.endpoints['network'] + '/v2.0/')
         m = re.fullmatch(r'/v2\.0/quotas/([^/]+)/details', path)
         if m and method == 'GET':
             return self._quota_details(m.group(1))
@@ -166,7 +165,7 @@ class Network:
         size = self.neutron_max_limit or int(query['limit'])
         path = key.replace('_', '-')
         chunk, link = page(
-            items, query, size, url=f'{ENDPOINTS["network"]}/v2.0/{path}'
+            items, query, size, url=f'{self.endpoints["network"]}/v2.0/{path}'
         )
         if link:  # the request's filters kept, as Neutron's links keep them
             link += paged_filters(getattr(self._request, 'query', query))

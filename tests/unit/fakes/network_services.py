@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.fakes.common import ENDPOINTS, matches, page
+from tests.unit.fakes.common import matches, page
 from tests.unit.fakes.network import neutron_error
 
 # URL path -> (JSON key, extension)
@@ -125,7 +125,7 @@ class NetworkServices:
                 items,
                 query,
                 self.neutron_page,
-                url=f'{ENDPOINTS["network"]}/v2.0/{coll}',
+                url=f'{self.endpoints["network"]}/v2.0/{coll}',
             )
             links = [{'rel': 'next', 'href': link}] if link else []
             return 200, {key: chunk, f'{key}_links': links}
@@ -169,13 +169,14 @@ class NetworkServices:
         return super()._quota_details(project)
 
     def _ensure_default_firewall_group(self, project):
-        """neutron-fwaas's ``_ensure_default_firewall_group``."""
+        """neutron-fwaas's ``_ensure_default_firewall_group``; what it
+        makes is in ``made_on_read`` (the service's, not a caller's)."""
         if not project or any(
             g['name'] == 'default' and g['project_id'] == project
             for g in self.all('firewall_groups')
         ):
             return
-        policies = {}
+        policies, rules_made = {}, []
         for way in ('ingress', 'egress'):
             rules = [
                 self.neutron_more(
@@ -185,13 +186,14 @@ class NetworkServices:
                 )['id']
                 for v in (4, 6)
             ]
+            rules_made += rules
             policies[way] = self.neutron_more(
                 'fwaas/firewall_policies',
                 project,
                 name=f'default {way}',
                 firewall_rules=rules,
             )['id']
-        self.neutron_more(
+        group = self.neutron_more(
             'fwaas/firewall_groups',
             project,
             name='default',
@@ -199,6 +201,11 @@ class NetworkServices:
             ingress_firewall_policy_id=policies['ingress'],
             egress_firewall_policy_id=policies['egress'],
         )
+        made = getattr(self, 'made_on_read', set())
+        made.add(('firewall_groups', group['id']))
+        made.update(('firewall_policies', p) for p in policies.values())
+        made.update(('firewall_rules', r) for r in rules_made)
+        self.made_on_read = made
 
     def _delete_default_firewall_group(self, group):
         if not self._token_project()[1]:
