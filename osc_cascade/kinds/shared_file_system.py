@@ -39,11 +39,13 @@ from openstack import exceptions as sdk_exc
 from openstack.shared_file_system.v2 import _proxy as manila_proxy
 
 from osc_cascade.api.http import request
+from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
+from osc_cascade.kinds.network.common import others
 from osc_cascade.kinds.registry import register
 
 #: replicas and share groups left the experimental API in 2.56 and 2.55
@@ -312,13 +314,55 @@ class ShareNetwork(_ManilaKind):
     error_statuses = frozenset({'error'})
 
     def list(self, conn, project_id):
+        networks = list(listing(conn, '/share-networks/detail', project_id))
+        # one listing of shares and one of groups per network, made at
+        # once (kinds.calls): what another project has on it keeps it
+        users = fan_out(
+            lambda n: self.users(conn, n),
+            networks,
+            service=self.service_type,
+        )
         return owned(
             (
-                self.make_ref(n)
-                for n in listing(conn, '/share-networks/detail', project_id)
+                self.make_ref(n, used_by=used)
+                for n, used in zip(networks, users, strict=True)
             ),
             project_id,
         )
+
+    def users(self, conn: Any, network: dict[str, Any]) -> list[list[str]]:
+        """The shares and share groups of other projects on the network:
+        an admin may make one on any project's (Manila looks a share
+        network up for an admin in every project), and Manila refuses the
+        network's delete while any is on it (409, "it has 1 share(s)";
+        seen on the minicloud). A caller who may not list every project's
+        sees its own alone, and then the delete's refusal keeps the
+        project."""
+        if self.scoped:
+            return []
+        return sorted(
+            [what, item['project_id']]
+            for what, path in (
+                ('share', '/shares/detail'),
+                ('share group', '/share-groups/detail'),
+            )
+            for item in listing(
+                conn, path, None, share_network_id=network['id']
+            )
+            if item.get('project_id') != network.get('project_id')
+        )
+
+    def primary_step(self, ref):
+        used_by = ref.attrs.get('used_by')
+        if used_by:
+            what, other = used_by[0]
+            return resource.keep(
+                ref,
+                f'a {what} of project {other} is on it'
+                f'{others(used_by)}: Manila refuses its delete while it is, '
+                "and that project's share is not this cascade's to delete",
+            )
+        return super().primary_step(ref)
 
 
 @register
