@@ -103,4 +103,3 @@ class Regions:
                     self.conn, region=region
                 )
             return self._connections[region]
-

@@ -39,13 +39,12 @@ from openstack import exceptions as sdk_exc
 from openstack.shared_file_system.v2 import _proxy as manila_proxy
 
 from osc_cascade.api.http import request
-from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
-from osc_cascade.kinds.network.common import others
+from osc_cascade.kinds.network.common import keep_if_used
 from osc_cascade.kinds.registry import register
 
 #: replicas and share groups left the experimental API in 2.56 and 2.55
@@ -353,16 +352,14 @@ class ShareNetwork(_ManilaKind):
         )
 
     def primary_step(self, ref):
-        used_by = ref.attrs.get('used_by')
-        if used_by:
-            what, other = used_by[0]
-            return resource.keep(
-                ref,
-                f'a {what} of project {other} is on it'
-                f'{others(used_by)}: Manila refuses its delete while it is, '
-                "and that project's share is not this cascade's to delete",
-            )
-        return super().primary_step(ref)
+        kept = keep_if_used(
+            ref,
+            ref.attrs.get('used_by'),
+            'a {user} of project {project} is on it{more}: Manila refuses '
+            "its delete while it is, and that project's share is not this "
+            "cascade's to delete",
+        )
+        return kept or super().primary_step(ref)
 
 
 @register
