@@ -143,6 +143,12 @@ def test_an_admin_of_another_project_cascades_with_its_system_token(
     the owned node, releases the one, keeps the other and the project."""
     p = topology.make_project(admin, unique('ironic-sys'))
     elsewhere = topology.make_project(admin, unique('ironic-scope'))
+    # Swift lists another project's containers to a ResellerAdmin alone
+    admin.identity.assign_project_role_to_user(
+        elsewhere,
+        admin.identity.get_user(admin.current_user_id),
+        admin.identity.find_role('ResellerAdmin'),
+    )
     owner = admin.identity.find_project('admin')
     leased = nodes(owner=owner.id, lessee=p.id)
     owned = nodes(owner=p.id)
