@@ -22,13 +22,10 @@ in the first of them only, or its resources would be planned twice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-import copy
 import threading
 from typing import Any
 
-from openstack.config import cloud_region
-
-from osc_cascade.api import session_costs
+from osc_cascade.api import scopes, session_costs
 from osc_cascade.engine.errors import CascadeError
 
 #: the region of what is global (Keystone's projects and credentials)
@@ -104,28 +101,7 @@ class Regions:
         (one authentication), its own proxies; GLOBAL is the client's."""
         with self._lock:
             if region not in self._connections:
-                self._connections[region] = _connect(self.conn, region)
+                self._connections[region] = scopes.sibling(
+                    self.conn, region=region
+                )
             return self._connections[region]
-
-
-def _connect(conn: Any, region: str) -> Any:
-    # as openstacksdk's own Connection.global_request makes a sibling
-    params = copy.deepcopy(conn.config.config)
-    params['region_name'] = region
-    for key in [k for k in params if k.endswith('_region_name')]:
-        del params[key]
-    config = cloud_region.from_session(
-        session=conn.session,
-        app_name=conn.config._app_name,
-        app_version=conn.config._app_version,
-        discovery_cache=conn.session._discovery_cache,
-        **params,
-    )
-    # from_session makes strings of the numbers in a map (rate_limit:
-    # {network: 2.0} becomes '2.0'), which keystoneauth's adapter divides
-    # by: each proxy of the region failed to be made
-    for key in ('rate_limit', 'concurrency'):
-        if isinstance(params.get(key), dict):
-            config.config[key] = params[key]
-    config._name = conn.name
-    return conn.__class__(config=config)

@@ -27,12 +27,27 @@ project is not one) has those filters narrowed, silently, to its own
 project's nodes, and a node the project owns would go unseen; ``project``
 naming another project is refused (403) instead, and the cascade deletes
 nothing.
+
+Ironic's default policies let a ``project`` filter name another project
+(``baremetal:node:list_all``) only to a token scoped to the system with
+the role reader (admin and member imply it), or to its service role (the
+role service in its service project); and they let a lessee be unset
+only by a member of the system, the node's owner or its service. A
+project-scoped admin is none of these. So Ironic is asked, and the lease
+released, with a token of the same user scoped to the system
+(``api.scopes.system_scoped``: clouds.yaml's auth, ``system_scope: all``)
+wherever Keystone gives one; where it does not (the user has no role on
+the system), with the client's own token, which Ironic serves if it is
+its service role's or the project's own, and otherwise refuses (403): the
+listing's refusal says in one line what the caller lacks, and nothing is
+deleted, the project kept.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from osc_cascade.api import scopes
 from osc_cascade.api.http import request
 from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
@@ -47,12 +62,20 @@ MICROVERSION = '1.65'
 FIELDS = 'uuid,name,owner,lessee,instance_uuid'
 
 
+def ironic(conn: Any) -> Any:
+    """Ironic's proxy with the user's system-scoped token, else with the
+    client's (see the module)."""
+    return (scopes.system_scoped(conn) or conn).baremetal
+
+
 class _NodeKind(ResourceKind):
     service_type = 'baremetal'
     synchronous_delete = True
     forbidden_hint = (
-        "Ironic shows another project's nodes only to a system reader "
-        '(a token with --os-system-scope all) or the service role'
+        "Ironic lists another project's nodes only to a token scoped to "
+        'the system (which Keystone gives the user only with a role on it: '
+        '`openstack role add --system all --user <user> member`) or to its '
+        'service role'
     )
     #: the node's field that names the project: ``owner`` or ``lessee``
     role: ClassVar[str]
@@ -65,7 +88,7 @@ class _NodeKind(ResourceKind):
         return [
             n
             for n in pages(
-                conn.baremetal,
+                ironic(conn),
                 '/nodes',
                 'nodes',
                 query,
@@ -120,7 +143,7 @@ class NodeLease(_NodeKind):
         # raw: lessee needs MICROVERSION, and the SDK's patch_node takes
         # --os-baremetal-api-version's first (Resource._get_microversion)
         request(
-            conn.baremetal,
+            ironic(conn),
             'PATCH',
             f'/nodes/{ref.id}',
             json=[{'op': 'remove', 'path': '/lessee'}],

@@ -44,6 +44,7 @@ from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.access import AccessKind
 from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.calls import fan_out
+from osc_cascade.kinds.network.common import keep_if_used
 from osc_cascade.kinds.registry import register
 
 #: replicas and share groups left the experimental API in 2.56 and 2.55
@@ -312,13 +313,53 @@ class ShareNetwork(_ManilaKind):
     error_statuses = frozenset({'error'})
 
     def list(self, conn, project_id):
+        networks = list(listing(conn, '/share-networks/detail', project_id))
+        # one listing of shares and one of groups per network, made at
+        # once (kinds.calls): what another project has on it keeps it
+        users = fan_out(
+            lambda n: self.users(conn, n),
+            networks,
+            service=self.service_type,
+        )
         return owned(
             (
-                self.make_ref(n)
-                for n in listing(conn, '/share-networks/detail', project_id)
+                self.make_ref(n, used_by=used)
+                for n, used in zip(networks, users, strict=True)
             ),
             project_id,
         )
+
+    def users(self, conn: Any, network: dict[str, Any]) -> list[list[str]]:
+        """The shares and share groups of other projects on the network:
+        an admin may make one on any project's (Manila looks a share
+        network up for an admin in every project), and Manila refuses the
+        network's delete while any is on it (409, "it has 1 share(s)";
+        seen on the minicloud). A caller who may not list every project's
+        sees its own alone, and then the delete's refusal keeps the
+        project."""
+        if self.scoped:
+            return []
+        return sorted(
+            [what, item['project_id']]
+            for what, path in (
+                ('share', '/shares/detail'),
+                ('share group', '/share-groups/detail'),
+            )
+            for item in listing(
+                conn, path, None, share_network_id=network['id']
+            )
+            if item.get('project_id') != network.get('project_id')
+        )
+
+    def primary_step(self, ref):
+        kept = keep_if_used(
+            ref,
+            ref.attrs.get('used_by'),
+            'a {user} of project {project} is on it{more}: Manila refuses '
+            "its delete while it is, and that project's share is not this "
+            "cascade's to delete",
+        )
+        return kept or super().primary_step(ref)
 
 
 @register

@@ -19,10 +19,13 @@ project-scoped policies; what ``osc_cascade.kinds.baremetal`` rests on.
   stays, with its owner; another project's lease of another node stays;
 * a node the project owns keeps the project (the cascade exits 1 and
   changes nothing) until its owner is unset; the node is never deleted;
-* an admin whose token is scoped to a project other than the cloud's
-  admin one (Ironic's defaults: no view of other projects' nodes) is
-  refused the project's node listing (403), and the cascade deletes
-  nothing, rather than miss a node the project owns.
+* Ironic runs its default policies: a project-scoped admin may not name
+  another project in a node listing (403); the cascade asks with the
+  same user's system-scoped token, from whichever project it is scoped
+  to;
+* an admin without a role on the system (no system-scoped token) is
+  refused the project's node listing (403) in one line, and the cascade
+  deletes nothing, rather than miss a node the project owns.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from __future__ import annotations
 import openstack
 import pytest
 
-from tests.functional import topology
+from tests.functional import members, topology
 from tests.functional.conftest import service_proxy
 from tests.functional.topology import cascade, unique
 
@@ -130,23 +133,66 @@ def test_a_node_the_project_owns_keeps_it_and_is_never_deleted(
     assert node(system, owned['uuid'])['owner'] is None
 
 
-def test_an_admin_who_may_not_see_every_node_deletes_nothing(
+def test_an_admin_of_another_project_cascades_with_its_system_token(
     admin, system, nodes, cli
 ):
-    """The admin scoped to another project it administers (not the cloud
-    admin's project, which the minicloud's Ironic policy makes a service
-    account): Ironic's defaults narrow an owner filter to the caller's
-    project, silently; the cascade asks with the project filter, which
-    Ironic refuses (403)."""
-    p = topology.make_project(admin, unique('ironic-unseen'))
+    """The cloud admin scoped to a project that is neither the cloud
+    admin's nor the one cascaded, on Ironic's default policies (its
+    project token may not name another project: 403): the cascade asks
+    Ironic with the same user's system-scoped token, sees the lease and
+    the owned node, releases the one, keeps the other and the project."""
+    p = topology.make_project(admin, unique('ironic-sys'))
     elsewhere = topology.make_project(admin, unique('ironic-scope'))
+    # Swift lists another project's containers to a ResellerAdmin alone
+    admin.identity.assign_project_role_to_user(
+        elsewhere,
+        admin.identity.get_user(admin.current_user_id),
+        admin.identity.find_role('ResellerAdmin'),
+    )
+    owner = admin.identity.find_project('admin')
+    leased = nodes(owner=owner.id, lessee=p.id)
     owned = nodes(owner=p.id)
     scope = ('--os-project-name', '', '--os-project-id', elsewhere.id)
 
-    _dry, run = cascade(cli, p.id, scope=scope)
+    dry, run = cascade(cli, p.id, scope=scope)
+    assert dry.code == 1, dry.stdout + dry.stderr  # the owned node keeps it
+    assert 'owns this bare metal node' in run.stdout + run.stderr
     assert run.code == 1, run.stdout + run.stderr
-    assert 'HTTP 403' in run.stdout + run.stderr
-    assert 'system' in run.stdout + run.stderr
     assert admin.identity.find_project(p.id) is not None
     assert node(system, owned['uuid'])['owner'] == p.id
     disown(system, owned['uuid'])
+    dry, run = cascade(cli, p.id, scope=scope)
+    planned = {(r['Kind'], r['ID']) for r in dry.json()}
+    assert ('baremetal.node_lease', leased['uuid']) in planned
+    assert run.code == 0, run.stdout + run.stderr
+    assert admin.identity.find_project(p.id) is None
+    assert node(system, leased['uuid'])['lessee'] is None
+
+
+def test_an_admin_without_a_system_role_deletes_nothing(admin, system, nodes):
+    """An admin of a project who has no role on the system (Keystone
+    refuses it a system-scoped token, 401): Ironic's defaults narrow an
+    owner filter to the caller's project, silently; the cascade asks with
+    the project filter, which Ironic refuses (403), and says in one line
+    what the caller lacks; nothing is deleted, the project stays."""
+    p = topology.make_project(admin, unique('ironic-unseen'))
+    elsewhere = topology.make_project(admin, unique('ironic-scope'))
+    someone = members.Member(admin, admin, elsewhere)
+    try:
+        admin.identity.assign_project_role_to_user(
+            elsewhere, someone.user, admin.identity.find_role('admin')
+        )
+        owned = nodes(owner=p.id)
+        leased = nodes(lessee=p.id)
+
+        run = someone.run('project', 'delete', '--cascade', '--yes', p.id)
+        out = run.stdout + run.stderr
+        assert run.returncode == 1, out
+        assert 'HTTP 403' in out or '403' in out, out
+        assert 'role add --system all' in out, out
+        assert admin.identity.find_project(p.id) is not None
+        assert node(system, owned['uuid'])['owner'] == p.id
+        assert node(system, leased['uuid'])['lessee'] == p.id
+        disown(system, owned['uuid'])
+    finally:
+        admin.identity.delete_user(someone.user, ignore_missing=True)

@@ -20,7 +20,10 @@ service decides, which ``osc_cascade.kinds.shared_file_system`` rests on.
   snapshot, the group and the replica are made as the project's member
   would, are in the dry run, go with the cascade and are gone after it;
 * a private share type the project may use stays, and only the project's
-  access to it goes: another project's access to it is kept.
+  access to it goes: another project's access to it is kept;
+* a share network of the project that another project's share is on
+  (an admin's: Manila lets it) is kept with its reason, and the project
+  with it, until that share is gone.
 """
 
 from __future__ import annotations
@@ -220,3 +223,61 @@ def test_a_private_share_type_stays_and_only_the_projects_access_goes(
         assert [m['project_id'] for m in members] == [b.id]
     finally:
         admin_sfs.delete(f'/types/{stype["id"]}', **MV)
+
+
+def test_a_share_network_another_projects_share_is_on_keeps_the_project(
+    admin, admin_sfs, cli
+):
+    """An admin working in project Q makes a share on project P's share
+    network (Manila looks a share network up for an admin in every
+    project), and Manila refuses the network's delete while the share is
+    on it (409, "it has 1 share(s)"): P's cascade keeps the network with
+    its one-line reason, and P, and changes nothing; once Q's share is
+    gone, P's cascade deletes both."""
+    p = topology.make_project(admin, unique('manila-net'))
+    q = topology.make_project(admin, unique('manila-net-user'))
+    p_sfs = topology.scoped(admin, p).shared_file_system
+    net = made(
+        p_sfs, '/share-networks', 'share_network', {'name': unique('sn')}
+    )
+    mine = share(p_sfs, unique('mine'), net['id'])
+    theirs = share(
+        topology.scoped(admin, q).shared_file_system,
+        unique('theirs'),
+        net['id'],
+    )
+    assert theirs['project_id'] == q.id
+    refused = p_sfs.delete(
+        f'/share-networks/{net["id"]}', raise_exc=False, **MV
+    )
+    assert refused.status_code == 409, refused.text
+
+    dry, run = cascade(cli, p.id)
+    out = run.stdout + run.stderr
+    assert dry.code == 1, dry.stdout + dry.stderr
+    assert run.code == 1, out
+    assert f'a share of project {q.id} is on it' in out, out
+    assert admin.identity.find_project(p.id) is not None
+    for path, id_ in (
+        ('share-networks', net['id']),
+        ('shares', mine['id']),
+        ('shares', theirs['id']),
+    ):
+        found = admin_sfs.get(f'/{path}/{id_}', raise_exc=False, **MV)
+        assert found.status_code == 200, (path, id_, found.text)
+
+    # Q's share gone, nothing else keeps P's network
+    admin_sfs.delete(f'/shares/{theirs["id"]}', **MV)
+    wait_for(
+        lambda: (
+            status_of(admin_sfs, f'/shares/{theirs["id"]}', 'share') is None
+        ),
+        timeout=180,
+        interval=2,
+        what="Q's share gone",
+    )
+    _dry, run = cascade(cli, p.id)
+    assert run.code == 0, run.stdout + run.stderr
+    assert admin.identity.find_project(p.id) is None
+    gone = admin_sfs.get(f'/share-networks/{net["id"]}', raise_exc=False, **MV)
+    assert gone.status_code == 404, gone.text

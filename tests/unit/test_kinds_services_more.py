@@ -16,18 +16,22 @@ orphan search), deleted in the order the service accepts (its fake refuses
 any other, as the service does), kept where it is not the project's to
 delete."""
 
+import types
 from urllib import parse
 
 from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.api import scopes
+from osc_cascade.api.http import request
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import DONE
 from osc_cascade.kinds import alarming, baremetal, database, workflow
 from tests.unit import scenarios
 from tests.unit.fakes.clouds import ServicesCloud
 from tests.unit.fakes.common import step_id
+from tests.unit.fakes.identity import SYSTEM_TOKEN
 from tests.unit.fakes.run import cascade_for, run_kind
 
 
@@ -183,18 +187,116 @@ def test_a_node_the_project_owns_is_kept_and_keeps_it(cloud, ab):
 def test_a_project_admin_who_may_not_list_every_node_keeps_the_project(
     cloud, ab
 ):
-    """Ironic's project-scoped policies (found on the minicloud): an admin
-    whose token is scoped to its own project may not list every project's
-    nodes (``baremetal:node:list_all`` is a system reader's); an ``owner``
+    """Ironic's default policies (ironic 39.0.0): an admin whose token is
+    scoped to its own project may not list every project's nodes
+    (``baremetal:node:list_all`` is a system reader's); an ``owner``
     filter is then narrowed, silently, to the caller's own project, and a
     node that project A owns was not seen: A was deleted. Asked with
-    ``project``, Ironic refuses (403) instead, and nothing is deleted."""
+    ``project``, Ironic refuses (403) instead; a user whom Keystone gives
+    no system-scoped token (no role on the system) is refused in one line
+    that says what it lacks, and nothing is deleted."""
     a, _b = ab
     cloud.ironic_list_all = False
+    cloud.system_roles = []
     cloud.node('owned', owner=a)
-    with pytest.raises(CascadeError, match=r'baremetal\.node.*HTTP 403'):
+    with pytest.raises(CascadeError, match=r'baremetal\.node.*HTTP 403') as e:
         cascade_for(cloud, a)
+    assert '\n' not in str(e.value)
+    assert 'role add --system all' in str(e.value)
     assert cloud.changes == []
+    # Keystone was asked, once, and refused
+    assert len(system_token_asks(cloud)) == 1
+
+
+def system_token_asks(cloud):
+    return [
+        r
+        for r in cloud.mocker.request_history
+        if r.path.endswith('/auth/tokens')
+        and 'system' in (r.json()['auth'].get('scope') or {})
+    ]
+
+
+def ironic_tokens(cloud):
+    """The tokens of the requests to Ironic's nodes."""
+    return {
+        r.headers.get('X-Auth-Token')
+        for r in cloud.mocker.request_history
+        if r.path.startswith('/v1/nodes')
+    }
+
+
+def test_an_admin_lists_and_releases_with_its_system_scoped_token(cloud, ab):
+    """Ironic's defaults, and the admin has a role on the system (as
+    Keystone's bootstrap gives it): the nodes are listed and the lease
+    released with the same user's system-scoped token, which Keystone is
+    asked for once per client session."""
+    a, b = ab
+    cloud.ironic_list_all = False
+    owned = cloud.node('owned', owner=a, lessee=b)
+    leased = cloud.node('leased', owner=b, lessee=a)
+    _pc, _t, plan = cascade_for(cloud, a)
+    assert step_id('keep', baremetal.Node.name, owned['id']) in plan.steps
+    cloud.get('nodes', owned['id'])['owner'] = None  # as the keep says
+    pc, targets, plan = cascade_for(cloud, a)
+    pc.execute(plan, targets)
+    assert cloud.get('nodes', leased['id'])['lessee'] is None
+    assert cloud.get('nodes', owned['id'])['lessee'] == b
+    assert ironic_tokens(cloud) == {SYSTEM_TOKEN}
+    assert len(system_token_asks(cloud)) == 2  # two cascades, two clients
+
+
+def test_a_system_reader_lists_but_may_not_release_a_lease(cloud, ab):
+    """A system reader who is no system member: Ironic lists the nodes but
+    refuses the lessee's removal (``baremetal:node:update:lessee``): the
+    release fails, the lessee stays, and the project is not empty."""
+    a, b = ab
+    cloud.ironic_list_all = False
+    cloud.system_roles = ['reader']
+    leased = cloud.node('leased', owner=b, lessee=a)
+    pc, targets, plan = cascade_for(cloud, a)
+    lease = step_id('delete', baremetal.NodeLease.name, leased['id'])
+    assert lease in plan.steps
+    with pytest.raises(CascadeError, match=r'not deleted.*403'):
+        pc.execute(plan, targets)
+    assert cloud.get('nodes', leased['id'])['lessee'] == a
+    assert cloud.get('projects', a) is not None
+
+
+def test_the_service_role_lists_with_the_clients_own_token(cloud, ab):
+    """No role on the system, but the client's project-scoped token is
+    Ironic's service role: its own token lists and releases."""
+    a, b = ab
+    cloud.system_roles = []
+    leased = cloud.node('leased', owner=b, lessee=a)
+    pc, targets, plan = cascade_for(cloud, a)
+    pc.execute(plan, targets)
+    assert cloud.get('nodes', leased['id'])['lessee'] is None
+    assert ironic_tokens(cloud) == {'fake-token'}
+
+
+def test_a_node_of_another_project_is_hidden_from_a_project_token(cloud, ab):
+    """Why the release needs the system-scoped token too: Ironic hides
+    another project's node from a project-scoped admin (404, which a
+    release would take for a node gone), as the fake does."""
+    a, b = ab
+    cloud.ironic_list_all = False
+    leased = cloud.node('leased', owner=b, lessee=a)
+    conn = cloud.connection()
+    with pytest.raises(sdk_exc.NotFoundException):
+        request(conn.baremetal, 'GET', f'/nodes/{leased["id"]}')
+    system = scopes.system_scoped(conn)
+    assert request(system.baremetal, 'GET', f'/nodes/{leased["id"]}').ok
+
+
+def test_no_system_scoped_token_without_a_users_auth():
+    """An auth type that names no user (admin_token, none) asks Keystone
+    for nothing: the client's own token it is."""
+    conn = types.SimpleNamespace(
+        config=types.SimpleNamespace(config={'auth_type': 'none'}),
+        session=object(),
+    )
+    assert scopes.system_scoped(conn) is None
 
 
 def test_a_system_reader_lists_a_projects_nodes_in_one_filter(cloud, ab):

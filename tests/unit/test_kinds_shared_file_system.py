@@ -17,6 +17,7 @@ from openstack import exceptions as sdk_exc
 import pytest
 
 from osc_cascade import kinds as kinds_mod
+from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.executor import STUCK
 from osc_cascade.kinds import shared_file_system as manila
 from tests.unit import scenarios
@@ -185,3 +186,40 @@ def test_a_share_group_whose_delete_failed_is_in_error_and_fails(cloud):
     ).results.values()
     assert result.outcome == 'failed'
     assert result.error == 'delete failed: status is error'
+
+
+@pytest.mark.parametrize(
+    'what', ['share', 'share group'], ids=['share', 'group']
+)
+def test_a_share_network_another_projects_share_is_on_keeps_the_project(
+    cloud, shares, what
+):
+    """An admin may make a share of project B on A's share network (Manila
+    looks a network up for an admin in every project; seen on the
+    minicloud), and Manila then refuses the network's delete (409): A's
+    cascade keeps the network in one line, and A, and changes nothing."""
+    b = scenarios.project(cloud, 'B')['id']
+    if what == 'share':
+        theirs = cloud.share(b, 'theirs', share_network_id=shares['network'])
+    else:
+        theirs = cloud.manila(
+            'share_groups', b, share_network_id=shares['network']
+        )
+    pc, targets, plan = cascade_for(cloud, shares['project'])
+    keep = step_id('keep', manila.ShareNetwork.name, shares['network'])
+    reason = plan.steps[keep].params['reason']
+    assert f'a {what} of project {b} is on it' in reason
+    assert '\n' not in reason
+    with pytest.raises(CascadeError, match='never deleted while'):
+        pc.execute(plan, targets)
+    assert cloud.changes == []
+    assert cloud.get(
+        'shares' if what == 'share' else 'share_groups', theirs['id']
+    )
+
+
+def test_a_share_network_of_the_projects_own_shares_alone_goes(cloud, shares):
+    _pc, _t, plan = cascade_for(cloud, shares['project'])
+    network = manila.ShareNetwork.name
+    assert step_id('delete', network, shares['network']) in plan.steps
+    assert step_id('keep', network, shares['network']) not in plan.steps

@@ -24,6 +24,7 @@ from openstack import exceptions as sdk_exc
 
 from osc_cascade.api import direct
 from osc_cascade.engine import resource
+from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, owned, unless_absent
 from osc_cascade.kinds.paging import pages
 
@@ -48,6 +49,21 @@ class _NeutronKind(ResourceKind):
 def others(uses: list[list[str]]) -> str:
     """`` (and N more)`` when a keep names one user of several."""
     return f' (and {len(uses) - 1} more)' if len(uses) > 1 else ''
+
+
+def keep_if_used(
+    ref: ResourceRef, uses: list[list[str]] | None, says: str
+) -> resource.Step | None:
+    """The keep of a resource that other projects use (``uses``: what uses
+    it and its project, pairs or longer lists that begin so), ``says``
+    formatted with the first's ``user`` and ``project`` and ``more``
+    (`` (and N more)``), or None."""
+    if not uses:
+        return None
+    user, project = uses[0][:2]
+    return resource.keep(
+        ref, says.format(user=user, project=project, more=others(uses))
+    )
 
 
 def neutron_items(conn, path, key, project_id=None, **filters):
@@ -171,12 +187,7 @@ class _UsedElsewhere(_ExtensionKind):
         ]
 
     def primary_step(self, ref):
-        elsewhere = ref.attrs.get('elsewhere')
-        if elsewhere:
-            user, other = elsewhere[0][:2]
-            return resource.keep(
-                ref,
-                self.elsewhere_says.format(user=user, project=other)
-                + others(elsewhere),
-            )
-        return super().primary_step(ref)
+        kept = keep_if_used(
+            ref, ref.attrs.get('elsewhere'), self.elsewhere_says + '{more}'
+        )
+        return kept or super().primary_step(ref)

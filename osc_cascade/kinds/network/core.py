@@ -46,6 +46,7 @@ from osc_cascade.kinds.base import GONE, delete_of, owned
 from osc_cascade.kinds.compute import Server, server_owners
 from osc_cascade.kinds.network.common import (
     _NeutronKind,
+    keep_if_used,
     may_have_security_groups,
     neutron_items,
     neutron_project,
@@ -442,17 +443,15 @@ class Network(_NeutronKind):
         )
 
     def primary_step(self, ref):
-        used_by = ref.attrs.get('used_by')
-        if used_by:
-            # never with --delete-shared: Neutron refuses it while
-            # another project's port is on it, and only after the drain
-            what, other = used_by[0]
-            return resource.keep(
-                ref,
-                f'{what} of project {other} is on it{others(used_by)}: '
-                f"deleting it would cut that project's traffic",
-            )
-        return super().primary_step(ref)
+        # never with --delete-shared: Neutron refuses it while another
+        # project's port is on it, and only after the drain
+        kept = keep_if_used(
+            ref,
+            ref.attrs.get('used_by'),
+            '{user} of project {project} is on it{more}: '
+            "deleting it would cut that project's traffic",
+        )
+        return kept or super().primary_step(ref)
 
 
 #: why a cascade without admin leaves the default security group

@@ -15,18 +15,25 @@
 ``project`` (owner or lessee), ``ironic_page`` a page with a ``next``
 link; a PATCH that removes the lessee.
 
-``ironic_list_all`` False is a caller whose token is scoped to its own
-project (the admin's, ADMIN_PROJECT) without Ironic's
-``baremetal:node:list_all`` (a system reader's): as the minicloud's Ironic
-does (``api_utils.check_list_policy``), a ``project`` filter naming another
-project is refused (403), and any other listing is narrowed, silently, to
-the nodes the caller's project owns or leases."""
+Ironic's default policies (ironic 39.0.0, ``ironic/common/policy.py``):
+``baremetal:node:list_all`` is a system reader's (a system-scoped token,
+``SYSTEM_TOKEN``, with the role reader) or its service role's.
+``ironic_list_all`` True is a project-scoped caller with the service role
+(as the minicloud makes its cloud admin); False one without (an admin of
+its own project, ADMIN_PROJECT). A caller without ``list_all`` has, as
+Ironic does (``api_utils.check_list_policy``), a ``project`` filter naming
+another project refused (403), and any other listing narrowed, silently,
+to the nodes the caller's project owns or leases; and a node its project
+neither owns nor leases is hidden from it (404, ``conceal_node``), its
+PATCH too; a system-scoped token updates a lessee only with the role
+member."""
 
 from __future__ import annotations
 
 import re
 
 from tests.unit.fakes.common import ADMIN_PROJECT, ENDPOINTS, page
+from tests.unit.fakes.identity import SYSTEM_TOKEN
 
 #: the node fields a list may ask for (Ironic's node list: not created_at
 #: nor updated_at, which it refuses, 400 "Field created_at is not a valid
@@ -41,6 +48,11 @@ class Baremetal:
     ironic_page = 2
     #: the caller may list every project's nodes (see the module)
     ironic_list_all = True
+
+    def _ironic_lists_all(self):
+        if self.header('X-Auth-Token') == SYSTEM_TOKEN:
+            return 'reader' in self.system_roles
+        return self.ironic_list_all
 
     def node(self, name='node', owner=None, lessee=None, instance_uuid=None):
         uuid_ = f'node-{len(self.all("nodes"))}-{name}'
@@ -78,7 +90,7 @@ class Baremetal:
                         'error_message': f'Field {field} is not a valid field.'
                     }
             project = query.get('project')
-            if not self.ironic_list_all:
+            if not self._ironic_lists_all():
                 if project and project != ADMIN_PROJECT:
                     return 403, {
                         'error_message': 'Access was denied to the following '
@@ -109,9 +121,20 @@ class Baremetal:
             return 200, answer
         m = re.fullmatch(r'/v1/nodes/([^/]+)', path)
         found = m and self.get('nodes', m.group(1))
-        if not found:
+        if (
+            found
+            and not self._ironic_lists_all()
+            and ADMIN_PROJECT not in (found.get('owner'), found.get('lessee'))
+        ):
+            found = None  # concealed
             return 404, {'error_message': 'node not found'}
         if method == 'PATCH':
+            if (
+                self.header('X-Auth-Token') == SYSTEM_TOKEN
+                and 'member' not in self.system_roles
+            ):
+                # baremetal:node:update:lessee: a system member's
+                return 403, {'error_message': 'baremetal:node:update:lessee'}
             for change in body:
                 field = change['path'].strip('/')
                 found[field] = (

@@ -20,10 +20,15 @@ when it holds exactly the limit (Keystone's SQL driver cannot tell); the
 collections in ``pages`` are paged as a newer Keystone pages them. A test
 can also keep projects out of every listing (``unlisted``: what a token
 scoped to another domain does not see) and run a hook right after a
-project listing is answered (``after_project_listing``)."""
+project listing is answered (``after_project_listing``).
+
+A token asked with ``system_scope: all`` is the admin's on the system
+(``SYSTEM_TOKEN``, with the roles of ``system_roles``, admin as Keystone's
+bootstrap gives it); with no role there, Keystone refuses it (401)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from keystoneauth1 import fixture as ks_fixture
@@ -35,6 +40,9 @@ from tests.unit.fakes.common import (
     AUTH_URL,
     matches,
 )
+
+#: the admin's token scoped to the system
+SYSTEM_TOKEN = 'fake-system-token'
 
 
 class Identity:
@@ -55,6 +63,9 @@ class Identity:
         self.region = 'RegionOne'
         #: the clouds of the catalog's other regions (``add_region``)
         self.other_regions: list = []
+        #: the admin's roles on the system (none: Keystone refuses it a
+        #: system-scoped token)
+        self.system_roles = ['admin', 'member', 'reader']
         self.add(
             'projects',
             id=ADMIN_PROJECT,
@@ -72,11 +83,35 @@ class Identity:
         return self
 
     def _answer_tokens(self):
-        self.mocker.post(
-            AUTH_URL + '/auth/tokens',
-            json=self.token(),
-            headers={'X-Subject-Token': 'fake-token'},
-        )
+        self.mocker.post(AUTH_URL + '/auth/tokens', json=self._issue_admins)
+
+    def _issue_admins(self, request, context):
+        if 'system' in (json.loads(request.body)['auth'].get('scope') or {}):
+            return self.system_token(context)
+        context.headers['X-Subject-Token'] = 'fake-token'
+        return self.token()
+
+    def system_token(self, context):
+        """The admin's token on the system, or Keystone's refusal."""
+        if not self.system_roles:
+            context.status_code = 401
+            return {
+                'error': {
+                    'code': 401,
+                    'title': 'Unauthorized',
+                    'message': 'The request you have made requires '
+                    'authentication.',
+                }
+            }
+        tok = self.token()
+        body = tok['token']
+        body.pop('project', None)
+        body['system'] = {'all': True}
+        body['roles'] = [
+            {'id': f'role-{r}', 'name': r} for r in self.system_roles
+        ]
+        context.headers['X-Subject-Token'] = SYSTEM_TOKEN
+        return tok
 
     def add_region(self, name, services, *, shared=()):
         """Another region in the catalog, where ``services`` have their

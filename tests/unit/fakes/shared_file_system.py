@@ -170,6 +170,8 @@ class SharedFileSystem:
                     for o in self.all(coll)
                     if query.get('project_id') in (None, o.get('project_id'))
                     and query.get('share_id') in (None, o.get('share_id'))
+                    and query.get('share_network_id')
+                    in (None, o.get('share_network_id'))
                 ]
             }
         m = re.fullmatch(r'/shares/([^/]+)/action', path)

@@ -16,10 +16,10 @@ type with fake or no-op interfaces: nodes are enrolled, owned and leased
 (Keystone auth, Ironic's project-scoped policies: a node's ``owner`` and
 ``lessee`` projects see it), and no BMC is ever spoken to.
 
-The cloud admin (admin in project admin) is one of Ironic's service-role
-accounts (templates/ironic/policy.yaml), so that its cascade sees every
-project's nodes from its project-scoped token; any other project-scoped
-admin has Ironic's defaults."""
+Ironic's default policies (templates/ironic/policy.yaml is empty): every
+project's nodes are a system reader's, so the cascade asks with the
+cloud admin's system-scoped token (it has the system role admin), as it
+would on any cloud."""
 
 import os
 
