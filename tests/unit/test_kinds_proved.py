@@ -217,6 +217,12 @@ def test_the_checks_see_what_functional_older_runs():
     )
     assert not runs_in(
         'functional',
+        'test_real_mistral.py::test_a_projects_workflows_and_triggers_go',
+        functional_tests(),
+        tox_envs(),
+    )
+    assert not runs_in(
+        'functional-older',
         'test_real_manila.py::'
         'test_a_projects_shares_and_what_holds_them_go_with_it',
         functional_tests(),
