@@ -147,20 +147,18 @@ class DomainPlan:
         )
 
 
-def _not_deleted_by(user_plan: Plan) -> Callable[[Step], bool]:
-    """The project steps to keep in the plan: all but a report of a
-    user's keypair (``compute.keypair``, kept as the user's) that the
-    users' plan deletes: one object, said once, as deleted."""
+def _deleted_by(user_plan: Plan) -> Callable[[Step], bool]:
+    """Whether a project step is a report of a user's keypair
+    (``compute.keypair``, kept as the user's) that the users' plan
+    deletes: one object, said once, as deleted."""
     deleted = {
         (s.target.region, s.target.id)
         for s in user_plan.steps.values()
         if s.is_delete and s.target.kind == UserKeypair.name
     }
     return lambda s: (
-        not (
-            s.target.kind == Keypair.name
-            and (s.target.region, s.target.id) in deleted
-        )
+        s.target.kind == Keypair.name
+        and (s.target.region, s.target.id) in deleted
     )
 
 
@@ -291,7 +289,8 @@ class DomainCascade:
         user_plan = user_plan.subplan(
             lambda s: s.target.project_id not in keeping
         )
-        plan = plan.subplan(_not_deleted_by(user_plan))
+        covered = _deleted_by(user_plan)
+        plan = plan.subplan(lambda s: not covered(s))
         return DomainPlan(
             domain=domain,
             projects=plan,
@@ -412,6 +411,8 @@ class DomainCascade:
             deleted: list[ResourceRef] = []
             refused = dict(plan.refused)
             if plan.project_targets:
+                # the plan after the drain: the same keypairs said once
+                self.project_cascade.said_elsewhere = _deleted_by(plan.users)
                 outcome = self.project_cascade.execute(
                     plan.projects, plan.project_targets
                 )

@@ -142,6 +142,19 @@ def test_a_users_keypair_is_deleted_with_the_user_not_also_kept(cloud):
     assert [r for r in rows if r[1] == 'compute.keypair'] == [
         ('keep', 'compute.keypair', outsider['id'])
     ]
+    # and so in the run, whose plan is made again after the drain
+    outcome = wf.execute(wf.plan(wf.resolve('acme')))
+    assert outcome.refused == {}
+    ran = sorted(
+        (r.step.action, r.step.target.kind, r.step.target.attrs['user_id'])
+        for run in outcome.runs
+        for r in run.results.values()
+        if r.step.target.kind in ('compute.keypair', 'user.keypair')
+    )
+    assert ran == [('delete', 'user.keypair', u) for u in deleted] + [
+        ('keep', 'compute.keypair', outsider['id'])
+    ]
+    assert cloud.exists('keypairs', f'{outsider["id"]}/laptop')
 
 
 def test_the_run_deletes_it_all_and_not_the_twin(cloud):
