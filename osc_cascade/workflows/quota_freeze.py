@@ -262,8 +262,8 @@ class Freezes:
     def release(self, project_id: str, record: dict[str, Any]) -> list[str]:
         """Reset (the quota APIs' DELETE) every quota the record froze, all
         at once: after the project is gone, so the record is the copy read
-        before. A failure is a note: the rows are orphans ``orphan list``
-        finds."""
+        before. A failure is a note naming the purge that resets them
+        (Nova and Cinder list no quota sets: no search finds them)."""
         resets = [
             Freeze(api, region, self.regions.connection(region))
             for region, entries in sorted(record.get('quotas', {}).items())
@@ -280,8 +280,8 @@ class Freezes:
                 )
             except CascadeError as exc:
                 return (
-                    f'{exc} (its quota rows are orphans: '
-                    '`openstack orphan list` finds them)'
+                    f'{exc} (its quota rows stay: `openstack orphan purge '
+                    f'--project {project_id}` resets them)'
                 )
             return ''
 

@@ -371,13 +371,15 @@ def test_the_release_resets_every_recorded_quota(cloud, project):
         assert not cloud.quota_of(service, project), service
 
 
-def test_a_failed_release_names_the_orphan_search(cloud, project):
+def test_a_failed_release_names_the_purge_that_resets_them(cloud, project):
     d = drainer(cloud)
     record, _notes = d.drain(project)
     cloud.faults.append(('DELETE', r'/v2\.1/os-quota-sets/', 403))
     [note] = d.release_quotas(project, record)
     assert 'resetting the quotas of compute in RegionOne' in note
-    assert '`openstack orphan list` finds them' in note
+    # not the orphan search: Nova and Cinder list no quota sets
+    assert f'`openstack orphan purge --project {project}`' in note
+    assert 'orphan list' not in note
     assert cloud.quota_of('nova', project)['instances'] == 0
 
 
