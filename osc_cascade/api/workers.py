@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 import contextlib
 import datetime
+import inspect
 import itertools
 import logging
 import multiprocessing
@@ -134,8 +135,10 @@ def running(
 
 def session_settings(ks_session: Any, threads: int) -> dict[str, Any]:
     """What a worker's keystoneauth session is made with: the main
-    session's TLS, timeout, user agent and headers."""
-    return {
+    session's TLS, timeout, user agent and headers, as far as this
+    keystoneauth1 knows them (5.10, the lowest, has no ``tls_ciphers``)."""
+    accepted = inspect.signature(type(ks_session).__init__).parameters
+    settings = {
         'verify': ks_session.verify,
         'cert': ks_session.cert,
         'timeout': ks_session.timeout,
@@ -148,6 +151,9 @@ def session_settings(ks_session: Any, threads: int) -> dict[str, Any]:
         'additional_user_agent': list(ks_session.additional_user_agent),
         'tls_ciphers': getattr(ks_session, 'tls_ciphers', None),
         'tls_min_version': getattr(ks_session, 'tls_min_version', None),
+    }
+    return {
+        **{k: v for k, v in settings.items() if k in accepted},
         'pool_maxsize': max(10, threads),
     }
 
