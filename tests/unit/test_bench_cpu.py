@@ -13,24 +13,52 @@
 """benchmarks/cpu.py: CPU seconds from /proc."""
 
 import os
-import time
+import subprocess
+import sys
 
 import pytest
 
 from benchmarks import cpu
 
-
-def _burn(seconds):
-    end = time.process_time() + seconds
-    while time.process_time() < end:
-        pass
+#: a process that burns 0.3 s of CPU when told to, says so, and waits
+BURNER = (
+    'import sys, time\n'
+    'sys.stdin.readline()\n'
+    'end = time.process_time() + 0.3\n'
+    'while time.process_time() < end:\n'
+    '    pass\n'
+    'print("burnt", flush=True)\n'
+    'sys.stdin.readline()\n'
+)
 
 
 def test_a_process_group_and_the_machine_count_what_we_burn():
-    group = os.getpgid(0)
-    before = cpu.groups([group]), cpu.process(os.getpid()), cpu.machine_busy()
-    _burn(0.3)
-    after = cpu.groups([group]), cpu.process(os.getpid()), cpu.machine_busy()
+    # a group of its own: a group counts its live processes, and ours may
+    # have others that end meanwhile (CI's minicloud comes up beside it)
+    burner = subprocess.Popen(
+        [sys.executable, '-c', BURNER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        group = os.getpgid(burner.pid)
+        before = (
+            cpu.groups([group]),
+            cpu.process(burner.pid),
+            cpu.machine_busy(),
+        )
+        burner.stdin.write(b'go\n')
+        burner.stdin.flush()
+        assert burner.stdout.readline() == b'burnt\n'
+        after = (
+            cpu.groups([group]),
+            cpu.process(burner.pid),
+            cpu.machine_busy(),
+        )
+    finally:
+        burner.stdin.close()
+        burner.wait(timeout=10)
     # /proc counts in clock ticks (10 ms): allow for the rounding
     assert all(a - b >= 0.25 for a, b in zip(after, before))
 
