@@ -310,6 +310,13 @@ def owned(admin, project_id):
         admin.image.images(owner=project_id, visibility='all'),
         owner=lambda i: i.owner_id,
     )
+    if admin.network.find_extension('fwaas_v2'):
+        # no project filter: neutron-fwaas makes the default firewall group
+        # of the project a list names (the service makes one anyway when
+        # it counts the project's quota, as a server's boot does)
+        add('network.firewall_group', admin.network.firewall_groups())
+        add('network.firewall_policy', admin.network.firewall_policies())
+        add('network.firewall_rule', admin.network.firewall_rules())
     return found
 
 
