@@ -35,6 +35,7 @@ from typing import Any
 
 from osc_cascade.engine.errors import CascadeError
 from osc_cascade.engine.regions import Regions
+from osc_cascade.engine.retry import is_gone
 from osc_cascade.kinds.calls import fan_out
 from osc_cascade.kinds.quota import QuotaApi
 from osc_cascade.workflows.drain_record import FAILED, FROZEN, INTENT
@@ -279,6 +280,9 @@ class Freezes:
                     lambda: freeze.api.reset(freeze.conn, project_id),
                 )
             except CascadeError as exc:
+                if is_gone(exc.__cause__):
+                    # no rows of the project's own (Manila's 404): as reset
+                    return ''
                 return (
                     f'{exc} (its quota rows stay: `openstack orphan purge '
                     f'--project {project_id}` resets them)'

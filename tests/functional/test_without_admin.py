@@ -56,16 +56,42 @@ def domain(admin):
     return found
 
 
+#: neutron-fwaas's default firewall objects, as the kinds name them
+FWAAS_DEFAULTS = [
+    ('network.firewall_group', 'default'),
+    ('network.firewall_policy', 'default egress'),
+    ('network.firewall_policy', 'default ingress'),
+    ('network.firewall_rule', 'default egress ipv4'),
+    ('network.firewall_rule', 'default egress ipv6'),
+    ('network.firewall_rule', 'default ingress ipv4'),
+    ('network.firewall_rule', 'default ingress ipv6'),
+]
+
+
+def defaults_of(admin, project_id):
+    """The project's default security group and, where FWaaS runs, its
+    default firewall group, policies and rules: Neutron lets admins alone
+    delete them (the plan keeps them, report-only), as ``(kind, id)``."""
+    lists = [('network.security_group', admin.network.security_groups())]
+    if admin.network.find_extension('fwaas_v2'):
+        lists += [
+            ('network.firewall_group', admin.network.firewall_groups()),
+            ('network.firewall_policy', admin.network.firewall_policies()),
+            ('network.firewall_rule', admin.network.firewall_rules()),
+        ]
+    names = {('network.security_group', 'default'), *FWAAS_DEFAULTS}
+    return {
+        (kind, o.id)
+        for kind, listed in lists  # no filter: see owned()
+        for o in listed
+        if o.project_id == project_id and (kind, o.name) in names
+    }
+
+
 def left_of(admin, project_id):
     """What the project still owns, by an admin's lists, but its default
-    security group: Neutron lets admins alone delete it (the plan keeps
-    it, report-only)."""
-    defaults = {
-        ('network.security_group', g.id)
-        for g in admin.network.security_groups()  # no filter: see owned()
-        if g.project_id == project_id and g.name == 'default'
-    }
-    return topology.owned(admin, project_id) - defaults
+    groups (``defaults_of``)."""
+    return topology.owned(admin, project_id) - defaults_of(admin, project_id)
 
 
 def grants_of(admin, user_id, project_id):
@@ -142,9 +168,13 @@ def test_a_domain_manager_cascades_a_project_of_its_domain(
     # RegionOne's alone: where the project had nothing (RegionTwo) the
     # cascade made no default group (it reads Neutron's quota details,
     # which count groups without making one, before listing them)
+    fwaas = FWAAS_DEFAULTS if admin.network.find_extension('fwaas_v2') else []
     assert sorted(
         (o['Region'], o['Kind'], o['Name']) for o in orphans.json()
-    ) == [('RegionOne', 'network.security_group', 'default')]
+    ) == sorted(
+        ('RegionOne', kind, name)
+        for kind, name in [*fwaas, ('network.security_group', 'default')]
+    )
     purged = run_openstack('orphan', 'purge', '--project', project.id, '--yes')
     assert purged.code == 0, purged.stdout + purged.stderr
     assert topology.owned(admin, project.id) == set()

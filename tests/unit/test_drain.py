@@ -383,6 +383,14 @@ def test_a_failed_release_names_the_purge_that_resets_them(cloud, project):
     assert cloud.quota_of('nova', project)['instances'] == 0
 
 
+def test_a_release_answered_404_is_done(cloud, project):
+    # Manila answers 404 to the reset of a project with no rows of its own
+    d = drainer(cloud)
+    record, _notes = d.drain(project)
+    cloud.faults.append(('DELETE', r'/v2\.1/os-quota-sets/', 404))
+    assert d.release_quotas(project, record) == []
+
+
 def unified_limits(cloud, pid):
     """Two registered limits, and the project's own limit of one."""
     cloud.add(
