@@ -19,6 +19,7 @@ command (status, stop, down) finds its processes from that record only.
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -159,7 +160,7 @@ class Unit:
                 f'sport = {self.port})'
             )
         mkdirs(RUN, LOGS)
-        env = child_env(self.env)
+        env = child_env({**self.env, 'TMPDIR': self.fresh_tmpdir()})
         with open(self.out, 'ab') as out:
             out.write(
                 f'\n==== {time.strftime("%F %T")} start: '
@@ -179,6 +180,19 @@ class Unit:
         write(self.pidfile, f'{proc.pid} {st[2] if st else 0}\n')
         self._proc = proc
         return True
+
+    def fresh_tmpdir(self):
+        """run/tmp/<unit>/, emptied: each start gets a temp dir of its
+        own.  Neutron elects the API worker that syncs its segment
+        allocations by a file /tmp/neutron_first_worker<parent PID>: one
+        left there by an earlier Neutron whose gunicorn had the PID ours
+        has makes ours skip the sync, and a fresh database has no VXLAN ID
+        to give (503 "No project network is available for allocation",
+        RegionTwo in CI)."""
+        path = os.path.join(RUN, 'tmp', self.name)
+        shutil.rmtree(path, ignore_errors=True)
+        mkdirs(path)
+        return path
 
     def wait_ready(self, timeout=180):
         deadline = time.monotonic() + timeout
