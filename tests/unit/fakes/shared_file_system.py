@@ -145,12 +145,14 @@ class SharedFileSystem:
             )
         if path.startswith('/share-transfers'):
             return self._share_transfers(method, path, query)
-        # replicas and share groups have no route at all below their
-        # first microversions (an SDK call that names none: 404)
+        # replicas, share groups and quota sets have no route at all below
+        # their first microversions (an SDK call that names none: 404;
+        # quota sets are os-quota-sets below 2.7, seen on the minicloud)
         version = self._microversion('shared-file-system') or (2, 0)
         for prefix, first in (
             ('/share-replicas', (2, 11)),
             ('/share-groups', (2, 31)),
+            ('/quota-sets', (2, 7)),
         ):
             if path.startswith(prefix) and version < first:
                 return 404, {
