@@ -82,6 +82,18 @@ def share(sfs, name: str, network_id: str | None, **extra) -> dict:
     return found
 
 
+def snapshot(sfs, share_id: str) -> dict:
+    """A snapshot of the share, available."""
+    found = made(
+        sfs,
+        '/snapshots',
+        'snapshot',
+        {'share_id': share_id, 'name': unique('snap')},
+    )
+    available(sfs, f'/snapshots/{found["id"]}', 'snapshot', 'snapshot')
+    return found
+
+
 def a_project_of_every_kind(admin):
     """A project with a share network and, on it, a share with an access
     rule, its snapshot and a share made of it, a share group with a share,
@@ -101,13 +113,7 @@ def a_project_of_every_kind(admin):
         },
         **MV,
     )
-    snap = made(
-        sfs,
-        '/snapshots',
-        'snapshot',
-        {'share_id': first['id'], 'name': unique('snap')},
-    )
-    available(sfs, f'/snapshots/{snap["id"]}', 'snapshot', 'snapshot')
+    snap = snapshot(sfs, first['id'])
     child = share(sfs, unique('from-snap'), net['id'], snapshot_id=snap['id'])
     group = made(
         sfs,
@@ -333,13 +339,7 @@ def test_an_offered_share_is_withdrawn_and_goes_an_accepted_one_stays(
     p_sfs = topology.scoped(admin, p).shared_file_system
     q_sfs = topology.scoped(admin, q).shared_file_system
     offered = share(p_sfs, unique('offered'), None)
-    snap = made(
-        p_sfs,
-        '/snapshots',
-        'snapshot',
-        {'share_id': offered['id'], 'name': unique('snap')},
-    )
-    available(p_sfs, f'/snapshots/{snap["id"]}', 'snapshot', 'snapshot')
+    snap = snapshot(p_sfs, offered['id'])
     given = share(p_sfs, unique('given'), None)
     transfer, handed = (
         p_sfs.post(

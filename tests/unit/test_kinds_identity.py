@@ -333,7 +333,7 @@ HOME, STACK_USER = (
 )
 
 
-def stack_user_project(cloud, pid, stack_id, domain='heat'):
+def stack_user_project(cloud, pid, stack_id, domain='heat', **extra):
     """What Heat makes for a stack's users: a project in its stack-user
     domain, named after the owner and the stack (cut at 64)."""
     return cloud.add(
@@ -341,6 +341,19 @@ def stack_user_project(cloud, pid, stack_id, domain='heat'):
         name=f'{pid}-{stack_id}'[:64],
         description=identity.STACK_USER_PROJECT,
         domain_id=domain,
+        **extra,
+    )
+
+
+def stack_user(cloud, user_id, name, home):
+    """A user Heat made in its stack-user domain for a stack whose
+    project is ``home``."""
+    return cloud.add(
+        'users',
+        id=user_id,
+        name=name,
+        domain_id='heat',
+        default_project_id=home['id'],
     )
 
 
@@ -409,27 +422,9 @@ def test_heats_stack_domain_users_of_the_projects_stacks_are_shown(
     lookalike = cloud.add(
         'projects', name=f'{a}-mine', description='ours', domain_id='heat'
     )
-    cloud.add(
-        'users',
-        id='w1',
-        name='wait',
-        domain_id='heat',
-        default_project_id=mine['id'],
-    )
-    cloud.add(
-        'users',
-        id='w2',
-        name='other',
-        domain_id='heat',
-        default_project_id=theirs['id'],
-    )
-    cloud.add(
-        'users',
-        id='w3',
-        name='look',
-        domain_id='heat',
-        default_project_id=lookalike['id'],
-    )
+    stack_user(cloud, 'w1', 'wait', mine)
+    stack_user(cloud, 'w2', 'other', theirs)
+    stack_user(cloud, 'w3', 'look', lookalike)
     kind = identity.StackDomainUser()
     refs = kind.list(conn, a)
     assert [(r.id, r.project_id) for r in refs] == [('w1', a)]
@@ -449,13 +444,7 @@ def test_users_are_in_the_plan_but_keep_nothing_alive(cloud, osc):
     a = scenarios.project(cloud, 'A')['id']
     cloud.add('users', id='ann', name='ann', default_project_id=a)
     stack = stack_user_project(cloud, a, 'd' * 36)
-    cloud.add(
-        'users',
-        id='w1',
-        name='wait',
-        domain_id='heat',
-        default_project_id=stack['id'],
-    )
+    stack_user(cloud, 'w1', 'wait', stack)
     result = osc('project', 'delete', '--cascade', '--yes', a, '-f', 'json')
     assert result.code == 0, result.stderr
     assert not cloud.exists('projects', a)
@@ -483,20 +472,8 @@ def test_a_stack_project_past_keystones_list_limit_is_found(
     a = scenarios.project(cloud, 'A')['id']
     for n in range(3):
         cloud.add('projects', id=f'0{n}' + 'e' * 30, name=f'low-{n}')
-    home = cloud.add(
-        'projects',
-        id='f' * 32,
-        name=f'{a}-' + 'd' * 36,
-        description=identity.STACK_USER_PROJECT,
-        domain_id='heat',
-    )
-    cloud.add(
-        'users',
-        id='w1',
-        name='wait',
-        domain_id='heat',
-        default_project_id=home['id'],
-    )
+    home = stack_user_project(cloud, a, 'd' * 36, id='f' * 32)
+    stack_user(cloud, 'w1', 'wait', home)
     cloud.pages.add('projects')
     cloud.list_limits['projects'] = 2
     said = warnings_of(monkeypatch)
@@ -511,13 +488,7 @@ def test_a_truncated_stack_project_listing_is_paged_to_its_end(
     a = scenarios.project(cloud, 'A')['id']
     homes = [stack_user_project(cloud, a, str(n) * 36) for n in range(3)]
     for n, home in enumerate(homes):
-        cloud.add(
-            'users',
-            id=f'w{n}',
-            name=f'wait-{n}',
-            domain_id='heat',
-            default_project_id=home['id'],
-        )
+        stack_user(cloud, f'w{n}', f'wait-{n}', home)
     cloud.pages.add('projects')
     cloud.list_limits['projects'] = 2
     cloud.max_db_limit = 2
