@@ -265,19 +265,23 @@ class StackDomainUser(_ReportedUser):
         if project_id is None:
             return []
         prefix = f'{project_id}-'
-        found = retried(keystone.projects, conn, name__startswith=prefix)
-        # Keystone flags a filtered listing as truncated whenever a
-        # list_limit is set, even an empty one (seen on the minicloud): an
-        # empty list cannot have left anything out
-        if found.truncated and found.items:
+        # case-insensitive: Keystone's SQL filter, applied before its
+        # list_limit cuts the list. A case-sensitive name__startswith is
+        # its controller's, applied after the cut: Keystone 30.0.0 cuts
+        # in ID order first, so a stack's project past the first few of
+        # the cloud was missed, with its user (an empty answer,
+        # "truncated"). Read page after page where Keystone pages.
+        found = retried(keystone.all_projects, conn, name__istartswith=prefix)
+        if found.truncated:
             LOG.warning(
                 "listing Heat's stack-user projects of project %s was "
                 "truncated by Keystone's list_limit: the stack-domain users "
                 'of the projects it leaves out are not reported',
                 project_id,
             )
-        # Keystone filters by prefix; a Keystone that ignores the filter
-        # answers every project, so the prefix is checked here too
+        # Keystone filters by prefix, ignoring case; a Keystone that
+        # ignores the filter answers every project, so the prefix is
+        # checked here too, with its case
         stack_projects = {
             p['id']: p
             for p in found.items

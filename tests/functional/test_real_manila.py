@@ -23,7 +23,12 @@ service decides, which ``osc_cascade.kinds.shared_file_system`` rests on.
   access to it goes: another project's access to it is kept;
 * a share network of the project that another project's share is on
   (an admin's: Manila lets it) is kept with its reason, and the project
-  with it, until that share is gone.
+  with it, until that share is gone;
+* a share the project offered to another project (a share transfer, 2.77)
+  has its offer withdrawn and goes, with its snapshot; a share whose offer
+  the other project accepted is that project's, and stays;
+* the project's own Manila quotas (the admin's) go: its quota set reads
+  the defaults again.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ pytestmark = [pytest.mark.functional, pytest.mark.manila]
 
 #: share groups and replicas left the experimental API in 2.55 and 2.56
 MV = {'microversion': '2.56'}
+#: share transfers came in 2.77
+MV_TRANSFER = {'microversion': '2.77'}
 
 admin_sfs = service_proxy('shared-file-system', 'Manila', 'shared_file_system')
 
@@ -62,16 +69,28 @@ def available(proxy, path: str, key: str, what: str, wanted='available'):
     wait_for(ready, timeout=180, interval=2, what=f'{what} {wanted}')
 
 
-def share(sfs, name: str, network_id: str, **extra) -> dict:
-    body = {
-        'name': name,
-        'share_proto': 'NFS',
-        'size': 1,
-        'share_network_id': network_id,
-        **extra,
-    }
+def share(sfs, name: str, network_id: str | None, **extra) -> dict:
+    """A share, available; without a share network (``None``) on the
+    backend without share servers (share type 'plain')."""
+    body = {'name': name, 'share_proto': 'NFS', 'size': 1, **extra}
+    if network_id is None:
+        body.setdefault('share_type', 'plain')
+    else:
+        body['share_network_id'] = network_id
     found = made(sfs, '/shares', 'share', body)
     available(sfs, f'/shares/{found["id"]}', 'share', f'share {name}')
+    return found
+
+
+def snapshot(sfs, share_id: str) -> dict:
+    """A snapshot of the share, available."""
+    found = made(
+        sfs,
+        '/snapshots',
+        'snapshot',
+        {'share_id': share_id, 'name': unique('snap')},
+    )
+    available(sfs, f'/snapshots/{found["id"]}', 'snapshot', 'snapshot')
     return found
 
 
@@ -94,13 +113,7 @@ def a_project_of_every_kind(admin):
         },
         **MV,
     )
-    snap = made(
-        sfs,
-        '/snapshots',
-        'snapshot',
-        {'share_id': first['id'], 'name': unique('snap')},
-    )
-    available(sfs, f'/snapshots/{snap["id"]}', 'snapshot', 'snapshot')
+    snap = snapshot(sfs, first['id'])
     child = share(sfs, unique('from-snap'), net['id'], snapshot_id=snap['id'])
     group = made(
         sfs,
@@ -281,3 +294,98 @@ def test_a_share_network_another_projects_share_is_on_keeps_the_project(
     assert admin.identity.find_project(p.id) is None
     gone = admin_sfs.get(f'/share-networks/{net["id"]}', raise_exc=False, **MV)
     assert gone.status_code == 404, gone.text
+
+
+def test_a_projects_own_manila_quota_goes_with_it(admin, admin_sfs, cli):
+    """The admin gives the project Manila quotas of its own. The dry run
+    changes nothing; the cascade's drain freezes them (Manila answers
+    ``/quota-sets`` from 2.7 on: asked at none, the 404 read as "no quota
+    API", and the rows stayed), and ``--settle`` releases them with the
+    project: its quota set reads Manila's defaults again (its rows
+    gone)."""
+    project = topology.make_project(admin, unique('manila-quota'))
+    path = f'/quota-sets/{project.id}'
+    defaults = admin_sfs.get(f'{path}/defaults', **MV).json()['quota_set']
+    own = {'shares': defaults['shares'] + 7, 'gigabytes': 77}
+    admin_sfs.put(path, json={'quota_set': own}, **MV)
+
+    def quota_set():
+        found = admin_sfs.get(path, **MV).json()['quota_set']
+        found.pop('id', None)
+        return found
+
+    assert {k: quota_set()[k] for k in own} == own
+
+    dry, run = cascade(cli, project.id, '--settle', '5s')
+    assert dry.code == 0, dry.stdout + dry.stderr
+    assert run.code == 0, run.stdout + run.stderr
+    assert 'shared-file-system' not in run.stderr, run.stderr
+    assert admin.identity.find_project(project.id) is None
+    defaults.pop('id', None)
+    assert quota_set() == defaults
+
+
+def test_an_offered_share_is_withdrawn_and_goes_an_accepted_one_stays(
+    admin, admin_sfs, cli
+):
+    """P offers two shares (Manila's share transfers: a share without a
+    share network, then ``awaiting_transfer``, which Manila refuses to
+    delete); Q accepts the second, which becomes Q's. P's dry run shows
+    the open offer, its share and the share's snapshot, and not Q's
+    share; the cascade withdraws the offer, deletes the share and its
+    snapshot, and Q's share stays, available."""
+    p = topology.make_project(admin, unique('manila-offer'))
+    q = topology.make_project(admin, unique('manila-taker'))
+    p_sfs = topology.scoped(admin, p).shared_file_system
+    q_sfs = topology.scoped(admin, q).shared_file_system
+    offered = share(p_sfs, unique('offered'), None)
+    snap = snapshot(p_sfs, offered['id'])
+    given = share(p_sfs, unique('given'), None)
+    transfer, handed = (
+        p_sfs.post(
+            '/share-transfers',
+            json={'transfer': {'share_id': s['id'], 'name': unique('t')}},
+            **MV_TRANSFER,
+        ).json()['transfer']
+        for s in (offered, given)
+    )
+    assert transfer['source_project_id'] == p.id
+    assert status_of(admin_sfs, f'/shares/{offered["id"]}', 'share') == (
+        'awaiting_transfer'
+    )
+    refused = admin_sfs.delete(
+        f'/shares/{offered["id"]}', raise_exc=False, **MV
+    )
+    # Manila: InvalidShare, answered 403
+    assert refused.status_code == 403, refused.text
+    q_sfs.post(
+        f'/share-transfers/{handed["id"]}/accept',
+        json={'accept': {'auth_key': handed['auth_key']}},
+        **MV_TRANSFER,
+    )
+    theirs = admin_sfs.get(f'/shares/{given["id"]}', **MV).json()['share']
+    assert theirs['project_id'] == q.id, theirs
+    try:
+        dry, run = cascade(cli, p.id)
+        assert dry.code == 0, dry.stdout + dry.stderr
+        planned = {(r['Kind'], r['ID']): r['Action'] for r in dry.json()}
+        for key in (
+            ('shared_file_system.share_transfer', transfer['id']),
+            ('shared_file_system.share', offered['id']),
+            ('shared_file_system.snapshot', snap['id']),
+        ):
+            assert planned.get(key) == 'delete', (key, dry.stdout)
+        assert not [k for k in planned if given['id'] in k[1]], dry.stdout
+        assert run.code == 0, run.stdout + run.stderr
+        assert admin.identity.find_project(p.id) is None
+        for path in (
+            f'/share-transfers/{transfer["id"]}',
+            f'/shares/{offered["id"]}',
+            f'/snapshots/{snap["id"]}',
+        ):
+            found = admin_sfs.get(path, raise_exc=False, **MV_TRANSFER)
+            assert found.status_code == 404, (path, found.text)
+        kept = admin_sfs.get(f'/shares/{given["id"]}', **MV).json()['share']
+        assert (kept['project_id'], kept['status']) == (q.id, 'available')
+    finally:
+        admin_sfs.delete(f'/shares/{given["id"]}', raise_exc=False, **MV)

@@ -157,8 +157,33 @@ def test_a_share_delete_that_errors_is_stuck(cloud):
     )
 
 
+def test_a_share_that_went_error_deleting_after_its_listing_is_stuck(cloud):
+    # Manila answers its refusal (InvalidShare) 403, not 400 (seen on the
+    # minicloud): the refused delete is read again and told stuck, not
+    # taken for a missing permission
+    a = scenarios.project(cloud, 'A')['id']
+    share = cloud.share(a, 'files')
+    kind = kinds_mod.build()[manila.Share.name]
+    refs = kind.list(cloud.connection(), a)
+    share['status'] = 'error_deleting'
+    [result] = run_kind(cloud, kind, refs).results.values()
+    assert result.outcome == STUCK, result.error
+    assert "is 'error_deleting'" in result.error
+
+
 def test_invalid_share_answers_are_in_use_other_400s_are_not():
     kind = manila.Share()
+    # Manila's answer to a share with snapshots (InvalidShare: 403)
+    assert kind.is_in_use(
+        sdk_error(
+            sdk_exc.ForbiddenException,
+            403,
+            'Invalid share: Share still has 1 dependent snapshots.',
+        )
+    )
+    assert not kind.is_in_use(
+        sdk_error(sdk_exc.ForbiddenException, 403, 'Policy does not allow')
+    )
     assert kind.is_in_use(
         sdk_error(
             sdk_exc.BadRequestException,

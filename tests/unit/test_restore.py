@@ -172,7 +172,7 @@ def test_the_fake_resets_as_nova_and_manila_do(cloud):
     from osc_cascade.kinds import shared_file_system
 
     manila = shared_file_system.manila(conn)
-    manila.delete(f'/quota-sets/{pid}')
+    manila.delete(f'/quota-sets/{pid}', microversion='2.7')
     assert not cloud.has_quota('manila', pid)
     assert cloud.user_quota_of('manila', pid, 'u-1') == {}
     assert cloud.user_quota_of('manila', pid, 'share_type:gold') == {

@@ -61,12 +61,20 @@ class _Quota(ResourceKind):
                 yield Edge(delete_of(other.kind, other.id), me)
 
 
+def asked_at(microversion: str | None) -> dict[str, Any]:
+    """The request's microversion argument: none where the service's
+    quota sets need none."""
+    return {'microversion': microversion} if microversion else {}
+
+
 class _QuotaSets(_Quota):
     """Nova, Cinder and Manila: a project's quota set and its defaults,
     one project at a time (no list call, so nothing to page)."""
 
     #: the quota sets' path in the service's API
     path: ClassVar[str]
+    #: the microversion the path needs (Manila's quota-sets: 2.7)
+    microversion: ClassVar[str | None] = None
 
     def api(self, conn: Any) -> Any:
         """The service's SDK adapter."""
@@ -80,7 +88,10 @@ class _QuotaSets(_Quota):
         def values(suffix=''):
             # raw: quota sets as each service answers (quota.compute says why)
             found = request(
-                api, 'GET', f'{self.path}/{project_id}{suffix}'
+                api,
+                'GET',
+                f'{self.path}/{project_id}{suffix}',
+                **asked_at(self.microversion),
             ).json()['quota_set']
             found.pop('id', None)
             return found
@@ -93,7 +104,12 @@ class _QuotaSets(_Quota):
 
     def delete(self, conn, ref):
         # raw: quota sets as each service answers (quota.compute says why)
-        request(self.api(conn), 'DELETE', f'{self.path}/{ref.id}')
+        request(
+            self.api(conn),
+            'DELETE',
+            f'{self.path}/{ref.id}',
+            **asked_at(self.microversion),
+        )
 
 
 class QuotaApi:
@@ -138,6 +154,8 @@ class _QuotaSetApi(QuotaApi):
     """Nova, Cinder and Manila: ``{path}/{project}`` and its defaults."""
 
     path: ClassVar[str]
+    #: the microversion the path needs (Manila's quota-sets: 2.7)
+    microversion: ClassVar[str | None] = None
     #: the service takes ``force`` to set a limit below usage
     force: ClassVar[bool] = True
     #: keys that are no count of anything (a size per resource)
@@ -157,6 +175,7 @@ class _QuotaSetApi(QuotaApi):
             'GET',
             f'{self.path}/{project_id}{suffix}',
             params=params or None,
+            **asked_at(self.microversion),
         ).json()['quota_set']
         found.pop('id', None)
         return found
@@ -191,11 +210,17 @@ class _QuotaSetApi(QuotaApi):
             'PUT',
             f'{self.path}/{project_id}',
             json={'quota_set': body},
+            **asked_at(self.microversion),
         )
 
     def reset(self, conn, project_id):
         # raw: quota sets as each service answers (quota.compute says why)
-        request(self.api(conn), 'DELETE', f'{self.path}/{project_id}')
+        request(
+            self.api(conn),
+            'DELETE',
+            f'{self.path}/{project_id}',
+            **asked_at(self.microversion),
+        )
 
     def restore(self, conn, project_id, own):
         """Back to exactly ``own`` (the defaults elsewhere). Where the

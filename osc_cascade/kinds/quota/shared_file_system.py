@@ -10,7 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Manila's quota sets: the kind, and the drain's API."""
+"""Manila's quota sets: the kind, and the drain's API.
+
+Manila routes ``/quota-sets`` from microversion 2.7 on (``os-quota-sets``
+before); a call that names none is at 2.0 and answered 404, which read
+as "no quota API" and "no rows to reset": the project's rows stayed. So
+every call names the microversion of the other Manila calls (2.56: the
+replica and share group quotas are in the set)."""
 
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ class SharedFileSystemQuota(_QuotaSets):
     service_type = 'shared-file-system'
     deletes_of = 'shared_file_system'
     path = '/quota-sets'
+    microversion = shared_file_system.MICROVERSION
 
     def api(self, conn):
         return shared_file_system.manila(conn)
@@ -33,6 +40,7 @@ class SharedFileSystemQuota(_QuotaSets):
 class SharedFileSystemQuotaApi(_QuotaSetApi):
     service_type = 'shared-file-system'
     path = '/quota-sets'
+    microversion = shared_file_system.MICROVERSION
     untouched = frozenset({'per_share_gigabytes'})
     # quota_destroy_all_by_project: the per-user rows, the usages and the
     # reservations too (not the per-share-type rows)

@@ -273,7 +273,15 @@ class Identity:
                 self._remove('projects', project['id'])
                 return 204, None
         if path == '/projects':
-            prefix = query.get('name__startswith', '')
+            # a case-insensitive prefix is Keystone's SQL filter (ilike),
+            # applied before the cut; a case-sensitive one its
+            # controller's, applied to what the cut left: a Keystone that
+            # pages (30.0.0) cuts first, at the list_limit, in ID order
+            # (its list_projects paginates whatever filter remains), and
+            # an older one filters, then cuts
+            exact = query.get('name__startswith', '')
+            loose = query.get('name__istartswith', '').lower()
+            cut_first = 'projects' in self.pages
             items = [
                 p
                 for p in self.all('projects')
@@ -281,13 +289,16 @@ class Identity:
                 and str(p.get('enabled', True)).lower()
                 == query.get('enabled', str(p.get('enabled', True))).lower()
                 and p['id'] not in self.unlisted
-                and (p.get('name') or '').startswith(prefix)
+                and (p.get('name') or '').lower().startswith(loose)
+                and (cut_first or (p.get('name') or '').startswith(exact))
             ]
             answer = self._listing('projects', items, query)
-            if prefix and 'projects' in self.list_limits:
-                # Keystone flags an inexact filter's answer as truncated
-                # whenever a list_limit is set, even when it is empty
-                answer[1]['truncated'] = True
+            if cut_first and exact:
+                answer[1]['projects'] = [
+                    p
+                    for p in answer[1]['projects']
+                    if (p.get('name') or '').startswith(exact)
+                ]
             while self.after_project_listing:
                 self.after_project_listing.pop(0)()
             return answer

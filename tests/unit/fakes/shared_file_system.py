@@ -12,11 +12,10 @@
 
 """Manila: shares, share snapshots, networks, groups and replicas, whose
 deletes are asynchronous, and quota sets (quota.py). A share with
-snapshots is refused with Manila's 400, one with replicas with 409, the
-routes of replicas and share groups are not there below 2.11 and 2.31
-(404), a share network or
-group with shares with 409, a share on offer (``awaiting_transfer``) with
-400 too.
+snapshots is refused with Manila's 403 (InvalidShare), one with replicas
+with 409, the routes of replicas, share groups and quota sets are not
+there below 2.11, 2.31 and 2.7 (404), a share network or group with
+shares with 409, a share on offer (``awaiting_transfer``) with 403 too.
 
 Share transfers (2.77) as manila.transfer.api and db have them: an admin
 lists every project's with ``all_tenants`` (filters are the transfer's
@@ -145,12 +144,14 @@ class SharedFileSystem:
             )
         if path.startswith('/share-transfers'):
             return self._share_transfers(method, path, query)
-        # replicas and share groups have no route at all below their
-        # first microversions (an SDK call that names none: 404)
+        # replicas, share groups and quota sets have no route at all below
+        # their first microversions (an SDK call that names none: 404;
+        # quota sets are os-quota-sets below 2.7, seen on the minicloud)
         version = self._microversion('shared-file-system') or (2, 0)
         for prefix, first in (
             ('/share-replicas', (2, 11)),
             ('/share-groups', (2, 31)),
+            ('/quota-sets', (2, 7)),
         ):
             if path.startswith(prefix) and version < first:
                 return 404, {
@@ -227,16 +228,17 @@ class SharedFileSystem:
             ]
 
         if coll == 'shares':
-            # manila/share/api.py delete
+            # manila/share/api.py delete: InvalidShare, which
+            # manila/api/v2/shares.py answers 403 (seen on the minicloud)
             if obj['status'] not in ('available', 'error', 'inactive'):
                 raise manila_error(
-                    400,
+                    403,
                     'Invalid share: Share status must be one of '
                     "('available', 'error', 'inactive').",
                 )
             if used_by('share_snapshots', 'share_id'):
                 raise manila_error(
-                    400,
+                    403,
                     'Invalid share: Share still has 1 dependent snapshots.',
                 )
             if [

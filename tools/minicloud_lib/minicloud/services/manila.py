@@ -13,7 +13,9 @@
 """Manila: api, scheduler and share, the share service on two backends of
 Manila's own DummyDriver (``manila.tests.share.drivers.dummy``, shipped in
 the manila wheel), which handle share servers (DHSS=True, addresses from
-the standalone network plugin, no Neutron) and replicate to each other:
+the standalone network plugin, no Neutron) and replicate to each other,
+and a third without share servers (DHSS=False: what a share transfer
+needs):
 Manila's real API, database, scheduler and share manager and their state
 machine, and no data plane (nothing is exported, nothing mounts).
 
@@ -43,6 +45,7 @@ RPC_QUEUES = [
     'manila-scheduler',
     'manila-share.minicloud@alpha',
     'manila-share.minicloud@beta',
+    'manila-share.minicloud@gamma',
 ]
 CONF_DIR = ETC + '/manila'
 CONF = CONF_DIR + '/manila.conf'

@@ -103,9 +103,11 @@ def api_up(conn, wait, say, group, proxy, path):
 
 #: Manila's microversion for what is made here (share group types: 2.55)
 MANILA_VERSION = '2.56'
-#: share type -> its extra specs: both handle share servers (DHSS=True:
-#: a share needs a share network), take snapshots and shares made of
-#: them; 'replicated' shares also have replicas on the other backend
+#: share type -> its extra specs: 'default' and 'replicated' handle share
+#: servers (DHSS=True: a share needs a share network), take snapshots and
+#: shares made of them; 'replicated' shares also have replicas on the
+#: other backend; 'plain' shares (backend gamma) have no share network,
+#: which a share transfer needs
 SHARE_TYPES = {
     'default': {
         'driver_handles_share_servers': 'True',
@@ -117,12 +119,16 @@ SHARE_TYPES = {
         'snapshot_support': 'True',
         'replication_type': 'readable',
     },
+    'plain': {
+        'driver_handles_share_servers': 'False',
+        'snapshot_support': 'True',
+    },
 }
 
 
 def manila(conn, wait, say):
-    """The scheduler and both share backends up, the public share types and
-    the share group type 'default' (of both)."""
+    """The scheduler and the three share backends up, the public share
+    types and the share group type 'default' (of both)."""
     sfs = conn.shared_file_system
     mv = {'microversion': MANILA_VERSION}
 
@@ -133,6 +139,7 @@ def manila(conn, wait, say):
             'minicloud',
             'minicloud@alpha',
             'minicloud@beta',
+            'minicloud@gamma',
         } <= up
 
     wait('manila services up', manila_up, timeout=180)
