@@ -17,6 +17,12 @@ An admin's list of clusters spans every project (Magnum's
 cluster is. A cluster's stack waits for the cluster's delete, which deletes
 it, and is deleted directly only if that fails; a template goes after the
 clusters made from it (Magnum refuses while one is).
+
+A template another project's cluster uses is kept (Magnum refuses its
+delete, whoever's the cluster is); a public one too, as every project may
+make clusters from it, unless ``delete_shared`` asks for it. A template is
+read again before its delete (``reread``): one made public since the plan
+is kept.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ import re
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.api.http import request
+from osc_cascade.engine import resource
 from osc_cascade.engine.planner import Edge
 from osc_cascade.engine.resource import ResourceRef
-from osc_cascade.kinds.base import ResourceKind, delete_of, owned
+from osc_cascade.kinds.base import GONE, ResourceKind, delete_of, owned
 from osc_cascade.kinds.orchestration import Stack
 from osc_cascade.kinds.registry import register
 
@@ -132,14 +139,28 @@ class ClusterTemplate(ResourceKind):
     name = 'container_infra.cluster_template'
     service_type = 'container-infrastructure-management'
     synchronous_delete = True
+    reread = True
 
     def list(self, conn, project_id):
         # raw: the SDK's ClusterTemplate has no project_id (4.16 to 4.22)
-        items = request(
-            conn.container_infrastructure_management,
-            'GET',
-            '/clustertemplates/detail',
-        ).json()['clustertemplates']
+        api = conn.container_infrastructure_management
+        templates = [
+            t
+            for t in request(api, 'GET', '/clustertemplates/detail').json()[
+                'clustertemplates'
+            ]
+            if project_id in (None, t.get('project_id'))
+        ]
+        # who makes clusters from them: an admin's detail list is every
+        # project's (a scoped token's is its own: Magnum refuses the delete
+        # of a template another project uses, and it is retried)
+        users: dict[str, set[str]] = {}
+        if templates:
+            clusters = request(api, 'GET', '/clusters/detail').json()
+            for c in clusters['clusters']:
+                users.setdefault(
+                    c.get('cluster_template_id') or '', set()
+                ).add(c.get('project_id') or '')
         return owned(
             (
                 ResourceRef(
@@ -147,11 +168,63 @@ class ClusterTemplate(ResourceKind):
                     id=t['uuid'],
                     name=t.get('name') or '',
                     project_id=t.get('project_id') or '',
+                    attrs={
+                        k: v
+                        for k, v in (
+                            ('public', bool(t.get('public'))),
+                            (
+                                'used_by',
+                                sorted(
+                                    users.get(t['uuid'], set())
+                                    - {t.get('project_id') or ''}
+                                ),
+                            ),
+                        )
+                        if v
+                    },
                 )
-                for t in items
+                for t in templates
             ),
             project_id,
         )
+
+    def primary_step(self, ref):
+        if ref.attrs.get('used_by'):
+            return resource.keep(
+                ref,
+                'used by clusters of project(s) '
+                + ', '.join(ref.attrs['used_by'])
+                + ': Magnum refuses its delete',
+            )
+        if ref.attrs.get('public') and not self.options.get('delete_shared'):
+            return resource.keep(
+                ref,
+                'public cluster template: other projects may use it',
+                shared=True,
+            )
+        return super().primary_step(ref)
+
+    def read(self, conn, ref):
+        try:
+            return request(
+                conn.container_infrastructure_management,
+                'GET',
+                f'/clustertemplates/{ref.id}',
+            ).json()
+        except sdk_exc.NotFoundException:
+            return GONE
+
+    def owner_in(self, found):
+        return found.get('project_id') or ''
+
+    def use_changed(self, conn, found, ref):
+        if (
+            found.get('public')
+            and not ref.attrs.get('public')
+            and not self.options.get('delete_shared')
+        ):
+            return 'it is now public: others may use it'
+        return ''
 
     def delete(self, conn, ref):
         conn.container_infrastructure_management.delete_cluster_template(

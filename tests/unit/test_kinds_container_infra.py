@@ -17,7 +17,9 @@ import pytest
 
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.errors import CascadeError
+from osc_cascade.engine.events import KEPT
 from osc_cascade.engine.executor import DONE, FAILED
+from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.kinds import container_infra as magnum
 from osc_cascade.kinds import orchestration
 from tests.unit import scenarios
@@ -122,3 +124,65 @@ def test_a_cluster_api_cluster_that_cannot_be_deleted_names_force_delete(
     error = results[cluster['uuid']].error
     assert 'openstack cluster force-delete <cluster id>' in error
     assert 'abandon' not in error and '--delete-leftovers' not in error
+
+
+def template_plan(cloud, project_id, **options):
+    """The plan of the project's cluster templates alone."""
+    kind = kinds_mod.build(**options)[TEMPLATE]
+    return build_plan(
+        Inventory(kind.list(cloud.connection(), project_id)),
+        {TEMPLATE: kind},
+        [{'id': project_id, 'name': 'A'}],
+    )
+
+
+def test_a_public_template_is_kept_unless_shared_ones_are_asked_for(cloud):
+    """Magnum lists a public template to every project, and any of them
+    may make clusters from it (db/sqlalchemy/api.py
+    get_cluster_template_by_uuid): others may use it, as a public image."""
+    a = scenarios.project(cloud, 'A')['id']
+    public = cloud.cluster_template(a, public=True)
+    private = cloud.cluster_template(a)
+    steps = {s.target.id: s for s in template_plan(cloud, a).steps.values()}
+    assert steps[private['uuid']].is_delete
+    assert steps[public['uuid']].params == {
+        'reason': 'public cluster template: other projects may use it',
+        'shared': True,
+    }
+    shared = template_plan(cloud, a, delete_shared=True)
+    assert all(s.is_delete for s in shared.steps.values())
+
+
+def test_a_template_another_projects_cluster_uses_is_kept(cloud):
+    """Magnum refuses the delete of a template a cluster uses, whoever's
+    (ClusterTemplateReferenced, 400): another project's cluster keeps it,
+    with --delete-shared too; the project's own clusters go before it."""
+    a = scenarios.project(cloud, 'A')['id']
+    b = scenarios.project(cloud, 'B')['id']
+    mine, template, _stack = cluster_of(cloud, a)
+    theirs = cloud.magnum_cluster('k8s-b', b, None)
+    theirs['cluster_template_id'] = template['uuid']
+    for options in ({}, {'delete_shared': True}):
+        [step] = template_plan(cloud, a, **options).steps.values()
+        assert step.params == {
+            'reason': f'used by clusters of project(s) {b}: Magnum '
+            'refuses its delete'
+        }, options
+    _pc, _targets, plan = cascade_for(cloud, a)
+    assert [s.target.id for s in plan.kept()] == [template['uuid']]
+    assert step_id('delete', CLUSTER, mine['uuid']) in plan.steps
+
+
+def test_a_template_made_public_since_the_plan_is_kept(cloud):
+    a = scenarios.project(cloud, 'A')['id']
+    template = cloud.cluster_template(a)
+    kind = kinds_mod.build()[TEMPLATE]
+    refs = kind.list(cloud.connection(), a)
+    template['public'] = True
+    [result] = run_kind(cloud, kind, refs).results.values()
+    assert result.outcome == KEPT
+    assert 'it is now public: others may use it' in result.error
+    assert cloud.exists('cluster_templates', template['uuid'])
+    assert ('GET', f'/v1/clustertemplates/{template["uuid"]}') in (
+        cloud.requests
+    )

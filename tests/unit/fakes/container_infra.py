@@ -265,6 +265,11 @@ class ClusterTemplates:
                 ]
             }
         m = re.fullmatch(r'/clustertemplates/([^/]+)', path)
+        if m and method == 'GET':
+            template = self.get('cluster_templates', m.group(1))
+            if template is None:
+                return 404, {'errors': [{'status': 404, 'title': 'none'}]}
+            return 200, {k: v for k, v in template.items() if k != 'id'}
         if m and method == 'DELETE':
             if not self.exists('cluster_templates', m.group(1)):
                 return 404, {'errors': [{'status': 404, 'title': 'none'}]}
