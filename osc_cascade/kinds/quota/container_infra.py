@@ -80,18 +80,17 @@ class ContainerInfraQuotaApi(QuotaApi):
         have = self.own(conn, project_id)
         for resource_name, limit in sorted(values.items()):
             if resource_name in have:
-                # raw: openstacksdk has no Magnum quotas
+                # raw: openstacksdk has no Magnum quotas. Magnum reads the
+                # body as a Quota object, not a JSON patch (a list: 500)
                 request(
                     api,
                     'PATCH',
                     f'/quotas/{project_id}/{resource_name}',
-                    json=[
-                        {
-                            'op': 'replace',
-                            'path': '/hard_limit',
-                            'value': limit,
-                        }
-                    ],
+                    json={
+                        'project_id': project_id,
+                        'resource': resource_name,
+                        'hard_limit': limit,
+                    },
                 )
             else:
                 # raw: openstacksdk has no Magnum quotas

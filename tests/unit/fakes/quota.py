@@ -17,7 +17,9 @@ writes of every service's quota API that the drain freezes with, as each
 service takes them: Nova, Neutron and Manila a limit below usage only with
 ``force`` (an old Neutron, ``neutron_force = False``, refuses the key),
 Cinder never (and no ``force`` key), Octavia and Barbican any value,
-Magnum a row created (POST) or patched. A key in ``ignored_quotas``
+Magnum a row created (POST) or patched (``PATCH /quotas/<project>/<resource>``
+with a Quota object as body, as magnum 23 reads it: a JSON patch list is a
+500). A key in ``ignored_quotas``
 (``(service, key)``) is answered 200 and not kept: a value that does not
 take.
 
@@ -291,7 +293,23 @@ class Quotas:
             pid, name = m.groups()
             if name not in self.quota_of('magnum', pid):
                 return 404, {'errors': [{'status': 404, 'title': 'none'}]}
-            [op] = body
-            self._write_quota('magnum', pid, {name: op['value']})
-            return 202, {'project_id': pid, 'resource': name}
+            if not isinstance(body, dict):
+                # a JSON patch: Magnum reads the body as a Quota object
+                # (magnum 23 on the minicloud answers a list so)
+                return 500, {
+                    'errors': [
+                        {
+                            'status': 500,
+                            'code': 'server',
+                            'title': "'list' object has no attribute 'keys'",
+                        }
+                    ]
+                }
+            # a Quota object, its hard_limit 1 when the body has none
+            self._write_quota('magnum', pid, {name: body.get('hard_limit', 1)})
+            return 202, {
+                'project_id': pid,
+                'resource': name,
+                'hard_limit': body.get('hard_limit', 1),
+            }
         return super()._container_infra(method, path, query, body)
