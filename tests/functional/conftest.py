@@ -20,13 +20,16 @@ provide the cloud.
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
 import shutil
 import subprocess
 import sys
+import urllib.parse
 
 import openstack
+import pymysql
 import pytest
 
 ADMIN_CLOUD = 'minicloud-admin'
@@ -57,6 +60,34 @@ def needs(present, reason):
     if os.environ.get('CI'):
         pytest.fail(f'{reason} (CI must provide it)')
     pytest.skip(f'NOT TESTED: {reason}')
+
+
+def service_database(conf: str, section: str, purpose: str):
+    """A connection to a service's database, as its config in the
+    minicloud's ``etc`` (``conf``: ``magnum/magnum.conf``) names it in
+    ``section``; ``needs`` the config (a cloud that is not the minicloud
+    has none here), saying ``purpose``. The minicloud's home: MINICLOUD_HOME,
+    else the directory of its clouds.yaml (tox's OS_CLIENT_CONFIG_FILE)."""
+    parser = configparser.ConfigParser(interpolation=None)
+    clouds = os.environ.get('OS_CLIENT_CONFIG_FILE', '')
+    home = os.environ.get('MINICLOUD_HOME') or (
+        os.path.dirname(os.path.abspath(clouds)) if clouds else ''
+    )
+    path = os.path.join(home, 'etc', conf)
+    found = parser.read(path) if home else []
+    needs(
+        found and parser.has_option(section, 'connection'),
+        f'NO DATABASE: no [{section}] connection in {path or conf} (not '
+        f'the minicloud?), {purpose}',
+    )
+    url = urllib.parse.urlparse(parser[section]['connection'])
+    return pymysql.connect(
+        host=url.hostname,
+        port=url.port,
+        user=url.username,
+        password=url.password,
+        database=url.path.lstrip('/'),
+    )
 
 
 def needs_service(admin, service_type: str, name: str) -> None:

@@ -15,7 +15,7 @@ minicloud (issue 31; doc/source/contributor/kinds-proved.rst): a server
 group, a network's RBAC share, a membership of another project's image,
 a member's application credential, what the cascade only reports (a
 user's keypair, a user whose default project it is), a deleted project's
-quota rows, and what `user delete --cascade` takes (application
+quota rows (Nova's read from its own database: its API refuses them), and what `user delete --cascade` takes (application
 credentials, credentials, trusts). Each is made through the service's API
 as a user would, seen in the dry run, and gone (or kept) afterwards; the
 projects go with the module's clean-up, users and keypairs in
@@ -31,6 +31,8 @@ import openstack
 import pytest
 
 from tests.functional import test_more_kinds, topology
+from tests.functional.conftest import service_database
+from tests.functional.members import Member
 from tests.functional.test_domain_cascade import keypair_for, keypairs_of
 from tests.functional.test_service_decides import swift_user
 from tests.functional.topology import unique
@@ -210,6 +212,65 @@ def test_a_plainly_deleted_projects_quotas_are_orphans_the_purge_resets(
     nova = admin.compute.get(path, raise_exc=False)
     assert nova.status_code == 400, nova.text
     assert 'is not a valid project' in nova.text
+
+
+def nova_quota_rows(project_id: str) -> dict:
+    """{table: sorted (resource, limit)} of the project's rows in Nova's
+    API database: its own quotas and its users' (``project_user_quotas``).
+    Nova answers 400 to an API read of a deleted project's quotas."""
+    db = service_database(
+        'nova/nova-db.conf',
+        'api_database',
+        "to read a deleted project's quota rows (Nova's API refuses them)",
+    )
+    rows = {}
+    with db, db.cursor() as cur:
+        for table in ('quotas', 'project_user_quotas'):
+            cur.execute(
+                f'SELECT resource, hard_limit FROM {table} '
+                'WHERE project_id = %s',
+                (project_id,),
+            )
+            rows[table] = sorted(cur.fetchall())
+    return rows
+
+
+def test_a_projects_own_nova_quotas_go_with_it(admin, cli):
+    """The admin gives the project Nova quotas of its own, and one of its
+    users a quota of the user's own: the cascade's drain freezes them,
+    and ``--settle`` resets them with the project (Nova's DELETE of the
+    quota set, ``Quotas.destroy_all_by_project``). Nova's database has
+    the rows before and none after."""
+    project = topology.make_project(admin, unique('nova-quota'))
+    member = Member(admin, admin, project)
+    try:
+        path = f'/os-quota-sets/{project.id}'
+        own = {'quota_set': {'instances': 7, 'cores': 9}}
+        assert admin.compute.put(path, json=own).status_code == 200
+        users = admin.compute.put(
+            path,
+            params={'user_id': member.user.id},
+            json={'quota_set': {'instances': 3}},
+        )
+        assert users.status_code == 200, users.text
+        assert nova_quota_rows(project.id) == {
+            'quotas': [('cores', 9), ('instances', 7)],
+            'project_user_quotas': [('instances', 3)],
+        }
+
+        dry, run = topology.cascade(cli, project.id, '--settle', '5s')
+        assert dry.code == 0, dry.stdout + dry.stderr
+        assert run.code == 0, run.stdout + run.stderr
+        assert admin.identity.find_project(project.id) is None
+        assert nova_quota_rows(project.id) == {
+            'quotas': [],
+            'project_user_quotas': [],
+        }
+        # why the database: the API refuses the deleted project's quotas
+        refused = admin.compute.get(path, raise_exc=False)
+        assert refused.status_code == 400, refused.text
+    finally:
+        admin.identity.delete_user(member.user.id, ignore_missing=True)
 
 
 def test_user_delete_cascade_takes_its_credentials_and_trusts(

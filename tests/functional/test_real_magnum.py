@@ -25,24 +25,32 @@ security group, a machine's port with its trunk and its server, and the
 driver's application credential; beside it, what is not the cluster's.
 ``openstack cluster force-delete`` deletes the footprint and asks Magnum
 to delete the record, and says what Magnum answered.
+
+A project's cluster templates (issue #31): its private template goes
+with it; its public templates are kept, one because another project's
+cluster uses it (Magnum refuses its delete), one because any project may,
+until ``--delete-shared`` asks for them. A project's own Magnum quota
+goes with it.
 """
 
 from __future__ import annotations
 
-import configparser
-import os
 import secrets
-import urllib.parse
 
 import openstack
-import pymysql
 import pytest
 
+from osc_cascade.kinds.paging import pages
 from osc_cascade.workflows import clusters
 from osc_cascade.workflows.force_delete import capi
 from tests.functional import topology
-from tests.functional.conftest import ADMIN_CLOUD, needs, service_proxy
-from tests.functional.topology import unique, wait_for
+from tests.functional.conftest import (
+    ADMIN_CLOUD,
+    service_database,
+    service_proxy,
+)
+from tests.functional.members import Member
+from tests.functional.topology import cascade, unique, wait_for
 
 pytestmark = [pytest.mark.functional, pytest.mark.magnum]
 
@@ -84,19 +92,10 @@ def made_by_driver(conn, cluster_id: str) -> dict:
 
 def magnum_database():
     """Magnum's database, as its config names it (MINICLOUD_HOME's)."""
-    conf = configparser.ConfigParser(interpolation=None)
-    home = os.environ.get('MINICLOUD_HOME', '')
-    needs(
-        conf.read(os.path.join(home, 'etc', 'magnum', 'magnum.conf')),
-        "Magnum's config (MINICLOUD_HOME) to remove a record as an operator",
-    )
-    url = urllib.parse.urlparse(conf['database']['connection'])
-    return pymysql.connect(
-        host=url.hostname,
-        port=url.port,
-        user=url.username,
-        password=url.password,
-        database=url.path.lstrip('/'),
+    return service_database(
+        'magnum/magnum.conf',
+        'database',
+        'to remove a record as an operator',
     )
 
 
@@ -132,30 +131,43 @@ def user_cluster(admin, conn, ids, driver: str, name='prod'):
         },
     )
     mgm = conn.container_infrastructure_management
+    template = make_template(admin, mgm, image.id, ids['flavor'], driver)
+    return image.id, user_made(mgm, template, name)
+
+
+def make_template(admin, mgm, image_id, flavor_id, name, public=False):
+    """A Kubernetes template's uuid, made through ``mgm`` (a public one:
+    Magnum's ``clustertemplate:publish`` is the admin's)."""
     template = mgm.post(
         '/clustertemplates',
         json={
-            'name': unique(driver.replace('_', '-')),
+            'name': unique(name.replace('_', '-')),
             'coe': 'kubernetes',
-            'image_id': image.id,
+            'image_id': image_id,
             'external_network_id': topology.public_network(admin).id,
-            'flavor_id': ids['flavor'],
-            'master_flavor_id': ids['flavor'],
+            'flavor_id': flavor_id,
+            'master_flavor_id': flavor_id,
             'network_driver': 'calico',
+            'public': public,
         },
     )
     assert template.status_code == 201, template.text
+    return template.json()['uuid']
+
+
+def user_made(mgm, template_id: str, name: str) -> dict:
+    """A cluster made from the template, once its driver gave up."""
     made = mgm.post(
         '/clusters',
         json={
             'name': name,
-            'cluster_template_id': template.json()['uuid'],
+            'cluster_template_id': template_id,
             'master_count': 1,
             'node_count': 1,
         },
     )
     assert made.status_code == 202, made.text
-    return image.id, made_by_driver(mgm, made.json()['uuid'])
+    return made_by_driver(mgm, made.json()['uuid'])
 
 
 @pytest.fixture(scope='module')
@@ -351,3 +363,147 @@ def test_force_delete_a_cluster_its_driver_named_nothing(admin, world, cli):
     assert 'names no stack nor Cluster API cluster' in result.stderr
     assert 'only an operator can remove the record' in result.stderr
     assert operator_removes(cluster['uuid']) == 1
+
+
+def test_a_projects_templates_go_and_what_others_use_stays(admin, magnum, cli):
+    p = topology.make_project(admin, unique('magnum-t'))
+    q = topology.make_project(admin, unique('magnum-u'))
+    member_p, member_q = Member(admin, admin, p), Member(admin, admin, q)
+    flavor = admin.compute.create_flavor(
+        name=unique('k8s'), ram=2048, vcpus=2, disk=1
+    )
+    # the cloud's public image, as an operator offers one
+    image = admin.image.create_image(
+        name=unique('ubuntu-k8s'),
+        disk_format='raw',
+        container_format='bare',
+        data=b'\0' * 1024,
+        visibility='public',
+        properties={
+            'os_distro': 'ubuntu',
+            'kube_version': 'v1.31.1',
+            'magnum_driver': 'k8s_capi_helm_v1',
+        },
+    )
+    theirs = None
+    try:
+        mine = make_template(
+            admin,
+            member_p.connection().container_infrastructure_management,
+            image.id,
+            flavor.id,
+            'private',
+        )
+        # an admin of P publishes P's templates
+        p_admin = topology.scoped(admin, p).container_infrastructure_management
+        used, offered = (
+            make_template(admin, p_admin, image.id, flavor.id, n, public=True)
+            for n in ('used', 'offered')
+        )
+        # Q's member makes a cluster from P's public template
+        theirs = user_made(
+            member_q.connection().container_infrastructure_management,
+            used,
+            'theirs',
+        )
+        assert theirs['project_id'] == q.id
+        # Magnum's own refusal, even to the admin
+        refused = magnum.delete(f'/clustertemplates/{used}', raise_exc=False)
+        assert refused.status_code == 400 and 'referenced' in refused.text
+
+        dry, run = cascade(cli, p.id)
+        print('dry run:', dry.stdout, dry.stderr)
+        assert dry.code == 1, dry.stdout + dry.stderr
+        plan = {r['ID']: r for r in dry.json()}
+        assert plan[mine]['Action'] == 'delete'
+        assert plan[used]['Action'] == 'keep'
+        assert plan[used]['Reason'] == (
+            f'used by clusters of project(s) {q.id}: Magnum refuses its delete'
+        )
+        assert plan[offered]['Action'] == 'keep'
+        assert plan[offered]['Reason'] == (
+            'public cluster template: other projects may use it'
+        )
+        # kept: the cascade changes nothing, and the project stays
+        assert run.code == 1, run.stdout + run.stderr
+        assert admin.identity.find_project(p.id) is not None
+        for template in (mine, used, offered):
+            assert magnum.get(f'/clustertemplates/{template}').json()
+
+        # Q's cluster gone (its driver cannot delete it: an operator
+        # removes it), P's templates go with --delete-shared
+        assert operator_removes(theirs['uuid']) == 1
+        theirs = None
+        dry, run = cascade(cli, p.id, '--delete-shared')
+        assert dry.code == 0, dry.stdout + dry.stderr
+        plan = {r['ID']: r['Action'] for r in dry.json()}
+        assert [plan.get(t) for t in (mine, used, offered)] == ['delete'] * 3
+        assert run.code == 0, run.stdout + run.stderr
+        assert admin.identity.find_project(p.id) is None
+        for template in (mine, used, offered):
+            gone = magnum.get(f'/clustertemplates/{template}', raise_exc=False)
+            assert gone.status_code == 404, gone.text
+    finally:
+        if theirs is not None:
+            operator_removes(theirs['uuid'])
+        admin.image.delete_image(image.id, ignore_missing=True)
+        admin.compute.delete_flavor(flavor.id, ignore_missing=True)
+        for member in (member_p, member_q):
+            admin.identity.delete_user(member.user.id, ignore_missing=True)
+
+
+def quota_rows(magnum, project_id: str) -> dict:
+    """{resource: hard limit} of the project's own Magnum quota rows."""
+    return {
+        q['resource']: q['hard_limit']
+        for q in pages(magnum, '/quotas', 'quotas', {'all_tenants': True})
+        if q['project_id'] == project_id
+    }
+
+
+def test_a_projects_own_magnum_quota_goes_with_it(admin, magnum, cli):
+    """The admin gives projects a Magnum quota of their own (``POST
+    /v1/quotas``): the cascade's drain freezes P's (a ``Cluster`` limit
+    of 0) and ``--settle`` resets it with the project; a plainly deleted
+    project's row is an orphan (``quota.container_infra``) that the purge
+    deletes; another project's row stays."""
+    p, gone, q = (
+        topology.make_project(admin, unique(f'magnum-quota-{n}'))
+        for n in ('p', 'gone', 'q')
+    )
+    try:
+        for project, limit in ((p, 7), (gone, 6), (q, 8)):
+            made = magnum.post(
+                '/quotas',
+                json={
+                    'project_id': project.id,
+                    'resource': 'Cluster',
+                    'hard_limit': limit,
+                },
+            )
+            assert made.status_code == 201, made.text
+        assert quota_rows(magnum, p.id) == {'Cluster': 7}
+
+        dry, run = cascade(cli, p.id, '--settle', '5s')
+        print('cascade stderr:', run.stderr)
+        assert dry.code == 0, dry.stdout + dry.stderr
+        assert run.code == 0, run.stdout + run.stderr
+        assert 'container-infra' not in run.stderr, run.stderr
+        assert admin.identity.find_project(p.id) is None
+        assert quota_rows(magnum, p.id) == {}
+
+        # a plain Keystone delete, as before this plugin: its row is an
+        # orphan of the kind, which the purge deletes
+        assert cli('project', 'delete', gone.id).code == 0
+        listed = cli('orphan', 'list', '--project', gone.id, '-f', 'json')
+        assert listed.code == 0, listed.stdout + listed.stderr
+        assert ('quota.container_infra', gone.id) in {
+            (r['Kind'], r['ID']) for r in listed.json()
+        }, listed.stdout
+        purged = cli('orphan', 'purge', '--yes', '--project', gone.id)
+        assert purged.code == 0, purged.stdout + purged.stderr
+        assert quota_rows(magnum, gone.id) == {}
+        assert quota_rows(magnum, q.id) == {'Cluster': 8}
+    finally:
+        for project in (p, gone, q):
+            magnum.delete(f'/quotas/{project.id}/Cluster', raise_exc=False)
