@@ -102,10 +102,7 @@ class ProjectDeleteCascade(hooks.CommandHook):
         group.add_argument(
             '--delete-shared',
             action='store_true',
-            help=(
-                'Also delete images, zones, workflows and cluster templates '
-                'others may use'
-            ),
+            help='Also delete images, zones, templates... others may use',
         )
         # its first name, which still works: not a second help line
         group.add_argument(
