@@ -200,21 +200,30 @@ def cmd_status(args):
     print(f'release: {RELEASE}')
     ready = '' if state.get('ready') else '  (not ready)'
     print(f'services: {", ".join(services)}{ready}')
-    print(f'{"UNIT":<18} {"STATE":<9} {"PID":<8} {"PORT":<6} {"RSS MiB":>9}')
-    total = 0
+    print(
+        f'{"UNIT":<18} {"STATE":<9} {"PID":<8} {"PORT":<6} '
+        f'{"RSS MiB":>9} {"PSS MiB":>9}'
+    )
+    total_rss = total_pss = 0
     for u in all_units():
         procs = u.processes()
         if u.service not in services and u.service != 'infra' and not procs:
             continue
-        rss = u.rss_kib() / 1024.0
-        total += rss
+        rss, pss = (kib / 1024.0 for kib in u.memory_kib())
+        total_rss += rss
+        total_pss += pss
         running = 'running' if procs else 'stopped'
         pid = u.pgid() if procs else '-'
         port = u.port or '-'
-        print(f'{u.name:<18} {running:<9} {pid:<8} {port:<6} {rss:9.0f}')
+        print(
+            f'{u.name:<18} {running:<9} {pid:<8} {port:<6} '
+            f'{rss:9.0f} {pss:9.0f}'
+        )
+    # the PSS is the cloud's memory; the RSS counts shared pages again
+    # in every process that maps them
     print(
-        f'{"TOTAL":<18} {"":<9} {"":<8} {"":<6} {total:9.0f}  '
-        f'({total / 1024:.2f} GiB)'
+        f'{"TOTAL":<18} {"":<9} {"":<8} {"":<6} {total_rss:9.0f} '
+        f'{total_pss:9.0f}  ({total_pss / 1024:.2f} GiB in use)'
     )
     return 0
 

@@ -122,17 +122,24 @@ class Unit:
     def running(self):
         return bool(self.processes())
 
-    def rss_kib(self):
-        total = 0
+    def memory_kib(self):
+        """(RSS, PSS) of the unit's processes, in KiB.  The RSS counts a
+        page shared by several processes (libraries, a fork's copy on
+        write) once in each; the PSS splits it among them, so that the
+        units' PSS add up to what the machine gives the cloud (checked
+        against free's "used" before and after ``down``)."""
+        rss = pss = 0
         for pid in self.processes():
             try:
-                with open(f'/proc/{pid}/status') as f:
+                with open(f'/proc/{pid}/smaps_rollup') as f:
                     for line in f:
-                        if line.startswith('VmRSS:'):
-                            total += int(line.split()[1])
+                        if line.startswith('Rss:'):
+                            rss += int(line.split()[1])
+                        elif line.startswith('Pss:'):
+                            pss += int(line.split()[1])
             except OSError:
                 pass
-        return total
+        return rss, pss
 
     def cpu_seconds(self):
         ticks = os.sysconf('SC_CLK_TCK')
