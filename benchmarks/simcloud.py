@@ -563,6 +563,7 @@ class SimCloud:
                 'busy': collections.Counter(),
                 'busy_max': collections.Counter(),
                 'fanout_shards': 0,
+                'fanout_routes': collections.Counter(),
                 'started': time.monotonic(),
                 'cpu_at_start': _process_cpu(),
             }
@@ -591,6 +592,7 @@ class SimCloud:
             'workers': self.workers,
             'busy_max': dict(s['busy_max']),
             'fanout_shards': s['fanout_shards'],
+            'fanout_routes': dict(s['fanout_routes'].most_common(12)),
             'latency': self.latency,
             'delete_scale': self.delete_scale,
             'shards': len(self.shards),
@@ -610,6 +612,8 @@ class SimCloud:
             s['statuses'][str(status)] += 1
             s['handler_cpu_s'] += cpu
             s['fanout_shards'] += fanout
+            if fanout > 1:
+                s['fanout_routes'][f'{service} {route}'] += fanout
 
     def _busy(self, service, delta):
         with self.stats_lock:
