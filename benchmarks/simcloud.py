@@ -115,7 +115,9 @@ LISTINGS = {
     'load-balancer': re.compile(r'(/v2(\.0)?)?/lbaas/(?!quotas)[a-z0-9]+'),
     'object-store': re.compile(r'/v1/AUTH_[^/]+/?'),
 }
-PROJECT_QUERY_KEYS = ('project_id', 'tenant_id', 'owner', 'project')
+#: the query keys that name a project: a listing with one reads that
+#: project's shards alone (Heat's is ``tenant``)
+PROJECT_QUERY_KEYS = ('project_id', 'tenant_id', 'owner', 'project', 'tenant')
 #: the catalog's regions (``--regions`` of them): every service but
 #: Keystone (one, the first's, listed in each) has its endpoints in each
 REGIONS = ('RegionOne', 'RegionTwo')

@@ -93,6 +93,19 @@ def test_listings_are_scoped_to_the_tokens_project_or_the_query(cloud):
     assert listed and {p['project_id'] for p in listed} == {b['id']}
 
 
+def test_an_admins_stack_listing_by_tenant_reads_that_projects_shards(cloud):
+    sc, state, (a, _b) = cloud
+    admin, catalog = token(state)
+    sc.reset_stats()
+    listed = call(
+        'GET', catalog['orchestration'] + '/stacks', admin,
+        params={'tenant': a['id']},
+    ).json()['stacks']  # fmt: skip
+    assert listed and {s['project'] for s in listed} == {a['id']}
+    # the main shard and the project's two, not every project's
+    assert sc.stats()['fanout_shards'] == 3
+
+
 def test_refusals_of_the_real_services(cloud):
     sc, state, (a, _b) = cloud
     admin, catalog = token(state)
