@@ -604,18 +604,19 @@ class SimCloud:
         }
 
     def _count(self, service, route, status, cpu, fanout, region):
+        named = f'{service} {route}'
         with self.stats_lock:
             s = self._stats
             s['requests'] += 1
             s['by_service'][service] += 1
             s['by_region'][region] += 1
             s['by_method'][route.split(' ', 1)[0]] += 1
-            s['routes'][f'{service} {route}'] += 1
+            s['routes'][named] += 1
             s['statuses'][str(status)] += 1
             s['handler_cpu_s'] += cpu
             s['fanout_shards'] += fanout
             if fanout > 1:
-                s['fanout_routes'][f'{service} {route}'] += fanout
+                s['fanout_routes'][named] += fanout
 
     def _busy(self, service, delta):
         with self.stats_lock:

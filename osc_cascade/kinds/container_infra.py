@@ -73,6 +73,16 @@ def stack_id_of(cluster: dict) -> str:
     return cluster.get('stack_id') or cluster.get('cluster_id') or ''
 
 
+def clusters_detail(conn) -> list[dict]:
+    """Magnum's clusters with their projects (an admin's: every
+    project's)."""
+    # raw: the SDK's clusters() lists /clusters, whose items Magnum cuts
+    # to a few fields without project_id (_convert_with_links)
+    return request(
+        conn.container_infrastructure_management, 'GET', '/clusters/detail'
+    ).json()['clusters']
+
+
 @register
 class Cluster(ResourceKind):
     name = 'container_infra.cluster'
@@ -80,11 +90,7 @@ class Cluster(ResourceKind):
     error_statuses = frozenset({STUCK, STUCK_CLUSTER_API})
 
     def list(self, conn, project_id):
-        # raw: the SDK's clusters() lists /clusters, whose items Magnum cuts
-        # to a few fields without project_id (_convert_with_links)
-        items = request(
-            conn.container_infrastructure_management, 'GET', '/clusters/detail'
-        ).json()['clusters']
+        items = clusters_detail(conn)
         return owned(
             (
                 ResourceRef(
@@ -156,8 +162,7 @@ class ClusterTemplate(ResourceKind):
         # of a template another project uses, and it is retried)
         users: dict[str, set[str]] = {}
         if templates:
-            clusters = request(api, 'GET', '/clusters/detail').json()
-            for c in clusters['clusters']:
+            for c in clusters_detail(conn):
                 users.setdefault(
                     c.get('cluster_template_id') or '', set()
                 ).add(c.get('project_id') or '')
