@@ -38,6 +38,9 @@
    run's note says so): what such a token made is no break of 2. either.
 10. A force delete that ends 0 left nothing of what its stack left
     behind but what it must keep (8.).
+11. What other projects use or may use (a public cluster template, one
+    another project's cluster is made from) is not deleted: no run here
+    passes --delete-shared.
 
 Without admin, 2. spares what the project had and the tool says it may
 not delete (its default security group: Neutron's admins' alone), never
@@ -302,6 +305,12 @@ def check(scenario, world, before: Before, runs) -> list[str]:
         if why and removal.by == 'tool' and scenario.command == 'force-delete':
             broken.append(
                 f'8: deleted {removal.collection} {removal.id}: {why} '
+                f'({removal.request})'
+            )
+        shared = world.shared.get((removal.collection, removal.id))
+        if shared and removal.by == 'tool':
+            broken.append(
+                f'11: deleted {removal.collection} {removal.id}: {shared} '
                 f'({removal.request})'
             )
     if scenario.command == 'force-delete' and last.code == 0:

@@ -79,6 +79,11 @@ class World:
     )
     #: (collection, id) -> why no run may delete it (a stack's Retain)
     keep: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
+    #: (collection, id) -> why no run (none passes --delete-shared) may
+    #: delete it: T's, but others use it or may
+    shared: dict[tuple[str, str], str] = dataclasses.field(
+        default_factory=dict
+    )
     #: the verb of the command running now ('delete', 'sweep', ...)
     running: str = ''
     #: the projects an actor re-enabled (no run may delete them)
@@ -226,6 +231,27 @@ def _per_user_quotas(w):
     w.cloud.set_quota('manila', w.t, shares=20)
     w.cloud.set_user_quota('manila', w.t, user, shares=2)
     w.cloud.set_user_quota('manila', w.t, 'share_type:gold', shares=5)
+
+
+@feature('t-public-template')
+def _public_template(w):
+    """Every project may make clusters from T's public template."""
+    template = w.cloud.cluster_template(w.t, 't-public-k8s', public=True)
+    w.shared[('cluster_templates', template['id'])] = (
+        'public: other projects may use it'
+    )
+
+
+@feature('o-cluster-on-t-template')
+def _others_cluster_on_template(w):
+    """O's cluster is made from T's private template (an admin of O may):
+    Magnum refuses the template's delete while the cluster is."""
+    template = w.cloud.cluster_template(w.t, 't-k8s')
+    cluster = w.cloud.magnum_cluster('o-k8s', w.o, None)
+    cluster['cluster_template_id'] = template['id']
+    w.shared[('cluster_templates', template['id'])] = (
+        "O's cluster is made from it"
+    )
 
 
 # -- actors: what others do while the tool works --------------------------

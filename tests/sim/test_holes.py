@@ -179,6 +179,23 @@ REGRESSIONS = {
             runs[-1].code == 1 and 'belongs to project' in runs[-1].stderr
         ),
     ),
+    '14 Magnum templates others use or may use': (
+        Scenario(
+            'cascade-then-purge',
+            features=('t-public-template', 'o-cluster-on-t-template'),
+        ),
+        lambda w, runs: (
+            all(w.cloud.exists(*kept) for kept in w.shared)
+            and len(w.shared) == 2
+            and all(
+                reason in runs[0].stdout + runs[0].stderr
+                for reason in (
+                    'public cluster template: other projects may use it',
+                    'Magnum refuses its delete',
+                )
+            )
+        ),
+    ),
     '13 force delete: leftover in RegionTwo': (
         Scenario(
             'force-delete', features=('t-stack-holds-region-two-network',)

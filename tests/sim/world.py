@@ -301,6 +301,8 @@ class ScopedSimCloud(ScopedTokens, SimCloud):
             'containers',
             'stacks',
             'stack_resources',
+            'clusters',
+            'cluster_templates',
         }
     )
 
