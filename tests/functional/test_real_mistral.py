@@ -156,6 +156,11 @@ def test_a_projects_workflows_and_triggers_go(admin, admin_workflow, cli):
     assert not exists(admin_workflow, 'event_triggers', event)
     assert exists(admin_workflow, 'workflows', their_wf)
     assert exists(admin_workflow, 'cron_triggers', their_cron)
+    # Q's private workflow goes only when asked to (the module's clean-up
+    # asks for no --delete-shared)
+    _dry, run = cascade(cli, q.id, '--delete-shared')
+    assert run.code == 0, run.stdout + run.stderr
+    assert not exists(admin_workflow, 'workflows', their_wf)
 
 
 def test_a_public_workflow_anothers_trigger_starts_is_kept(

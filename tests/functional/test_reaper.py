@@ -46,7 +46,7 @@ from tests.functional import topology
 from tests.functional.conftest import ADMIN_CLOUD, needs, run_openstack
 from tests.functional.topology import unique, wait_for
 
-pytestmark = pytest.mark.functional
+pytestmark = [pytest.mark.functional, pytest.mark.exclusive]
 
 GRACE = 5
 SHUTDOWN_TIMEOUT = 30
@@ -568,6 +568,19 @@ def test_reaper_reconnects_after_rabbitmq_restarts(admin, bus, reapers):
     )
     assert any(
         'AMQP server' in x and 'unreachable' in x for x in reaper.lines()
+    )
+    # Nova's computes report their state through the conductor, over
+    # RabbitMQ: a report lost in the restart says them down (Nova then
+    # refuses a server's attach or detach, 409) until the next one gets
+    # through; the modules after this one need them up
+    wait_for(
+        lambda: all(
+            s.state == 'up'
+            for s in admin.compute.services(binary='nova-compute')
+        ),
+        timeout=300,
+        interval=5,
+        what="Nova's computes up again after RabbitMQ's restart",
     )
 
     took = purged_after_delete(admin, reaper, project.id, region_two)

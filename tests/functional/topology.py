@@ -64,7 +64,12 @@ def make_project(admin, name, domain_id='default'):
 
 
 def scoped(admin, project):
-    return admin.connect_as_project(project)
+    conn = admin.connect_as_project(project)
+    # openstacksdk keeps the Swift endpoint of the admin's own account in
+    # its config once the admin's object_store is made, and connect_as
+    # copies it: the project's own account comes from its token's catalog
+    conn.config.config.pop('object_store_endpoint_override', None)
+    return conn
 
 
 def public_network(admin):
