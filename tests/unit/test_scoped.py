@@ -16,6 +16,7 @@ empties its project and keeps it, and the refusals, on the fake cloud's
 non-admin tokens (``fakes.scoped``)."""
 
 import json
+from unittest import mock
 
 import pytest
 
@@ -28,6 +29,7 @@ from osc_cascade.workflows import (
 )
 from osc_cascade.workflows.cascade import CascadeOptions
 from tests.unit import scenarios
+from tests.unit.fakes.common import AUTH_URL
 from tests.unit.fakes.run import scoped_cascade
 from tests.unit.fakes.scoped import ScopedCloud
 
@@ -504,3 +506,38 @@ def test_a_revoke_that_failed_keeps_the_assignment_in_the_record(cloud, world):
     assert wf.drainer.restore(pid) == []
     assert cloud.roles_of(alice['id'], project_id=pid) == ['member']
     assert record_of(cloud, pid) is None
+
+
+def test_the_scoped_connection_reaches_the_projects_swift_account():
+    # openstacksdk writes the caller's own Swift account into its config
+    # as an endpoint override once its object_store is made, and
+    # connect_as copies it: the project's token would reach the caller's
+    # account
+    import openstack.connection
+
+    caller = openstack.connection.Connection(
+        auth_url=AUTH_URL,
+        username='manager',
+        password='secret',
+        user_domain_id='default',
+        project_id='caller-project',
+        region_name='RegionOne',
+        identity_api_version='3',
+    )
+    caller.config.config['object_store_endpoint_override'] = (
+        'http://swift.test/v1/AUTH_caller-project'
+    )
+    with (
+        mock.patch.object(
+            type(caller),
+            'current_project_id',
+            new_callable=mock.PropertyMock,
+            return_value='caller-project',
+        ),
+        mock.patch.object(openstack.connection.Connection, 'authorize'),
+    ):
+        got = scoped._scoped_to(caller, 'the-project')
+
+    assert 'object_store_endpoint_override' not in got.config.config
+    # the caller's own connection is left as it was
+    assert caller.config.config['object_store_endpoint_override']
