@@ -14,13 +14,15 @@
 (doc/source/contributor/kinds-proved.yaml) holds true: a row for every
 registered kind, only functional tests that exist, 2024.1 only where tox's
 ``functional-older`` runs one of the row's tests, "newest" only where a
-functional tox environment does, and CI's column as CI's markers select.
+functional tox environment does, and CI's column as CI's markers select;
+and CI brings up every optional service whose tests it selects.
 """
 
 import ast
 import configparser
 import pathlib
 import re
+import tomllib
 
 import pytest
 import yaml
@@ -216,7 +218,7 @@ def test_the_checks_see_what_functional_older_runs():
         tox_envs(),
     )
     assert not runs_in(
-        'functional',
+        'functional-magnum',
         'test_real_mistral.py::test_a_projects_workflows_and_triggers_go',
         functional_tests(),
         tox_envs(),
@@ -228,3 +230,22 @@ def test_the_checks_see_what_functional_older_runs():
         functional_tests(),
         tox_envs(),
     )
+
+
+def test_ci_brings_up_every_optional_service_its_tests_need():
+    """A service's marker (pyproject's) names it; .ci/run's MINICLOUD_WITH
+    must bring up each one tox's functional environment selects, or CI
+    fails its tests (CI is set: they never skip)."""
+    markers = tomllib.loads((ROOT / 'pyproject.toml').read_text())['tool'][
+        'pytest'
+    ]['ini_options']['markers']
+    services = {m.split(':')[0] for m in markers} - {'functional', 'exclusive'}
+    [brought] = re.findall(
+        r'^export MINICLOUD_WITH=(\S+)$',
+        (ROOT / '.ci/run').read_text(),
+        re.MULTILINE,
+    )
+    expr = tox_envs()['functional'][0]
+    selected = {s for s in services if selects(expr, {'functional', s})}
+    assert selected == services, 'tox -e functional leaves some out'
+    assert brought == 'all' or selected <= set(brought.split(',')), brought
