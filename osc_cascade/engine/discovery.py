@@ -14,6 +14,8 @@
 
 Discovery runs as admin across projects with the project filter on every
 list call, in parallel, and the kinds check each owner again client-side.
+A kind whose service has no project filter (``lists_every_project``) is
+listed once for all the projects of a plan, not once for each.
 A service missing from the catalog is skipped with a note; one that is in
 the catalog but answers errors is an error: a cascade must never plan on a
 partial picture and then delete the project; nor may it call a project
@@ -145,10 +147,19 @@ class Discovery:
         project_ids = list(project_ids)
         self.refuse_kept(project_ids)
         kinds, notes = self.available_kinds()
+        # a kind whose list is the same for every project: one list for
+        # them all (None), of which the projects' are kept
+        together = [k for k in kinds if self._lists_once(k, project_ids)]
+        wanted = frozenset(project_ids)
         jobs = [
-            (kind, region, pid)
+            (kind, region, None, wanted)
+            for kind in together
+            for region in self.regions_of(kind, among)
+        ] + [
+            (kind, region, pid, None)
             for pid in project_ids
             for kind in kinds
+            if kind not in together
             for region in self.regions_of(kind, among)
         ]
         refs: list[ResourceRef] = []
@@ -170,24 +181,46 @@ class Discovery:
             ready = {
                 where: pool.submit(self._proxy, *where)
                 for where in sorted(
-                    {(k.service_type, region) for k, region, _ in jobs}
+                    {(k.service_type, region) for k, region, _, _ in jobs}
                 )
             }
             futures = [
-                pool.submit(
-                    contextvars.copy_context().run,  # with the width
-                    self._list,
-                    kind,
-                    pid,
-                    region,
-                    ready[kind.service_type, region],
-                    unread,
+                (
+                    pool.submit(
+                        contextvars.copy_context().run,  # with the width
+                        self._list,
+                        kind,
+                        pid,
+                        region,
+                        ready[kind.service_type, region],
+                        unread,
+                    ),
+                    among_projects,
                 )
-                for kind, region, pid in jobs
+                for kind, region, pid, among_projects in jobs
             ]
-            for fut in futures:
-                refs.extend(fut.result())
+            for fut, among_projects in futures:
+                refs.extend(
+                    ref
+                    for ref in fut.result()
+                    if among_projects is None
+                    or ref.project_id in among_projects
+                )
         return refs, notes + sorted(unread)
+
+    @staticmethod
+    def _lists_once(
+        kind: ResourceKind, project_ids: Sequence[str | None]
+    ) -> bool:
+        """Whether one list of every project's serves all of
+        ``project_ids``: a kind that ``lists_every_project`` as admin (a
+        project's token lists what it sees), for several projects."""
+        return (
+            kind.lists_every_project
+            and not kind.scoped
+            and len(project_ids) > 1
+            and None not in project_ids
+        )
 
     def refuse_kept(self, project_ids: Sequence[str | None]) -> None:
         """Raise if a delete of this run kept a resource of the projects

@@ -45,7 +45,8 @@ from osc_cascade.kinds import (  # noqa: F401
     user,
     workflow,
 )
-from osc_cascade.kinds.base import PROJECT, Facts, ResourceKind
+from osc_cascade.kinds.base import PROJECT, ResourceKind
+from osc_cascade.kinds.facts import Facts
 from osc_cascade.kinds.registry import CLASSES
 
 #: the kind of the projects themselves (the cascade adds their steps)

@@ -34,7 +34,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 import datetime
 import functools
-import threading
 from typing import Any, ClassVar, TypeVar
 
 from openstack import exceptions as sdk_exc
@@ -44,6 +43,7 @@ from osc_cascade.engine import resource
 from osc_cascade.engine.errors import Kept
 from osc_cascade.engine.planner import Edge, Inventory
 from osc_cascade.engine.resource import ResourceRef, Step
+from osc_cascade.kinds.facts import Facts
 from osc_cascade.kinds.paging import pages, tags_of
 
 GONE = None
@@ -57,36 +57,6 @@ SERVICE = 'service'
 USER = 'user'
 
 T = TypeVar('T')
-
-
-class Facts:
-    """What the kinds of one workflow learn once about the cloud (the
-    extensions a service has loaded), per connection: ``kinds.build`` gives
-    one to all the kinds it makes, so nothing is cached beyond the run."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[tuple[str, int], Any] = {}
-        self._kept: dict[str, tuple[ResourceRef, str]] = {}
-
-    def keep(self, ref: ResourceRef, why: str) -> None:
-        """Remember a resource that a delete kept (``recheck``)."""
-        with self._lock:
-            self._kept[ref.key] = (ref, why)
-
-    def kept(self) -> list[tuple[ResourceRef, str]]:
-        """What the deletes of the run kept, and why: their projects are
-        not to be deleted (``Discovery.run`` refuses to say they are
-        empty)."""
-        with self._lock:
-            return list(self._kept.values())
-
-    def get(self, what: str, conn: Any, learn: Callable[[], T]) -> T:
-        key = (what, id(conn))
-        with self._lock:
-            if key not in self._values:
-                self._values[key] = learn()
-            return self._values[key]
 
 
 class ResourceKind:
@@ -109,6 +79,10 @@ class ResourceKind:
     needs_admin: ClassVar[str] = ''
     #: what owns resources of this kind: PROJECT, SERVICE or USER
     scope: ClassVar[str] = PROJECT
+    #: its ``list`` asks the same whatever the project (the service has
+    #: no project filter, ``owned`` keeps the project's): discovery lists
+    #: it once per region for the projects of a plan, not once for each
+    lists_every_project: ClassVar[bool] = False
     #: the Heat resource types whose physical resource is of this kind
     heat_types: ClassVar[tuple[str, ...]] = ()
     #: the SDK call that shows one resource (``block_storage.get_volume``),

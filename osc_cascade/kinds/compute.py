@@ -187,6 +187,7 @@ class ServerGroup(ResourceKind):
     name = 'compute.server_group'
     heat_types = ('OS::Nova::ServerGroup',)
     service_type = 'compute'
+    lists_every_project = True
     synchronous_delete = True
 
     #: groups asked for per page; nova answers at most its max_limit

@@ -153,6 +153,7 @@ class ImageMember(ResourceKind):
 
     name = 'image.member'
     service_type = 'image'
+    lists_every_project = True
     synchronous_delete = True
 
     def list(self, conn, project_id):

@@ -63,14 +63,12 @@ class _MistralKind(ResourceKind):
     synchronous_delete = True
     #: the collection's path and JSON key: ``workflows``
     collection: ClassVar[str]
-    #: whether its list takes ``project_id``
-    project_filter: ClassVar[bool] = True
 
     def list(self, conn, project_id):
         # a non-admin is refused all_projects, and lists its own with
         # others' it may use; owned() keeps the project's
         query = {} if self.scoped else {'all_projects': 'true'}
-        if project_id and not self.scoped and self.project_filter:
+        if project_id and not self.scoped and not self.lists_every_project:
             query['project_id'] = project_id
         return owned(
             (
@@ -198,4 +196,4 @@ class EventTrigger(_Trigger):
     collection = 'event_triggers'
     # its list takes no filter (a 500: "'NoneType' object has no attribute
     # 'datatype'"): every project's, of which owned() keeps the project's
-    project_filter = False
+    lists_every_project = True

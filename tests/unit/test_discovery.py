@@ -82,6 +82,39 @@ def test_lists_every_kind_for_every_project(cloud, clock):
             ), (path, pid)
 
 
+def test_a_kind_listed_for_every_project_is_listed_once_for_many(
+    cloud, external, clock
+):
+    # Nova's server groups and Neutron's security groups take no project
+    # filter: one list serves every project of the plan, and what it
+    # finds is exactly what a list per project finds
+    a, b, c = (
+        scenarios.full_project(cloud, name, external)['project']['id']
+        for name in 'ABC'
+    )
+    for pid in (a, b, c):
+        scenarios.security_group(cloud, pid, f'sg-{pid}')
+    alone = {
+        (r.kind, r.id, r.project_id)
+        for pid in (a, b)
+        for r in discovery(cloud.connection(), clock).run([pid])[0]
+    }
+    cloud.requests.clear()
+
+    refs, _ = discovery(cloud.connection(), clock).run([a, b])
+
+    assert {(r.kind, r.id, r.project_id) for r in refs} == alone
+    assert {r.project_id for r in refs} == {a, b}
+    listed = [p for m, p in cloud.requests if m == 'GET']
+    for path in ('/v2.1/os-server-groups', '/v2.0/security-groups'):
+        assert len([p for p in listed if p.startswith(path)]) == 1, path
+    # a kind with a project filter is still listed per project
+    for pid in (a, b):
+        assert any(
+            p.startswith('/v2.1/servers/detail') and pid in p for p in listed
+        )
+
+
 def test_the_project_kind_is_never_listed(cloud, clock):
     conn = cloud.connection()
     usable, notes = discovery(conn, clock).available_kinds()

@@ -21,7 +21,7 @@ from osc_cascade.engine.executor import DONE, Executor
 from osc_cascade.engine.planner import Inventory, build_plan
 from osc_cascade.engine.resource import Step
 from osc_cascade.kinds import compute, network
-from osc_cascade.kinds.base import Facts
+from osc_cascade.kinds.facts import Facts
 from osc_cascade.kinds.network import common, core
 from osc_cascade.kinds.network import rbac as rbac_kinds
 from tests.unit import scenarios

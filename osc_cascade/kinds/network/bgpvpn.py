@@ -36,7 +36,7 @@ class BgpVpn(_ExtensionKind):
     # filter: a list naming one is refused (400). Every VPN the token sees
     # is listed (an admin's: only an admin makes them; they are few) and
     # owned() keeps the project's
-    project_filter = False
+    lists_every_project = True
 
     #: the extension that adds port associations: without it their URL is
     #: not found (404; the minicloud's Dummy driver has none)
@@ -44,7 +44,7 @@ class BgpVpn(_ExtensionKind):
 
     def refs(self, conn, items, project_id):
         net = conn.network
-        # the project's alone: the list named no project (project_filter)
+        # the project's alone: the list named no project
         vpns = [v for v in items if project_id in (None, v.project_id)]
         lists = [
             (Network.name, 'network_id', net.bgpvpn_network_associations),

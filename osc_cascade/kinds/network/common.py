@@ -106,16 +106,15 @@ class _ExtensionKind(_NeutronKind):
     extension: ClassVar[str]
     #: the SDK proxy's list method, e.g. ``qos_policies``
     sdk_list: ClassVar[str]
-    #: whether Neutron's list takes a project filter (filter validation
-    #: refuses one the plugin does not mark a filter: 400)
-    project_filter: ClassVar[bool] = True
+    # ``lists_every_project`` where Neutron's list takes no project filter
+    # (filter validation refuses one the plugin does not mark a filter)
 
     def list(self, conn, project_id):
         if self.extension not in self.neutron_extensions(conn):
             return []
         query = (
             {'project_id': project_id}
-            if project_id and self.project_filter
+            if project_id and not self.lists_every_project
             else {}
         )
         return owned(

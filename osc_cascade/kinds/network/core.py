@@ -472,6 +472,7 @@ class SecurityGroup(_NeutronKind):
     sdk_delete = 'delete_security_group'
     # another project's rule may name it as remote group since the plan
     reread = True
+    lists_every_project = True
 
     def recheck(self, conn, ref):
         # Not the group (its owner cannot change): the rules naming it. A

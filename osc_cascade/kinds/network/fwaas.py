@@ -72,7 +72,7 @@ class _FirewallKind(_ExtensionKind):
     """Listed for every project, then the project's kept (module
     docstring): a list naming the project makes its default group."""
 
-    project_filter = False
+    lists_every_project = True
 
     def is_default(self, ref) -> bool:
         return False
