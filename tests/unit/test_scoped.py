@@ -29,7 +29,6 @@ from osc_cascade.workflows import (
 )
 from osc_cascade.workflows.cascade import CascadeOptions
 from tests.unit import scenarios
-from tests.unit.fakes.common import AUTH_URL
 from tests.unit.fakes.run import scoped_cascade
 from tests.unit.fakes.scoped import ScopedCloud
 
@@ -508,21 +507,14 @@ def test_a_revoke_that_failed_keeps_the_assignment_in_the_record(cloud, world):
     assert record_of(cloud, pid) is None
 
 
-def test_the_scoped_connection_reaches_the_projects_swift_account():
+def test_the_scoped_connection_reaches_the_projects_swift_account(cloud):
     # openstacksdk writes the caller's own Swift account into its config
     # as an endpoint override once its object_store is made, and
     # connect_as copies it: the project's token would reach the caller's
     # account
-    import openstack.connection
-
-    caller = openstack.connection.Connection(
-        auth_url=AUTH_URL,
-        username='manager',
-        password='secret',
-        user_domain_id='default',
+    caller = cloud.connection_as(
+        {'name': 'manager', 'domain_id': 'default'},
         project_id='caller-project',
-        region_name='RegionOne',
-        identity_api_version='3',
     )
     caller.config.config['object_store_endpoint_override'] = (
         'http://swift.test/v1/AUTH_caller-project'
@@ -534,7 +526,7 @@ def test_the_scoped_connection_reaches_the_projects_swift_account():
             new_callable=mock.PropertyMock,
             return_value='caller-project',
         ),
-        mock.patch.object(openstack.connection.Connection, 'authorize'),
+        mock.patch.object(type(caller), 'authorize'),
     ):
         got = scoped._scoped_to(caller, 'the-project')
 
