@@ -32,31 +32,7 @@ import openstack
 import pymysql
 import pytest
 
-from tests.functional.exclusive import CloudLock
-
 ADMIN_CLOUD = 'minicloud-admin'
-
-
-_LOCK = pytest.StashKey[CloudLock]()
-
-
-def pytest_configure(config):
-    worker = getattr(config, 'workerinput', None)
-    if worker is not None:  # one of xdist's workers: the cloud is shared
-        config.stash[_LOCK] = CloudLock(worker['testrunuid'])
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    lock = item.config.stash.get(_LOCK, None)
-    if lock is None:
-        yield
-        return
-    lock.enter(item)
-    try:
-        yield
-    finally:
-        lock.leave(item, nextitem)
 
 
 def _cloud_or_reason() -> str | None:

@@ -239,7 +239,7 @@ def test_ci_brings_up_every_optional_service_its_tests_need():
     markers = tomllib.loads((ROOT / 'pyproject.toml').read_text())['tool'][
         'pytest'
     ]['ini_options']['markers']
-    services = {m.split(':')[0] for m in markers} - {'functional', 'exclusive'}
+    services = {m.split(':')[0] for m in markers} - {'functional'}
     [brought] = re.findall(
         r'^export MINICLOUD_WITH=(\S+)$',
         (ROOT / '.ci/run').read_text(),
