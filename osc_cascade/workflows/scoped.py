@@ -506,13 +506,20 @@ def _scoped_to(conn: Any, project_id: str) -> Any:
     scoped = conn.connect_as(
         project_id=project_id, domain_id=None, domain_name=None
     )
-    # once the caller's object_store is made, openstacksdk keeps the Swift
-    # endpoint of the caller's own account in its config as an override,
-    # and connect_as copies it: the project's account is its token's
-    override = scoped.config.config.get('object_store_endpoint_override')
-    mine = conn.current_project_id
-    if override and mine and mine != project_id and mine in override:
-        del scoped.config.config['object_store_endpoint_override']
+    without_callers_swift_account(scoped, conn, project_id)
     scoped.session.timeout = conn.session.timeout
     scoped.authorize()
     return scoped
+
+
+def without_callers_swift_account(
+    scoped: Any, caller: Any, project_id: str
+) -> None:
+    """Drop from ``scoped`` (``caller``'s ``connect_as`` the project) the
+    Swift endpoint of the caller's own account: openstacksdk keeps it in
+    the config as an override once the caller's object_store is made, and
+    connect_as copies it. The project's account is its token's."""
+    override = scoped.config.config.get('object_store_endpoint_override')
+    mine = caller.current_project_id
+    if override and mine and mine != project_id and mine in override:
+        del scoped.config.config['object_store_endpoint_override']

@@ -19,6 +19,8 @@ import dataclasses
 import time
 import uuid
 
+from osc_cascade.workflows import scoped as scoped_mod
+
 
 def unique(prefix: str) -> str:
     return f'{prefix}-{uuid.uuid4().hex[:8]}'
@@ -65,10 +67,8 @@ def make_project(admin, name, domain_id='default'):
 
 def scoped(admin, project):
     conn = admin.connect_as_project(project)
-    # openstacksdk keeps the Swift endpoint of the admin's own account in
-    # its config once the admin's object_store is made, and connect_as
-    # copies it: the project's own account comes from its token's catalog
-    conn.config.config.pop('object_store_endpoint_override', None)
+    # the project's own Swift account, not the admin's
+    scoped_mod.without_callers_swift_account(conn, admin, project.id)
     return conn
 
 
