@@ -111,6 +111,19 @@ def service_proxy(service_type: str, name: str, proxy: str):
     return fixture
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """tox -e functional runs in two phases, the tests that share the
+    cloud and then those that disturb it (``disturbs_cloud``); a module
+    named on the command line belongs to one, and the other phase then
+    selects nothing: that phase passes, saying so, where pytest would exit
+    5. A run that selects nothing for another reason still exits 5."""
+    phase_split = 'disturbs_cloud' in (session.config.option.markexpr or '')
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and phase_split:
+        print(f'\nno test of this phase ({session.config.option.markexpr})')
+        session.exitstatus = pytest.ExitCode.OK
+
+
 @pytest.fixture(scope='session')
 def admin():
     reason = _cloud_or_reason()

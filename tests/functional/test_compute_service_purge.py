@@ -18,7 +18,8 @@ The tests take a compute down (``tools/minicloud stop nova-compute-a``) or
 delete its service; the ``computes`` fixture brings both back afterwards
 (restarted with its node identity kept, nova-compute re-creates its
 service, its compute node and its provider), so that the tests and the
-other functional tests find both computes.
+other functional tests find both computes. It ``disturbs_cloud``: tox
+runs it after the others, so that no test boots a server meanwhile.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from osc_cascade.workflows.service_purge import DISABLED_REASON, ServicePurge
 from tests.functional.conftest import run_openstack
 from tests.functional.topology import unique, wait_for
 
-pytestmark = pytest.mark.functional
+pytestmark = [pytest.mark.functional, pytest.mark.disturbs_cloud]
 
 HOST, OTHER = 'compute-a', 'compute-b'
 MINICLOUD = os.path.join(

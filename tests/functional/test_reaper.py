@@ -19,9 +19,10 @@ listener pool of its own for each run (its queue is deleted at the end,
 and a RabbitMQ policy of the minicloud drops one left over). Note: while
 it runs (3 to 6 minutes), it purges what ANY project deleted on the cloud
 left after 5 s, and one test restarts the cloud's RabbitMQ (through
-tools/minicloud, which waits until every RPC server consumes again); do
-not run it beside other tests on the same cloud, above all those that
-expect orphans to stay (tests/functional/test_orphans.py).
+tools/minicloud, which waits until every RPC server consumes again). It
+``disturbs_cloud``: tox runs it last, with no other test under way or
+after it (Nova finds stale RabbitMQ connections minutes later), and never
+beside those that expect orphans to stay (tests/functional/test_orphans.py).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from tests.functional import topology
 from tests.functional.conftest import ADMIN_CLOUD, needs, run_openstack
 from tests.functional.topology import unique, wait_for
 
-pytestmark = pytest.mark.functional
+pytestmark = [pytest.mark.functional, pytest.mark.disturbs_cloud]
 
 GRACE = 5
 SHUTDOWN_TIMEOUT = 30
