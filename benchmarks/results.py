@@ -314,3 +314,25 @@ def write_tables(outdir: str, stem: str, table: str) -> None:
         f.write(table)
     with open(os.path.join(outdir, f'{stem}.rst'), 'w') as f:
         f.write(list_table(table))
+
+
+def replace_section(path: str, marker: str, text: str) -> None:
+    """Rewrite what lies between the RST comments ``.. <marker>:`` (its
+    own lines, up to the first blank one, stay) and ``.. end of <marker>``
+    in ``path`` with ``text``: a generated part of a hand-written page."""
+    with open(path) as f:
+        lines = f.read().split('\n')
+    try:
+        begin = lines.index(
+            next(x for x in lines if x.startswith(f'.. {marker}:'))
+        )
+        end = lines.index(f'.. end of {marker}')
+    except (StopIteration, ValueError):
+        raise ValueError(f'{path} has no ".. {marker}:" section') from None
+    while lines[begin].strip():
+        begin += 1
+    new = (
+        lines[: begin + 1] + text.rstrip('\n').split('\n') + [''] + lines[end:]
+    )
+    with open(path, 'w') as f:
+        f.write('\n'.join(new))

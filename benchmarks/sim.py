@@ -34,7 +34,10 @@ cascade also its critical-path bound (benchmarks.bound, from its
 ``--report-file``) and its discovery and planning time.
 
 Results: ``<out>/sim-results.json`` (every run), ``sim-results.md`` and
-``sim-results.rst`` (the tables), ``sim-time-vs-n.png`` (log-log)."""
+``sim-results.rst`` (the tables), ``sim-time-vs-n.png`` (log-log); where
+``<out>`` is the repository's ``benchmarks/results``, README.rst's
+Performance section too (its table and plot, at every run and with
+``--report-only``)."""
 
 from __future__ import annotations
 
@@ -48,12 +51,18 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from typing import Any
 import urllib.request
 
 from benchmarks import bound, run
-from benchmarks.results import list_table, load_results, save_results
+from benchmarks.results import (
+    load_results,
+    replace_section,
+    save_results,
+    write_tables,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLEANUP, CASCADE = run.CLEANUP, run.CASCADE
@@ -275,6 +284,7 @@ def one_repeat(sim, n, scale, rep, args, raw, tag):
         'n': n,
         'repeat': rep,
         'tag': tag,
+        'when': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
         'delete_scale': scale,
         'latency_ms': args.latency_ms,
         'workers': args.workers,
@@ -482,15 +492,84 @@ def plot(summary: list[dict], path: str, latency_ms) -> bool:
     return True
 
 
-def report(runs: list[dict], outdir: str) -> str:
+def readme_section(summary: list[dict], latency_ms) -> str:
+    """README.rst's Performance section: each tool's medians at the
+    minicloud's delete durations, the client's CPU per request beside
+    them, and the plot."""
+    header = [
+        'N',
+        'tool',
+        'runs',
+        'wall s',
+        'bound s',
+        'ratio',
+        'requests',
+        'CPU ms/req',
+        'RSS MiB',
+        'sim ms/req',
+        'left',
+    ]
+    rows = []
+    for s in summary:
+        if s['delete_scale'] != 1:
+            continue
+        bound = 'bound' in s
+        rows.append(
+            [
+                f'{s["n"]:,}',
+                s['tool'],
+                str(s['repeats']),
+                f'{s["wall"]:.1f}',
+                f'{s["bound"]:.1f}' if bound else '..',
+                f'{s["ratio"]:.2f}' if bound else '..',
+                f'{s["requests"]:,.0f}',
+                f'{1000 * s["client_cpu_s"] / s["requests"]:.2f}',
+                f'{s["client_peak_rss_mib"]:.0f}',
+                f'{s["sim_ms_per_request"]:.2f}',
+                '..'
+                if s['tool'] == DRY_RUN
+                else 'failed'
+                if s['failed'] * 2 > s['repeats']
+                else f'{s["left"]:.0f}',
+            ]
+        )
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(11)]
+    rule = '  '.join('=' * w for w in widths)
+
+    def line(cells):
+        return '  '.join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    prose = (
+        'A project of N resources on the simulated cloud '
+        f'(``benchmarks/simcloud.py``: {latency_ms:g} ms per request, the '
+        "minicloud's delete durations): ``project delete --cascade`` "
+        '(``cascade-dry-run``: its dry run alone) beside ``openstack '
+        "project cleanup``; medians of the runs. The bound is the cascade's "
+        "plan's critical path, ratio the wall over it; CPU ms/req and RSS: "
+        "the client's CPU per request and peak memory; sim ms/req: the "
+        "simulator's CPU per request; left: what the tool left behind; "
+        '``..``: does not apply.'
+    )
+    return (
+        textwrap.fill(prose, 72)
+        + '\n\n'
+        + '\n'.join([rule, line(header), rule, *map(line, rows), rule])
+        + '\n\n.. image:: benchmarks/results/sim-time-vs-n.png\n'
+    )
+
+
+def report(runs: list[dict], outdir: str, readme: str | None = None) -> str:
+    """The tables and the plot in ``outdir``, and ``readme``'s Performance
+    section (README.rst, where the results are the repository's own)."""
     summary = summarize(runs)
     table = markdown(summary)
-    with open(os.path.join(outdir, 'sim-results.md'), 'w') as f:
-        f.write(table)
-    with open(os.path.join(outdir, 'sim-results.rst'), 'w') as f:
-        f.write(list_table(table))
+    write_tables(outdir, 'sim-results', table)
     latency = runs[0]['latency_ms'] if runs else 0
     plot(summary, os.path.join(outdir, 'sim-time-vs-n.png'), latency)
+    if readme:
+        replace_section(
+            readme, 'performance', readme_section(summary, latency)
+        )
     return table
 
 
@@ -551,10 +630,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--report-only', action='store_true')
     args = parser.parse_args(argv)
     results_file = os.path.join(args.out, RESULTS)
-    if args.report_only:
-        print(report(load_results(results_file), args.out))
-        return 0
-    print(report(sweep(args), args.out))
+    # README.rst's figures are the repository's results, no other's
+    readme = (
+        os.path.join(run.REPO, 'README.rst')
+        if os.path.abspath(args.out) == os.path.join(HERE, 'results')
+        else None
+    )
+    runs = load_results(results_file) if args.report_only else sweep(args)
+    print(report(runs, args.out, readme))
     return 0
 
 

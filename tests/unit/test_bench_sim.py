@@ -280,3 +280,53 @@ def test_a_cleanup_that_fails_is_said_to_have_failed():
     ]
     table = sim.markdown(sim.summarize(runs))
     assert '| none: cleanup failed 1 of 1 times; cleanup left 9000 |' in table
+
+
+def test_the_readmes_performance_section_is_rewritten_from_the_results(
+    tmp_path,
+):
+    runs = [
+        {
+            'n': 10000,
+            'delete_scale': scale,
+            'latency_ms': 50.0,
+            'tools': {
+                'cleanup': row('cleanup', 500.0, exit_code=1, left=9000),
+                'cascade': row(
+                    'cascade',
+                    100.0,
+                    bound=40.0,
+                    discovery_and_plan_s=9.0,
+                    steps=1000,
+                ),
+            },
+        }
+        for scale in (1.0, 10.0)
+    ]
+    readme = tmp_path / 'README.rst'
+    readme.write_text(
+        'Performance\n===========\n\n'
+        '.. performance: generated\n   by a command\n\n'
+        'the figures of an older run\n\n'
+        '.. end of performance\n\nDocumentation\n'
+    )
+    sim.report(runs, str(tmp_path), str(readme))
+    text = readme.read_text()
+    assert 'older run' not in text
+    assert text.startswith('Performance\n')
+    assert text.endswith('\n.. end of performance\n\nDocumentation\n')
+    rows = [x.split() for x in text.splitlines() if x.startswith('10,000')]
+    # the minicloud's delete durations only (x1); the client's CPU per
+    # request is 1 s over 10 requests
+    assert [' '.join(r) for r in rows] == [
+        '10,000 cascade 1 100.0 40.0 2.50 10 100.00 100 0.20 0',
+        '10,000 cleanup 1 500.0 .. .. 10 100.00 100 0.20 failed',
+    ]
+    assert (tmp_path / 'sim-results.rst').exists()
+
+
+def test_a_readme_without_the_section_is_refused(tmp_path):
+    readme = tmp_path / 'README.rst'
+    readme.write_text('Performance\n===========\n')
+    with pytest.raises(ValueError, match=r'no "\.\. performance:" section'):
+        sim.report([], str(tmp_path), str(readme))
