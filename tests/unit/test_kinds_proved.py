@@ -255,3 +255,24 @@ def test_ci_brings_up_every_optional_service_its_tests_need():
     selected = {s for s in services if selects(expr, {'functional', s})}
     assert selected == services, 'tox -e functional leaves some out'
     assert brought == 'all' or selected <= set(brought.split(',')), brought
+
+
+def test_the_services_releases_are_those_the_minicloud_installs():
+    """A row's "Nova 34" is the major version (Swift's: major.minor) that
+    tools/minicloud-constraints.txt pins: the table follows the cloud."""
+    pins = dict(
+        line.split('==', 1)
+        for line in (ROOT / 'tools/minicloud-constraints.txt')
+        .read_text()
+        .split()
+        if '==' in line
+    )
+    for row in rows():
+        for name, version in re.findall(
+            r'([A-Za-z][\w-]*) (\d+(?:\.\d+)?)', row['service']
+        ):
+            pin = pins.get(name.lower()) or pins[f'openstack-{name.lower()}']
+            parts = len(version.split('.'))
+            assert '.'.join(pin.split('.')[:parts]) == version, (
+                f'{row["kind"]}: {name} {version}, the minicloud runs {pin}'
+            )
