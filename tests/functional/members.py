@@ -104,3 +104,16 @@ def domain_project(manager, domain, name):
     )
     topology.CREATED.append(project.id)
     return project
+
+
+def member_credential(conn, user_id, **attrs):
+    """An application credential of the role member alone, made through
+    ``conn`` (the user's token). Without roles, Keystone takes the token's
+    and checks each against the user's assignments: in a CI run with two
+    workers, while the other worker's cascade deleted a project, the
+    token's roles held manager, which the user never had (400 "Could not
+    find role assignment"); naming the one role it has leaves that race
+    out of the tests."""
+    return conn.identity.create_application_credential(
+        user_id, roles=[{'name': 'member'}], **attrs
+    )

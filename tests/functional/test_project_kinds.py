@@ -32,7 +32,7 @@ import pytest
 
 from tests.functional import test_more_kinds, topology
 from tests.functional.conftest import service_database
-from tests.functional.members import Member
+from tests.functional.members import Member, member_credential
 from tests.functional.test_domain_cascade import keypair_for, keypairs_of
 from tests.functional.test_service_decides import swift_user
 from tests.functional.topology import unique
@@ -126,9 +126,7 @@ def a_members_credential(projects, member_of):
     application credential it made."""
     a, _b = projects
     user, conn = member_of(a)
-    cred = conn.identity.create_application_credential(
-        user.id, name=unique('cred')
-    )
+    cred = member_credential(conn, user.id, name=unique('cred'))
     return a, user, conn, cred
 
 

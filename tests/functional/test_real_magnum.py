@@ -49,7 +49,7 @@ from tests.functional.conftest import (
     service_database,
     service_proxy,
 )
-from tests.functional.members import Member
+from tests.functional.members import Member, member_credential
 from tests.functional.topology import cascade, unique, wait_for
 
 pytestmark = [pytest.mark.functional, pytest.mark.magnum]
@@ -238,7 +238,8 @@ def footprint(admin, conn, ids, stack_id: str) -> dict:
     )
     # the node died with its management cluster
     admin.compute.reset_server_state(server.id, 'error')
-    cred = conn.identity.create_application_credential(
+    cred = member_credential(
+        conn,
         ids['user'],
         name=f'magnum-{ids["cluster"]}-{secrets.token_hex(4)}',
         description='Magnum cluster (prod)',
@@ -246,8 +247,8 @@ def footprint(admin, conn, ids, stack_id: str) -> dict:
     near_net = conn.network.create_network(
         name=name + '-2', description=desc + '-2'
     )
-    own_cred = conn.identity.create_application_credential(
-        ids['user'], name=unique('ci'), description='the CI'
+    own_cred = member_credential(
+        conn, ids['user'], name=unique('ci'), description='the CI'
     )
     return {
         'net': net.id,
