@@ -298,9 +298,21 @@ def gunicorn(name, service, port, app, argv=None, env=None, threads=1):
     )
 
 
-def oslo(name, service, binary, *conf_files, stop_timeout=20):
-    """An oslo.service worker (no port: ready once started)."""
+def oslo(
+    name, service, binary, *conf_files, stop_timeout=20, one_process=False
+):
+    """An oslo.service worker (no port: ready once started).
+    ``one_process``: a server of one worker on oslo.service's threading
+    backend, run without its idle master process
+    (``minicloud_extras.one_process``)."""
     cmd = [os.path.join(VBIN, binary)]
+    if one_process:
+        cmd = [
+            os.path.join(VBIN, 'python'),
+            '-m',
+            'minicloud_extras.one_process',
+            *cmd,
+        ]
     for c in conf_files:
         cmd += ['--config-file', c]
     cmd += ['--log-file', os.path.join(LOGS, name + '.log')]

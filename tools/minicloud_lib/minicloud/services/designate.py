@@ -46,7 +46,9 @@ def units():
         [NAMED, '-g', '-n', '1', '-c', CONF_DIR + '/named.conf'],
         port=PORTS['dns'],
     )
-    mdns = oslo('designate-mdns', NAME, 'designate-mdns', CONF)
+    mdns = oslo(
+        'designate-mdns', NAME, 'designate-mdns', CONF, one_process=True
+    )
     mdns.port = PORTS['designate_mdns']
     return [
         named,
@@ -58,9 +60,27 @@ def units():
             threads=2,
             env={'OS_DESIGNATE_CONFIG_DIR': CONF_DIR},
         ),
-        oslo('designate-central', NAME, 'designate-central', CONF),
-        oslo('designate-worker', NAME, 'designate-worker', CONF),
-        oslo('designate-producer', NAME, 'designate-producer', CONF),
+        oslo(
+            'designate-central',
+            NAME,
+            'designate-central',
+            CONF,
+            one_process=True,
+        ),
+        oslo(
+            'designate-worker',
+            NAME,
+            'designate-worker',
+            CONF,
+            one_process=True,
+        ),
+        oslo(
+            'designate-producer',
+            NAME,
+            'designate-producer',
+            CONF,
+            one_process=True,
+        ),
         mdns,
     ]
 

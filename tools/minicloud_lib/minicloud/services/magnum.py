@@ -45,7 +45,9 @@ KUBECONFIG_FILE = os.path.join(DATA, 'magnum', 'no-management-cluster.yaml')
 
 
 def units():
-    conductor = oslo('magnum-conductor', NAME, 'magnum-conductor', CONF)
+    conductor = oslo(
+        'magnum-conductor', NAME, 'magnum-conductor', CONF, one_process=True
+    )
     conductor.env = {'KUBECONFIG': KUBECONFIG_FILE}
     return [
         gunicorn(

@@ -69,7 +69,13 @@ def units():
                 LOGS + '/manila-api.log',
             ],
         ),
-        oslo('manila-scheduler', NAME, 'manila-scheduler', CONF),
+        oslo(
+            'manila-scheduler',
+            NAME,
+            'manila-scheduler',
+            CONF,
+            one_process=True,
+        ),
         oslo('manila-share', NAME, 'manila-share', CONF),
     ]
 

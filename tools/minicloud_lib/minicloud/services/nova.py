@@ -47,8 +47,22 @@ def units():
                 ),
             },
         ),
-        oslo('nova-conductor', 'nova', 'nova-conductor', CONF, DB_CONF),
-        oslo('nova-scheduler', 'nova', 'nova-scheduler', CONF, DB_CONF),
+        oslo(
+            'nova-conductor',
+            'nova',
+            'nova-conductor',
+            CONF,
+            DB_CONF,
+            one_process=True,
+        ),
+        oslo(
+            'nova-scheduler',
+            'nova',
+            'nova-scheduler',
+            CONF,
+            DB_CONF,
+            one_process=True,
+        ),
     ] + [
         # no DB options: nova-compute goes through the conductor
         oslo(
