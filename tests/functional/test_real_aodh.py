@@ -19,7 +19,9 @@ rests on.
   asking for another project's is refused;
 * a member's alarms are in the dry run, deleted by the cascade, gone
   after; another project's alarm stays (alarms belong to one project:
-  nothing in Aodh is shared across projects).
+  nothing in Aodh is shared across projects);
+* without admin: a member empties its own project's alarms, and a domain
+  manager's cascade of a project of its domain takes its alarms with it.
 
 Alarms are event alarms, made as a member would: their rule names no
 metric store (a threshold alarm's create asks Gnocchi, which the minicloud
@@ -28,16 +30,20 @@ does not run).
 
 from __future__ import annotations
 
+import openstack
 import pytest
 
 from tests.functional import topology
-from tests.functional.conftest import service_proxy
-from tests.functional.members import Member
+from tests.functional.conftest import run_openstack, service_proxy
+from tests.functional.members import Member, domain_member, domain_project
 from tests.functional.topology import cascade, unique
 
 pytestmark = [pytest.mark.functional, pytest.mark.aodh]
 
 admin_alarming = service_proxy('alarming', 'Aodh', 'alarming')
+
+#: the manager of domain ``managed`` (tests/functional/test_without_admin.py)
+MANAGER_CLOUD = 'minicloud-manager'
 
 
 def make_alarm(alarming, name: str) -> str:
@@ -90,3 +96,44 @@ def test_a_projects_alarms_go_and_anothers_stay(admin, admin_alarming, cli):
     gone = admin_alarming.get(f'/alarms/{mine}', raise_exc=False)
     assert gone.status_code == 404, gone.text
     assert admin_alarming.get(f'/alarms/{theirs}').json()['name']
+
+
+def test_a_member_empties_its_projects_alarms_without_admin(
+    admin, admin_alarming
+):
+    """A member's own cascade (``--keep-project``, no admin anywhere) finds
+    and deletes its project's alarms; another project's stays."""
+    member = domain_member(admin, 'aodh-keep')
+    mine = make_alarm(member.connection().alarming, unique('alarm'))
+    other = topology.make_project(admin, unique('aodh-other'))
+    theirs = make_alarm(
+        Member(admin, admin, other).connection().alarming, unique('alarm')
+    )
+    kept = member.run(
+        'project', 'delete', '--cascade', '--keep-project', '--yes',
+        member.project.id,
+    )  # fmt: skip
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    gone = admin_alarming.get(f'/alarms/{mine}', raise_exc=False)
+    assert gone.status_code == 404, gone.text
+    assert admin_alarming.get(f'/alarms/{theirs}').json()['name']
+
+
+def test_a_domain_managers_cascade_deletes_the_projects_alarms(
+    admin, admin_alarming
+):
+    """The domain manager (no admin anywhere) cascades a project of its
+    domain: the alarm a member made goes with the project."""
+    manager = openstack.connect(cloud=MANAGER_CLOUD)
+    domain = admin.identity.find_domain('managed')
+    project = domain_project(manager, domain, 'aodh-managed')
+    member = Member(admin, manager, project)
+    mine = make_alarm(member.connection().alarming, unique('alarm'))
+    result = run_openstack(
+        'project', 'delete', '--cascade', '--yes', project.id,
+        cloud=MANAGER_CLOUD,
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    assert admin.identity.find_project(project.id) is None
+    gone = admin_alarming.get(f'/alarms/{mine}', raise_exc=False)
+    assert gone.status_code == 404, gone.text
