@@ -20,5 +20,7 @@ the minicloud service venv (OpenStack servers from PyPI):
 - ``cinder_driver``: a file-backed fake Cinder volume driver (backups work);
 - ``helper``: Swift rings and Octavia certificates;
 - ``setup_cloud``: identity data, shared resources and readiness checks,
-  all in one openstacksdk process.
+  all in one openstacksdk process;
+- ``one_process``: an oslo.service server of one worker without its idle
+  master process.
 """
