@@ -42,6 +42,7 @@ Results: ``<out>/domain-results.json`` (appended)."""
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import tempfile
@@ -244,24 +245,26 @@ def domain_cascade(simulator, domain, args, raw) -> dict[str, Any]:
         **cpu_floor(stats, cpu),
     }
     if os.path.exists(report):
-        with open(report) as f:
-            rep = json.load(f)
-        first = rep['rounds'][0] if rep['rounds'] else []
-        b = bound.bounds(rep['plan'], first, rep['parallel'])
-        row.update(
-            bound=round(b['critical_path'], 2),
-            steps=b['steps'],
-            phases={k: round(v, 2) for k, v in rep['phases'].items()},
-            wall_over_bound=round(wall / b['critical_path'], 2)
-            if b['critical_path']
-            else None,
-            cpu_floor_over_bound=round(
-                row['cpu_floor'] / b['critical_path'], 2
-            )
-            if b['critical_path']
-            else None,
-        )
+        row.update(plan_bound(report, wall, row['cpu_floor']))
     return row
+
+
+def plan_bound(report: str, wall: float, floor: float) -> dict[str, Any]:
+    """The critical-path bound of the plan a run recorded in ``report``
+    (benchmarks.bound), its phases, and the run's wall and CPU floor over
+    that bound."""
+    with open(report) as f:
+        rep = json.load(f)
+    first = rep['rounds'][0] if rep['rounds'] else []
+    b = bound.bounds(rep['plan'], first, rep['parallel'])
+    path = b['critical_path']
+    return {
+        'bound': round(path, 2),
+        'steps': b['steps'],
+        'phases': {k: round(v, 2) for k, v in rep['phases'].items()},
+        'wall_over_bound': round(wall / path, 2) if path else None,
+        'cpu_floor_over_bound': round(floor / path, 2) if path else None,
+    }
 
 
 def todays_way(simulator, domain, args, raw) -> dict[str, Any]:
@@ -318,11 +321,16 @@ def project_sweep(simulator, domain, args, raw) -> dict[str, Any]:
     )  # fmt: skip
     simulator.call('GET', '/stats?reset=1')
     log(f'project sweep of {domain["name"]} ...')
+    # the sweep's record (it has no --report-file) in a directory of its own
+    state = os.path.join(raw, 'sweep-state')
     code, wall, cpu, rss = sim.run_measured(
-        cmd, _env(simulator), os.path.join(raw, 'sweep.log'), args.limit
+        cmd,
+        {**_env(simulator), 'XDG_STATE_HOME': state},
+        os.path.join(raw, 'sweep.log'),
+        args.limit,
     )
     stats = simulator.call('GET', '/stats?reset=1')
-    return {
+    row: dict[str, Any] = {
         'tool': 'project sweep --execute',
         'exit_code': code,
         'wall': round(wall, 2),
@@ -330,6 +338,10 @@ def project_sweep(simulator, domain, args, raw) -> dict[str, Any]:
         'client_peak_rss_mib': round(rss, 1),
         **cpu_floor(stats, cpu),
     }
+    records = glob.glob(os.path.join(state, 'osc-cascade', '*sweep*.json'))
+    if len(records) == 1:
+        row.update(plan_bound(records[0], wall, row['cpu_floor']))
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
