@@ -540,15 +540,12 @@ def readme_section(summary: list[dict], latency_ms) -> str:
         return '  '.join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
 
     prose = (
-        'A project of N resources on the simulated cloud '
-        f'(``benchmarks/simcloud.py``: {latency_ms:g} ms per request, the '
-        "minicloud's delete durations): ``project delete --cascade`` "
-        '(``cascade-dry-run``: its dry run alone) beside ``openstack '
-        "project cleanup``; medians of the runs. The bound is the cascade's "
-        "plan's critical path, ratio the wall over it; CPU ms/req and RSS: "
-        "the client's CPU per request and peak memory; sim ms/req: the "
-        "simulator's CPU per request; left: what the tool left behind; "
-        '``..``: does not apply.'
+        f'A project of N resources on the simulated cloud ({latency_ms:g} ms '
+        "per request, the minicloud's delete durations), medians of the "
+        'runs. bound: the plan\'s critical path; ratio: wall over bound; CPU '
+        "and RSS: the client's; sim: the simulator's CPU; left: what the tool "
+        'left; ``..``: does not apply. `What they mean '
+        '<doc/source/contributor/performance.rst>`_.'
     )
     return (
         textwrap.fill(prose, 72)

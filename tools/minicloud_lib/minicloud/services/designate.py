@@ -46,9 +46,7 @@ def units():
         [NAMED, '-g', '-n', '1', '-c', CONF_DIR + '/named.conf'],
         port=PORTS['dns'],
     )
-    mdns = oslo(
-        'designate-mdns', NAME, 'designate-mdns', CONF, one_process=True
-    )
+    mdns = oslo('designate-mdns', NAME, 'designate-mdns', CONF)
     mdns.port = PORTS['designate_mdns']
     return [
         named,
@@ -60,27 +58,9 @@ def units():
             threads=2,
             env={'OS_DESIGNATE_CONFIG_DIR': CONF_DIR},
         ),
-        oslo(
-            'designate-central',
-            NAME,
-            'designate-central',
-            CONF,
-            one_process=True,
-        ),
-        oslo(
-            'designate-worker',
-            NAME,
-            'designate-worker',
-            CONF,
-            one_process=True,
-        ),
-        oslo(
-            'designate-producer',
-            NAME,
-            'designate-producer',
-            CONF,
-            one_process=True,
-        ),
+        oslo('designate-central', NAME, 'designate-central', CONF),
+        oslo('designate-worker', NAME, 'designate-worker', CONF),
+        oslo('designate-producer', NAME, 'designate-producer', CONF),
         mdns,
     ]
 

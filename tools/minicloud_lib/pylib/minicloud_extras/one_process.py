@@ -22,38 +22,43 @@ own ``no_fork`` runs it (nova-compute asks for that itself): SIGTERM stops
 it gracefully. A server that asks for more workers, launches several
 services in one launcher (manila-share) or drives cotyledon itself
 (octavia-worker) is left as it is, and so is an older oslo.service (the
-eventlet backend runs one worker in-process already).
+eventlet backend runs one worker in-process already). Designate's
+servers are not run so: they make their RPC transport in the forked
+worker ('TRANSPORT' must not be None without it).
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import importlib.metadata
 import runpy
 import sys
 
+BACKEND = 'oslo_service.backend._threading.service'
+
 
 def _threading_backend() -> bool:
-    """oslo.service 4 or later: asked of its metadata, so that nothing of
-    it is imported before the server's own imports (eventlet's servers
-    monkey-patch first)."""
+    """oslo.service 4 or later, asked of its metadata."""
     major = importlib.metadata.version('oslo.service').split('.')[0]
     return int(major) >= 4
 
 
-def one_worker_in_process() -> None:
-    from oslo_service.backend._threading import service
-
+def launch_one_in_process(service) -> None:
+    """``service`` (the threading backend's module) launches a server of
+    one worker in the main process."""
     launch = service.launch
 
-    def launch_one_in_process(
+    def launch(
         conf,
         server,
         workers=1,
         restart_method='reload',
         no_fork=False,
         start_method=None,
+        _launch=launch,
     ):
-        return launch(
+        return _launch(
             conf,
             server,
             workers,
@@ -62,15 +67,35 @@ def one_worker_in_process() -> None:
             start_method=start_method,
         )
 
-    # before the backend reads its components (oslo_service.service's
-    # module-level get_component), which the server's imports trigger
-    service.launch = launch_one_in_process
+    service.launch = launch
+
+
+class PatchOnImport(importlib.abc.MetaPathFinder):
+    """Patches the threading backend when the server imports it, not
+    before: nothing of oslo.service (nor eventlet, which it pulls in) may
+    be imported ahead of the server's own imports (nova refuses to start
+    when eventlet was imported early)."""
+
+    def find_spec(self, name, path, target=None):
+        if name != BACKEND:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            # before the backend reads its components (get_component)
+            launch_one_in_process(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def main() -> None:
     script, *args = sys.argv[1:]
     if _threading_backend():
-        one_worker_in_process()
+        sys.meta_path.insert(0, PatchOnImport())
     sys.argv = [script, *args]
     runpy.run_path(script, run_name='__main__')
 
