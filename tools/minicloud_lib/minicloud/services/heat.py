@@ -43,7 +43,7 @@ def units():
                 LOGS + '/heat-api.log',
             ],
         ),
-        oslo('heat-engine', 'heat', 'heat-engine', CONF, one_process=True),
+        oslo('heat-engine', 'heat', 'heat-engine', CONF),
     ]
 
 

@@ -45,9 +45,7 @@ KUBECONFIG_FILE = os.path.join(DATA, 'magnum', 'no-management-cluster.yaml')
 
 
 def units():
-    conductor = oslo(
-        'magnum-conductor', NAME, 'magnum-conductor', CONF, one_process=True
-    )
+    conductor = oslo('magnum-conductor', NAME, 'magnum-conductor', CONF)
     conductor.env = {'KUBECONFIG': KUBECONFIG_FILE}
     return [
         gunicorn(
