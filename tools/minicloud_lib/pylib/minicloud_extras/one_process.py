@@ -18,10 +18,11 @@ oslo.service's threading backend (4.x) starts even one worker under a
 cotyledon master process that does no work and holds 40 to 120 MiB of
 PSS. A server that asks ``launch`` for one worker runs here in the main
 process, as oslo.service's own ``no_fork`` runs it (nova-compute asks for
-that itself): SIGTERM stops it gracefully. A server that asks for more workers, launches several
-services in one launcher (manila-share) or drives cotyledon itself
-(octavia-worker) is left as it is, and so is an older oslo.service (the
-eventlet backend runs one worker in-process already). The minicloud
+that itself): SIGTERM stops it gracefully. A server that asks for more
+workers, launches several services in one launcher (manila-share) or
+drives cotyledon itself (octavia-worker) is left as it is, and so is an
+older oslo.service (the eventlet backend runs one worker in-process
+already). The minicloud
 runs nova-conductor, nova-scheduler and manila-scheduler so. Not the
 others, each tried: Designate's servers make their RPC transport in the
 forked worker ('TRANSPORT' must not be None without it), heat-engine
