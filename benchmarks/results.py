@@ -323,8 +323,8 @@ def replace_section(path: str, marker: str, text: str) -> None:
     with open(path) as f:
         lines = f.read().split('\n')
     try:
-        begin = lines.index(
-            next(x for x in lines if x.startswith(f'.. {marker}:'))
+        begin = next(
+            i for i, x in enumerate(lines) if x.startswith(f'.. {marker}:')
         )
         end = lines.index(f'.. end of {marker}')
     except (StopIteration, ValueError):

@@ -533,7 +533,7 @@ def readme_section(summary: list[dict], latency_ms) -> str:
                 else f'{s["left"]:.0f}',
             ]
         )
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(11)]
+    widths = [max(map(len, column)) for column in zip(header, *rows)]
     rule = '  '.join('=' * w for w in widths)
 
     def line(cells):

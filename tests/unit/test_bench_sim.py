@@ -261,48 +261,35 @@ def test_a_cleanup_at_its_limit_is_more_than_limit_over_cascade():
     assert '| 1.0 (20.0) |' in cascade_line  # client CPU s (ms per step)
 
 
+def failed_cleanup_run(scale=1.0):
+    """N=10,000 at ``scale``: the cleanup failed (exit 1, 9000 left), the
+    cascade took 100 s against a 50 s bound."""
+    return {
+        'n': 10000,
+        'delete_scale': scale,
+        'latency_ms': 50.0,
+        'tools': {
+            'cleanup': row('cleanup', 500.0, exit_code=1, left=9000),
+            'cascade': row(
+                'cascade',
+                100.0,
+                bound=50.0,
+                discovery_and_plan_s=9.0,
+                steps=1000,
+            ),
+        },
+    }
+
+
 def test_a_cleanup_that_fails_is_said_to_have_failed():
-    runs = [
-        {
-            'n': 10000,
-            'delete_scale': 1.0,
-            'tools': {
-                'cleanup': row('cleanup', 500.0, exit_code=1, left=9000),
-                'cascade': row(
-                    'cascade',
-                    100.0,
-                    bound=50.0,
-                    discovery_and_plan_s=9.0,
-                    steps=1000,
-                ),
-            },
-        }
-    ]
-    table = sim.markdown(sim.summarize(runs))
+    table = sim.markdown(sim.summarize([failed_cleanup_run()]))
     assert '| none: cleanup failed 1 of 1 times; cleanup left 9000 |' in table
 
 
 def test_the_readmes_performance_section_is_rewritten_from_the_results(
     tmp_path,
 ):
-    runs = [
-        {
-            'n': 10000,
-            'delete_scale': scale,
-            'latency_ms': 50.0,
-            'tools': {
-                'cleanup': row('cleanup', 500.0, exit_code=1, left=9000),
-                'cascade': row(
-                    'cascade',
-                    100.0,
-                    bound=40.0,
-                    discovery_and_plan_s=9.0,
-                    steps=1000,
-                ),
-            },
-        }
-        for scale in (1.0, 10.0)
-    ]
+    runs = [failed_cleanup_run(scale) for scale in (1.0, 10.0)]
     readme = tmp_path / 'README.rst'
     readme.write_text(
         'Performance\n===========\n\n'
@@ -319,7 +306,7 @@ def test_the_readmes_performance_section_is_rewritten_from_the_results(
     # the minicloud's delete durations only (x1); the client's CPU per
     # request is 1 s over 10 requests
     assert [' '.join(r) for r in rows] == [
-        '10,000 cascade 1 100.0 40.0 2.50 10 100.00 100 0.20 0',
+        '10,000 cascade 1 100.0 50.0 2.00 10 100.00 100 0.20 0',
         '10,000 cleanup 1 500.0 .. .. 10 100.00 100 0.20 failed',
     ]
     assert (tmp_path / 'sim-results.rst').exists()
