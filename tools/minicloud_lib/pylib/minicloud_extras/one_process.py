@@ -22,12 +22,11 @@ that itself): SIGTERM stops it gracefully. A server that asks for more
 workers, launches several services in one launcher (manila-share) or
 drives cotyledon itself (octavia-worker) is left as it is, and so is an
 older oslo.service (the eventlet backend runs one worker in-process
-already). The minicloud
-runs nova-conductor, nova-scheduler and manila-scheduler so. Not the
-others, each tried: Designate's servers make their RPC transport in the
-forked worker ('TRANSPORT' must not be None without it), heat-engine
-stops after starting its worker service (no RPC server: its API hangs),
-magnum-conductor never reports its service.
+already). The minicloud runs nova-conductor, nova-scheduler and
+manila-scheduler so. Not the others, each tried: Designate's servers make
+their RPC transport in the forked worker ('TRANSPORT' must not be None
+without it), heat-engine stops after starting its worker service (no RPC
+server: its API hangs), magnum-conductor never reports its service.
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ def _threading_backend() -> bool:
 def launch_one_in_process(service) -> None:
     """``service`` (the threading backend's module) launches a server of
     one worker in the main process."""
-    launch = service.launch
+    original = service.launch
 
     def launch(
         conf,
@@ -59,9 +58,8 @@ def launch_one_in_process(service) -> None:
         restart_method='reload',
         no_fork=False,
         start_method=None,
-        _launch=launch,
     ):
-        return _launch(
+        return original(
             conf,
             server,
             workers,
