@@ -12,7 +12,9 @@
 
 """A thin layer for what openstacksdk lacks: raw calls (``http``), Heat's
 abandon, export and nested resources (``heat``), and whatever else a
-service offers that the SDK does not.
+service offers that the SDK does not; and what makes the plan's calls
+cheap: without resource objects (``direct``), in worker processes
+(``workers``), many threads' reads as one listing (``batched``).
 
 It may import only the engine's model (its errors); everything else of
 osc_cascade calls down into it.

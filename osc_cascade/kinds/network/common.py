@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.api import direct
+from osc_cascade.api import batched, direct
 from osc_cascade.engine import resource
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.kinds.base import ResourceKind, owned, unless_absent
@@ -34,6 +34,21 @@ class _NeutronKind(ResourceKind):
     synchronous_delete = True
     #: the SDK proxy's delete method, e.g. ``delete_port``
     sdk_delete: str
+
+    def fetched(self, conn, ref):
+        # what the listing of the moment does not hold (gone, hidden, or
+        # a listing cut short) or a failed listing is read alone, as
+        # before: "gone" only ever from the service's own 404
+        if self.sdk_resource is not None:
+            found = neutron_listed(
+                conn,
+                self.sdk_resource.base_path,
+                self.sdk_resource.resources_key,
+                ref.id,
+            )
+            if found is not None:
+                return direct.Found(self.sdk_resource, found)
+        return super().fetched(conn, ref)
 
     def delete(self, conn, ref):
         if self.sdk_resource is not None:
@@ -74,6 +89,27 @@ def neutron_items(conn, path, key, project_id=None, **filters):
     return pages(
         conn.network, path, key, {'project_id': project_id, **filters}
     )
+
+
+def neutron_items_by(conn, path, key, field, value) -> list[dict[str, Any]]:
+    """The raw items of a Neutron list whose ``field`` is ``value``,
+    listed with the values other threads ask of the same list at the same
+    moment (``api.batched``: Neutron takes a filter several times as any
+    of its values); ``batched.Failed`` if that listing failed."""
+    return batched.batches(conn.network, path, field).items(
+        value, lambda values: neutron_items(conn, path, key, **{field: values})
+    )
+
+
+def neutron_listed(conn, path, key, id_) -> dict[str, Any] | None:
+    """The raw item ``id_`` of a Neutron list, read with the other
+    threads' reads of the moment (``neutron_items_by``), or None where
+    that listing does not hold it or failed: read it alone."""
+    try:
+        found = neutron_items_by(conn, path, key, 'id', id_)
+    except batched.Failed:
+        return None
+    return found[0] if found else None
 
 
 def neutron_project(item) -> str:

@@ -18,17 +18,21 @@ the group (``remote_group_id`` is ON DELETE CASCADE): deleting it would
 delete another project's rule. The plan keeps a group that the rules
 listed with the groups name (``core.foreign_remote_rules``); a rule added
 after that list is seen only by reading the rules again, right before the
-delete: one ``GET /v2.0/security-group-rules?remote_group_id=<id>`` per
-group delete.
+delete: ``GET /v2.0/security-group-rules?remote_group_id=<id>``, the
+groups deleted at the same moment asked in one list.
 """
 
 from __future__ import annotations
 
+from osc_cascade.api import batched
 from osc_cascade.kinds.network.common import (
     neutron_items,
+    neutron_items_by,
     neutron_project,
     others,
 )
+
+RULES = ('/security-group-rules', 'security_group_rules')
 
 
 def foreign_rules_now(conn, ref) -> list[list[str]]:
@@ -36,14 +40,13 @@ def foreign_rules_now(conn, ref) -> list[list[str]]:
     project the list names: in doubt, another) that names the group as its
     remote group now. No project filter: Neutron would first make that
     project's ``default`` group (``_ensure_default_security_group``)."""
+    try:
+        rules = neutron_items_by(conn, *RULES, 'remote_group_id', ref.id)
+    except batched.Failed:
+        rules = neutron_items(conn, *RULES, remote_group_id=ref.id)
     return sorted(
         [rule['id'], neutron_project(rule)]
-        for rule in neutron_items(
-            conn,
-            '/security-group-rules',
-            'security_group_rules',
-            remote_group_id=ref.id,
-        )
+        for rule in rules
         if rule.get('remote_group_id') == ref.id
         and (not ref.project_id or neutron_project(rule) != ref.project_id)
     )

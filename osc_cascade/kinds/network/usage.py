@@ -18,10 +18,16 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
 
+from osc_cascade.api import batched
 from osc_cascade.api.http import request
 from osc_cascade.kinds.base import GONE
 from osc_cascade.kinds.compute import server_owners
-from osc_cascade.kinds.network.common import neutron_items, neutron_project
+from osc_cascade.kinds.network.common import (
+    neutron_items,
+    neutron_items_by,
+    neutron_listed,
+    neutron_project,
+)
 
 
 def is_nic(port) -> bool:
@@ -56,10 +62,22 @@ def chunks(ids):
 
 def on_networks(conn, path, key, network_ids, every):
     """The items of ``path`` on the networks: asked by network, CHUNK at a
-    time, or all of them at once for the orphan search (``every``)."""
+    time, or all of them at once for the orphan search (``every``). One
+    network (an interface's check before its removal) is asked with the
+    networks other threads ask at the same moment (``neutron_items_by``)."""
     if every:
         yield from neutron_items(conn, path, key)
         return
+    if len(network_ids) == 1:
+        try:
+            items = neutron_items_by(
+                conn, path, key, 'network_id', next(iter(network_ids))
+            )
+        except batched.Failed:
+            pass
+        else:
+            yield from items
+            return
     for chunk in chunks(network_ids):
         yield from neutron_items(conn, path, key, network_id=chunk)
 
@@ -166,6 +184,15 @@ def nic_since_plan(conn, ref, found, *, scoped=False) -> str:
     )
 
 
+def _read(conn, path, singular, id_):
+    """A Neutron item, read with other threads' reads of the moment, or
+    alone where that listing does not hold it (a 404 raised) or failed."""
+    found = neutron_listed(conn, path, f'{singular}s', id_)
+    if found is not None:
+        return found
+    return request(conn.network, 'GET', f'{path}/{id_}').json()[singular]
+
+
 def interface_serves_others_now(conn, port_id) -> str:
     """Why a router interface (its port) may not be removed now: another
     project's port, subnet, gateway or floating IP came onto its network
@@ -173,12 +200,11 @@ def interface_serves_others_now(conn, port_id) -> str:
     others out and no re-plan), or ''. Costs a GET of the port and of its
     network, and the lists ``network_users`` makes for one network."""
     try:
-        port = request(conn.network, 'GET', f'/ports/{port_id}').json()
-        net_id = port['port']['network_id']
-        net = request(conn.network, 'GET', f'/networks/{net_id}').json()
+        port = _read(conn, '/ports', 'port', port_id)
+        network = _read(conn, '/networks', 'network', port['network_id'])
     except sdk_exc.NotFoundException:
         return ''  # gone: the removal finds that out
-    network = net['network']
+    net_id = network['id']
     users = network_users(conn, neutron_project(network), [network])
     if not users.get(net_id):
         return ''

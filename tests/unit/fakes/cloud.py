@@ -183,8 +183,17 @@ class Cloud:
                             }
                         }
                     ).encode()
+            # a list asked for objects by id reads them: a policy that
+            # forbids reading one refuses it too
+            read = [request.path_url] + [
+                f'{request.path_url.split("?")[0].rstrip("/")}/{id_}'
+                for id_ in parse.parse_qs(
+                    parse.urlparse(request.url).query
+                ).get('id', [])
+                if request.method == 'GET'
+            ]
             for pattern in self.forbidden:
-                if re.search(pattern, request.path_url):
+                if any(re.search(pattern, path) for path in read):
                     context.status_code = 403
                     return json.dumps(
                         {
