@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+from collections.abc import Iterator
+import contextlib
 import os
 import statistics
 import subprocess
@@ -59,6 +61,21 @@ def export(rev: str, into: str) -> str:
     ).stdout
     subprocess.run(['tar', '-x', '-C', into], input=archive, check=True)
     return into
+
+
+@contextlib.contextmanager
+def python_path(tree: str) -> Iterator[None]:
+    """Within it, the commands run (``openstack``) import osc-cascade
+    from ``tree``."""
+    saved = os.environ.get('PYTHONPATH')
+    os.environ['PYTHONPATH'] = tree
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop('PYTHONPATH')
+        else:
+            os.environ['PYTHONPATH'] = saved
 
 
 def one_repeat(n, rep, trees, args, raw) -> dict[str, Any]:
@@ -88,10 +105,8 @@ def one_repeat(n, rep, trees, args, raw) -> dict[str, Any]:
                 )
             for i, version in enumerate(order):
                 load = os.getloadavg()
-                saved = os.environ.get('PYTHONPATH')
-                os.environ['PYTHONPATH'] = trees[version]
                 args.cascade_args = getattr(args, f'{version}_args')
-                try:
+                with python_path(trees[version]):
                     row = sim.measure(
                         simulator,
                         run.CASCADE,
@@ -101,11 +116,6 @@ def one_repeat(n, rep, trees, args, raw) -> dict[str, Any]:
                         raw=raw,
                         tag=f'{tag}-{version}',
                     )
-                finally:
-                    if saved is None:
-                        os.environ.pop('PYTHONPATH')
-                    else:
-                        os.environ['PYTHONPATH'] = saved
                 row['load_before'] = [round(x, 2) for x in load]
                 result['versions'][version] = row
         finally:

@@ -14,6 +14,8 @@
 
     python -m benchmarks.scheduling -n 300 --repeats 3 \\
         --modes fixed:3,fixed:10,fixed:30,adaptive:30
+    python -m benchmarks.scheduling -n 300 --repeats 2 \\
+        --modes before:10,adaptive:10 --before REV --out DIR
 
 Each repeat builds one project of N resources per mode (benchmarks.generate,
 identical), then runs ``openstack project delete --cascade`` on each, one
@@ -23,7 +25,9 @@ tools/cloudproxy (the latency added, every request counted). ``fixed:N``
 is ``--parallel N`` with every service's slots fixed at N (clouds.yaml's
 ``concurrency``: the ceiling of N is then the only bound, as before the
 slots were per service); ``adaptive:N`` is ``--parallel N`` as a ceiling
-with each service's slots found while it runs. Per run, what
+with each service's slots found while it runs; ``before:N`` is
+``adaptive:N`` with osc-cascade of the git revision ``--before`` (its tree
+taken with ``git archive``), a version against this one. Per run, what
 benchmarks.run measures (wall, requests, the plan run, its critical path);
 the table gives medians per mode.
 
@@ -34,19 +38,23 @@ and ``<out>/scheduling.md`` (the table).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from typing import Any
 import uuid
 
-from benchmarks import bound, generate, run
+from benchmarks import before_after, bound, generate, run
 from benchmarks.results import load_results, save_results, twin_intact
 
 FIXED = 'fixed'
 ADAPTIVE = 'adaptive'
+#: adaptive, osc-cascade of ``--before`` (a git revision)
+BEFORE = 'before'
 
 
 def parse_modes(text: str) -> list[tuple[str, int]]:
@@ -54,9 +62,9 @@ def parse_modes(text: str) -> list[tuple[str, int]]:
     modes = []
     for item in text.split(','):
         kind, _, parallel = item.partition(':')
-        if kind not in (FIXED, ADAPTIVE) or not parallel.isdigit():
+        if kind not in (FIXED, ADAPTIVE, BEFORE) or not parallel.isdigit():
             raise argparse.ArgumentTypeError(
-                f'{item!r}: expected fixed:N or adaptive:N'
+                f'{item!r}: expected fixed:N, adaptive:N or before:N'
             )
         modes.append((kind, int(parallel)))
     return modes
@@ -66,10 +74,10 @@ def label(mode: tuple[str, int]) -> str:
     return f'{mode[0]}:{mode[1]}'
 
 
-def order_key(mode: str) -> tuple[bool, int]:
-    """Fixed before adaptive, then by --parallel."""
+def order_key(mode: str) -> tuple[int, int]:
+    """Before, fixed, adaptive, then by --parallel."""
     kind, _, parallel = mode.partition(':')
-    return (kind == ADAPTIVE, int(parallel))
+    return ((BEFORE, FIXED, ADAPTIVE).index(kind), int(parallel))
 
 
 def _share(value: float | None) -> str:
@@ -113,6 +121,10 @@ def compare(args: argparse.Namespace) -> list[dict]:
         client_timeout=args.client_timeout,
     )
     modes = args.modes
+    trees = {}
+    exported = tempfile.TemporaryDirectory()
+    if any(kind == BEFORE for kind, _ in modes):
+        trees[BEFORE] = before_after.export(args.before, exported.name)
     try:
         fixed_files = {
             slots: fixed_clouds_yaml(
@@ -160,23 +172,28 @@ def compare(args: argparse.Namespace) -> list[dict]:
             }
             for i, mode in enumerate(order):
                 kind, parallel = mode
-                row = run.measure(
-                    admin,
-                    auditor,
-                    proxy,
-                    run.CASCADE,
-                    made[i],
-                    # the next project, not yet worked on, stands as the
-                    # twin; the last run's has been deleted: none to check
-                    made[i + 1] if i + 1 < len(made) else None,
-                    outdir=raw,
-                    tag=f'{tag}-{kind}{parallel}',
-                    parallel=parallel,
-                    timeout=args.tool_timeout,
-                    clouds_yaml=fixed_files.get(parallel)
-                    if kind == FIXED
-                    else None,
-                )
+                with (
+                    before_after.python_path(trees[BEFORE])
+                    if kind == BEFORE
+                    else contextlib.nullcontext()
+                ):
+                    row = run.measure(
+                        admin,
+                        auditor,
+                        proxy,
+                        run.CASCADE,
+                        made[i],
+                        # the next project, not yet worked on, stands as the
+                        # twin; the last run's has been deleted: none to check
+                        made[i + 1] if i + 1 < len(made) else None,
+                        outdir=raw,
+                        tag=f'{tag}-{kind}{parallel}',
+                        parallel=parallel,
+                        timeout=args.tool_timeout,
+                        clouds_yaml=fixed_files.get(parallel)
+                        if kind == FIXED
+                        else None,
+                    )
                 row['started_at'] = time.strftime('%H:%M:%S')
                 record['modes'][label(mode)] = row
             for i, mode in enumerate(order):
@@ -190,6 +207,7 @@ def compare(args: argparse.Namespace) -> list[dict]:
             report(results, args.out)
     finally:
         proxy.stop()
+        exported.cleanup()
     return results
 
 
@@ -352,6 +370,20 @@ def markdown(summary: list[dict]) -> str:
                 f'wall {a["wall"] / best["wall"]:.2f}x, requests '
                 f'{a["requests"] / best["requests"]:.2f}x'
             )
+    before = {
+        r['mode'].partition(':')[2]: r
+        for r in summary
+        if r['mode'].startswith(BEFORE)
+    }
+    for a in adaptive:
+        then = before.get(a['mode'].partition(':')[2])
+        if then is not None:
+            lines.append('')
+            lines.append(
+                f'{a["mode"]} against {then["mode"]}: wall '
+                f'{a["wall"] / then["wall"]:.2f}x, requests '
+                f'{a["requests"] / then["requests"]:.2f}x'
+            )
     return '\n'.join(lines) + '\n'
 
 
@@ -386,8 +418,12 @@ def main(argv: list[str] | None = None) -> int:
         '--modes',
         type=parse_modes,
         default=parse_modes('fixed:3,fixed:10,fixed:30,adaptive:30'),
-        help='fixed:N and adaptive:N, comma-separated (default: '
-        'fixed:3,fixed:10,fixed:30,adaptive:30)',
+        help='fixed:N, adaptive:N and before:N (adaptive, with --before), '
+        'comma-separated (default: fixed:3,fixed:10,fixed:30,adaptive:30)',
+    )
+    parser.add_argument(
+        '--before',
+        help="before:N's osc-cascade: a git revision of this repository",
     )
     parser.add_argument('--latency-ms', type=float, default=50.0)
     parser.add_argument('--threads', type=int, default=8)
@@ -401,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         records = load_results(os.path.join(args.out, 'scheduling.json'))
         print(report(records, args.out))
         return 0
+    if any(kind == BEFORE for kind, _ in args.modes) and not args.before:
+        parser.error('before:N needs --before (a git revision)')
     print(report(compare(args), args.out))
     return 0
 

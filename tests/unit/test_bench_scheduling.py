@@ -12,6 +12,8 @@
 
 """benchmarks/scheduling.py: the table of fixed against adaptive slots."""
 
+import pytest
+
 from benchmarks import scheduling
 
 
@@ -92,3 +94,29 @@ def test_the_adaptive_slots_are_the_fewest_and_most_of_any_run():
         '| adaptive:30 | 2-8 |',
     ]
     assert scheduling.slots_markdown(records[2:]) == ''
+
+
+def test_a_version_against_the_one_before_at_the_same_parallel():
+    records = [
+        {
+            'modes': {
+                'before:10': row(50.0, 0.5),
+                'adaptive:10': row(45.0, 0.5),
+                'adaptive:30': row(44.0, 0.5),
+            }
+        }
+    ]
+    text = scheduling.markdown(scheduling.summarize(records))
+    # before first, and only the same --parallel compared
+    assert text.index('| before:10 |') < text.index('| adaptive:10 |')
+    assert 'adaptive:10 against before:10: wall 0.90x, requests 1.00x' in text
+    assert 'adaptive:30 against' not in text
+
+
+def test_before_modes_parse_and_need_a_revision():
+    assert scheduling.parse_modes('before:10,adaptive:10') == [
+        ('before', 10),
+        ('adaptive', 10),
+    ]
+    with pytest.raises(SystemExit):
+        scheduling.main(['--modes', 'before:10', '--out', '/nonexistent'])
