@@ -187,6 +187,15 @@ class Shard(UsersCloud):
             return 200, {'service_providers': []}
         return super()._network(method, path, query, body)
 
+    def _cinder_project(self) -> str:
+        # Cinder lists a token's own project's without all_tenants (project
+        # cleanup's connection is scoped to the project); the simulator's
+        # tokens name their project (SimCloud.token)
+        token = self.header('X-Auth-Token') or ''
+        if token.startswith('sim-'):
+            return token.split('-', 2)[2]
+        return ADMIN_PROJECT
+
     def _block_storage(self, method, path, query, body):
         if method == 'GET' and path in ('/volumes', '/snapshots', '/backups'):
             # the short listing (project cleanup's): the detailed one has

@@ -93,6 +93,20 @@ def test_listings_are_scoped_to_the_tokens_project_or_the_query(cloud):
     assert listed and {p['project_id'] for p in listed} == {b['id']}
 
 
+def test_cinder_lists_a_project_scoped_tokens_own_volumes(cloud):
+    """As project cleanup lists them (its connection scoped to the
+    project, no all_tenants): the project's, not the admin's (none)."""
+    sc, state, (a, _b) = cloud
+    tok_a, catalog = token(state, a['id'])
+    owned = sc.owned(a['id'])
+    for key in ('volumes', 'snapshots', 'backups'):
+        url = f'{catalog["block-storage"]}/{key}/detail'
+        listed = call('GET', url, tok_a).json()[key]
+        assert owned[key] and len(listed) == owned[key], key
+    volumes = call('GET', catalog['block-storage'] + '/volumes', tok_a)
+    assert len(volumes.json()['volumes']) == owned['volumes']
+
+
 def test_an_admins_stack_listing_by_tenant_reads_that_projects_shards(cloud):
     sc, state, (a, _b) = cloud
     admin, catalog = token(state)
