@@ -14,6 +14,7 @@
 
     python -m benchmarks.profile_run -n 10000 [--top 40] [--out DIR]
     python -m benchmarks.profile_run --domain 50 [--size 20 --users 10]
+    python -m benchmarks.profile_run -n 100000 --dry-run
 
 A fresh simulated cloud (benchmarks.sim's), one project of N resources,
 and ``openstack project delete --cascade --yes`` run in this process
@@ -74,7 +75,12 @@ def package(path: str) -> str:
 
 
 def profile(
-    n: int, parallel: int, top: int, out: str | None, domain: dict | None
+    n: int,
+    parallel: int,
+    top: int,
+    out: str | None,
+    domain: dict | None,
+    dry_run: bool = False,
 ) -> dict:
     from openstackclient import shell
     import yappi
@@ -107,7 +113,7 @@ def profile(
                     project['id'],
                     cloud='sim-admin',
                     parallel=parallel,
-                )[1:]
+                )[1:] + (['--dry-run'] if dry_run else [])
                 owned = f'/owned?project={project["id"]}'
             os.environ['OS_CLIENT_CONFIG_FILE'] = simulator.state[
                 'clouds_yaml'
@@ -169,6 +175,7 @@ def profile(
     }
     if out:
         tag = f'domain-{domain["projects"]}' if domain else n
+        tag = f'{tag}-dry-run' if dry_run else tag
         funcs.save(os.path.join(out, f'profile-{tag}.pstats'), type='pstat')
         with open(os.path.join(out, f'profile-{tag}.json'), 'w') as f:
             json.dump(result, f, indent=1)
@@ -189,13 +196,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument('--size', type=int, default=20)
     parser.add_argument('--users', type=int, default=10)
+    parser.add_argument(
+        '--dry-run',
+        action='store_true',
+        help="the project's cascade with --dry-run: discovery and plan",
+    )
     args = parser.parse_args(argv)
     domain = (
         {'projects': args.domain, 'size': args.size, 'users': args.users}
         if args.domain
         else None
     )
-    result = profile(args.n, args.parallel, args.top, args.out, domain)
+    result = profile(
+        args.n, args.parallel, args.top, args.out, domain, args.dry_run
+    )
     print(json.dumps(result, indent=1))
     return 0
 
