@@ -41,16 +41,26 @@ class Listing:
         return [{'id': f'item-{v}', 'k': v} for v in values if v != 'absent']
 
 
+def until(condition, what='it'):
+    """Until ``condition()`` holds (at most 5 s)."""
+    for _ in range(1000):
+        if condition():
+            return
+        time.sleep(0.005)
+    raise AssertionError(f'{what} never happened')
+
+
 def waiting(batches, count):
     """Until ``count`` values wait for the next listing."""
-    for _ in range(1000):
+
+    def waits():
         with batches._turn:
-            if batches._open is not None and len(batches._open.values) == (
-                count
-            ):
-                return
-        time.sleep(0.005)
-    raise AssertionError(f'{count} values never waited')
+            return (
+                batches._open is not None
+                and len(batches._open.values) == count
+            )
+
+    until(waits, f'{count} values waiting')
 
 
 def ask(batches, listing, values):
@@ -84,10 +94,7 @@ def test_values_asked_while_listings_are_under_way_go_in_the_next_one(
     listing = Listing(hold=True)
     batches = batched.Batches('k')
     first, first_threads = ask(batches, listing, ['a'])
-    for _ in range(1000):
-        if listing.asked:
-            break
-        time.sleep(0.005)
+    until(lambda: listing.asked)
     rest, threads = ask(batches, listing, ['d', 'b', 'c', 'b'])
     waiting(batches, 4)
     listing.gate.set()
@@ -104,15 +111,9 @@ def test_a_value_goes_at_once_while_fewer_are_under_way(monkeypatch):
     listing = Listing(hold=True)
     batches = batched.Batches('k')
     _first, first_threads = ask(batches, listing, ['a'])
-    for _ in range(1000):
-        if listing.asked:
-            break
-        time.sleep(0.005)
+    until(lambda: listing.asked)
     _second, second_threads = ask(batches, listing, ['b'])
-    for _ in range(1000):
-        if len(listing.asked) == 2:
-            break
-        time.sleep(0.005)
+    until(lambda: len(listing.asked) == 2)
     assert listing.asked == [['a'], ['b']]
     third, third_threads = ask(batches, listing, ['c'])
     waiting(batches, 1)
@@ -130,10 +131,7 @@ def test_a_full_listing_goes_at_once_though_one_is_under_way(monkeypatch):
     batches = batched.Batches('k')
     _first, first_threads = ask(batches, listing, ['a'])
     answers, threads = ask(batches, listing, ['b', 'c', 'd'])
-    for _ in range(1000):
-        if len(listing.asked) == 2:
-            break
-        time.sleep(0.005)
+    until(lambda: len(listing.asked) == 2)
     # the second went before the first answered: it was full
     assert listing.asked == [['a'], ['b', 'c', 'd']]
     listing.gate.set()
@@ -153,10 +151,7 @@ def test_a_failed_listing_fails_each_of_its_values_and_the_next_one_lists(
     listing = Listing(hold=True, fail=RuntimeError('503'))
     batches = batched.Batches('k')
     first, first_threads = ask(batches, listing, ['a'])
-    for _ in range(1000):
-        if listing.asked:
-            break
-        time.sleep(0.005)
+    until(lambda: listing.asked)
     rest, threads = ask(batches, listing, ['b', 'c'])
     waiting(batches, 2)
     listing.gate.set()

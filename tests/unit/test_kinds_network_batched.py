@@ -16,7 +16,6 @@ does not hold, or a listing refused, is read alone as before: the same
 outcomes (gone, kept, the error)."""
 
 import threading
-import time
 
 from openstack import exceptions as sdk_exc
 import pytest
@@ -25,6 +24,7 @@ from osc_cascade.api import batched
 from osc_cascade.engine.errors import Kept
 from osc_cascade.kinds.network import common, core, remote_group
 from tests.unit import scenarios
+from tests.unit.test_api_batched import until, waiting
 
 
 def port_refs(cloud, conn, pid, count):
@@ -76,16 +76,10 @@ def test_rechecks_of_the_same_moment_are_one_listing(
 
     threads = [threading.Thread(target=recheck, args=(r,)) for r in refs]
     threads[0].start()
-    while not calls:
-        time.sleep(0.005)
+    until(lambda: calls)
     for t in threads[1:]:
         t.start()
-    one = batched.batches(conn.network, '/ports', 'id')
-    for _ in range(1000):
-        with one._turn:
-            if one._open is not None and len(one._open.values) == 4:
-                break
-        time.sleep(0.005)
+    waiting(batched.batches(conn.network, '/ports', 'id'), 4)
     gate.set()
     for t in threads:
         t.join(10)
