@@ -101,6 +101,15 @@ def neutron_items_by(conn, path, key, field, value) -> list[dict[str, Any]]:
     )
 
 
+def neutron_items_where(conn, path, key, field, value) -> list[Any]:
+    """``neutron_items_by``, or where that listing failed, the list by
+    this one value alone (its error raised as before)."""
+    try:
+        return neutron_items_by(conn, path, key, field, value)
+    except batched.Failed:
+        return list(neutron_items(conn, path, key, **{field: value}))
+
+
 def neutron_listed(conn, path, key, id_) -> dict[str, Any] | None:
     """The raw item ``id_`` of a Neutron list, read with the other
     threads' reads of the moment (``neutron_items_by``), or None where

@@ -24,10 +24,8 @@ groups deleted at the same moment asked in one list.
 
 from __future__ import annotations
 
-from osc_cascade.api import batched
 from osc_cascade.kinds.network.common import (
-    neutron_items,
-    neutron_items_by,
+    neutron_items_where,
     neutron_project,
     others,
 )
@@ -40,10 +38,7 @@ def foreign_rules_now(conn, ref) -> list[list[str]]:
     project the list names: in doubt, another) that names the group as its
     remote group now. No project filter: Neutron would first make that
     project's ``default`` group (``_ensure_default_security_group``)."""
-    try:
-        rules = neutron_items_by(conn, *RULES, 'remote_group_id', ref.id)
-    except batched.Failed:
-        rules = neutron_items(conn, *RULES, remote_group_id=ref.id)
+    rules = neutron_items_where(conn, *RULES, 'remote_group_id', ref.id)
     return sorted(
         [rule['id'], neutron_project(rule)]
         for rule in rules

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from openstack import exceptions as sdk_exc
 
-from osc_cascade.api import batched
 from osc_cascade.api.http import request
 from osc_cascade.kinds.base import GONE
 from osc_cascade.kinds.compute import server_owners
 from osc_cascade.kinds.network.common import (
     neutron_items,
-    neutron_items_by,
+    neutron_items_where,
     neutron_listed,
     neutron_project,
 )
@@ -69,15 +68,10 @@ def on_networks(conn, path, key, network_ids, every):
         yield from neutron_items(conn, path, key)
         return
     if len(network_ids) == 1:
-        try:
-            items = neutron_items_by(
-                conn, path, key, 'network_id', next(iter(network_ids))
-            )
-        except batched.Failed:
-            pass
-        else:
-            yield from items
-            return
+        yield from neutron_items_where(
+            conn, path, key, 'network_id', next(iter(network_ids))
+        )
+        return
     for chunk in chunks(network_ids):
         yield from neutron_items(conn, path, key, network_id=chunk)
 
