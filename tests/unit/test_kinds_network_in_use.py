@@ -15,6 +15,9 @@ cascade keeps (issue #29): a port that is another project's server's NIC,
 a network that other projects' ports, subnets or routers are on, and what
 of the project's serves such a network."""
 
+from openstack import exceptions as sdk_exc
+import pytest
+
 from osc_cascade import kinds as kinds_mod
 from osc_cascade.engine.executor import Executor
 from osc_cascade.engine.planner import Inventory, build_plan
@@ -344,6 +347,32 @@ def test_network_users_cost_a_port_and_a_subnet_list_per_40_networks(
     cloud.requests.clear()
     assert core.Network().list(conn, 'p-empty') == []
     assert len(cloud.requests) == 1
+
+
+def test_a_user_on_a_network_of_any_chunk_keeps_it(cloud, conn, pid):
+    """The chunks are listed at once (``calls.fan_out``): each one's
+    users still reach their network."""
+    live = scenarios.project(cloud, 'live')['id']
+    nets = [scenarios.network(cloud, pid, f'n{i}') for i in range(121)]
+    for net, subnet in (nets[0], nets[60], nets[120]):
+        scenarios.port(cloud, live, net, subnet)
+    refs = {r.id: r for r in core.Network().list(conn, pid)}
+    used = sorted(
+        i
+        for i, (n, _s) in enumerate(nets)
+        if refs[n['id']].attrs.get('used_by')
+    )
+    assert used == [0, 60, 120]
+
+
+def test_a_chunk_that_fails_fails_the_list(cloud, conn, pid):
+    """No network is taken for unused because its chunk's list failed:
+    the list of networks fails, as one chunk at a time failed."""
+    for i in range(81):
+        scenarios.network(cloud, pid, f'n{i}')
+    cloud.faults.append(('GET', r'^/v2\.0/ports\?', 403))
+    with pytest.raises(sdk_exc.ForbiddenException):
+        core.Network().list(conn, pid)
 
 
 def test_the_orphan_search_asks_every_router_once_for_gateways(cloud, conn):

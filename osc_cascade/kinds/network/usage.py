@@ -19,6 +19,7 @@ from __future__ import annotations
 from openstack import exceptions as sdk_exc
 
 from osc_cascade.api.http import request
+from osc_cascade.kinds import calls
 from osc_cascade.kinds.base import GONE
 from osc_cascade.kinds.compute import server_owners
 from osc_cascade.kinds.network.common import (
@@ -61,9 +62,11 @@ def chunks(ids):
 
 def on_networks(conn, path, key, network_ids, every):
     """The items of ``path`` on the networks: asked by network, CHUNK at a
-    time, or all of them at once for the orphan search (``every``). One
-    network (an interface's check before its removal) is asked with the
-    networks other threads ask at the same moment (``neutron_items_by``)."""
+    time, the chunks at once (``calls.fan_out``: one after another, the
+    175 of a 100,000-resource project took 17 s of its dry run's 56), or
+    all of them at once for the orphan search (``every``). One network
+    (an interface's check before its removal) is asked with the networks
+    other threads ask at the same moment (``neutron_items_by``)."""
     if every:
         yield from neutron_items(conn, path, key)
         return
@@ -72,8 +75,12 @@ def on_networks(conn, path, key, network_ids, every):
             conn, path, key, 'network_id', next(iter(network_ids))
         )
         return
-    for chunk in chunks(network_ids):
-        yield from neutron_items(conn, path, key, network_id=chunk)
+    for items in calls.fan_out(
+        lambda chunk: list(neutron_items(conn, path, key, network_id=chunk)),
+        chunks(network_ids),
+        service='network',
+    ):
+        yield from items
 
 
 def network_users(conn, project_id, networks) -> dict[str, list[list[str]]]:
