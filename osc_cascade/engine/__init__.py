@@ -16,7 +16,9 @@ shares.
 Its model (``resource``, ``errors``, ``planner``, ``graph``, ``retry``,
 and a selective cleanup's ``selection`` and ``closure``) is pure: what
 a resource, a step, a plan and an error are; it imports nothing of
-osc_cascade outside itself, and every layer may import it. The rest
+osc_cascade outside itself, and every layer may import it. ``heap``, with
+them, sets how often Python collects cycles while a plan is made or run:
+the one process-wide setting the engine touches. The rest
 (``discovery``, the executor, ``listing``, ``limiter``, ``regions``,
 ``planfile``, ``report``, ...) drives the kinds, so it may import
 ``osc_cascade.kinds`` and ``osc_cascade.api`` but never the workflows or the

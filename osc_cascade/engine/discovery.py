@@ -37,6 +37,7 @@ from typing import Any
 import os_service_types
 
 from osc_cascade.engine.errors import CascadeError, describe, status_code
+from osc_cascade.engine.heap import with_few_collections
 from osc_cascade.engine.regions import GLOBAL, Regions
 from osc_cascade.engine.resource import ResourceRef
 from osc_cascade.engine.retry import Clock, RetryPolicy, checked
@@ -137,6 +138,7 @@ class Discovery:
             }
         )
 
+    @with_few_collections
     def run(
         self,
         project_ids: Iterable[str | None],

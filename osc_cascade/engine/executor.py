@@ -51,6 +51,7 @@ from osc_cascade.engine.events import (
     RunResult,
     StepResult,
 )
+from osc_cascade.engine.heap import with_few_collections
 from osc_cascade.engine.limiter import INITIAL_LIMIT
 from osc_cascade.engine.planner import Plan
 from osc_cascade.engine.resource import KEEP
@@ -132,6 +133,7 @@ class Executor(StepRunner):
             event.run, event.planned = self._run_number, self._planned
             self._on_event(event)
 
+    @with_few_collections
     def run(self, plan: Plan) -> RunResult:
         self._run_number, self._planned = next(_RUNS), len(plan.steps)
         preds = plan.predecessors()

@@ -31,6 +31,7 @@ from osc_cascade.engine import closure, resource
 from osc_cascade.engine.closure import WhyNot, label_of
 from osc_cascade.engine.errors import PlanError
 from osc_cascade.engine.graph import cyclic_components, find_cycle
+from osc_cascade.engine.heap import with_few_collections
 from osc_cascade.engine.resource import ResourceRef, Step
 
 
@@ -255,6 +256,7 @@ class Plan:
         return [s for s in self.kept() if s.is_stuck]
 
 
+@with_few_collections
 def build_plan(
     inventory: Inventory,
     rules: Mapping[str, KindRules],
