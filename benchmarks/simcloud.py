@@ -692,7 +692,8 @@ class SimCloud:
             answers = [
                 self._one(shard, service, request, region) for shard in shards
             ]
-        return _merge(answers), len(shards)
+            # encoded within the lock: a payload holds the shards' objects
+            return _merge(answers), len(shards)
 
     def _bulk_delete(self, request: _Request, split, region):
         """Swift's bulk delete: each shard deletes the objects of its
@@ -720,8 +721,10 @@ class SimCloud:
                     shard, 'object-store', sub, region
                 )
                 if status != 200:
-                    return (status, reply_headers, content), len(groups)
-                answer = json.loads(content)
+                    return (status, reply_headers, _encoded(content)), len(
+                        groups
+                    )
+                answer = _decoded(content)
                 for key in ('Number Deleted', 'Number Not Found'):
                     total[key] += answer[key]
                 total['Errors'] += answer['Errors']
@@ -738,7 +741,7 @@ class SimCloud:
                 region if service != 'identity' else self.regions[0]
             ]
             respond = shard._dispatch(
-                service, urls[service] + FAKE_BASES[service][1]
+                service, urls[service] + FAKE_BASES[service][1], _Payload
             )
             setattr(shard, f'_respond_{service}', respond)
         context = _Context()
@@ -779,16 +782,40 @@ class _Context:
         self.headers: dict[str, str] = {}
 
 
+class _Payload:
+    """A shard's answer before it is JSON: the shards' answers to one
+    request are merged, then encoded once (decoding and encoding each
+    shard's took half the simulator's CPU at N=100,000)."""
+
+    __slots__ = ('value',)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _decoded(content: Any) -> Any:
+    if isinstance(content, _Payload):
+        return content.value
+    return json.loads(content) if content else None
+
+
+def _encoded(content: Any) -> bytes:
+    if isinstance(content, _Payload):
+        return json.dumps(content.value).encode()
+    return content
+
+
 def _merge(answers):
     """One answer from the shards' answers to a request: the one that found
-    something, or a listing of what they all listed."""
+    something, or a listing of what they all listed; its content JSON."""
     found = [a for a in answers if a[0] < 400]
     if not found:
-        return answers[0]
+        found = answers[:1]
     if len(found) == 1:
-        return found[0]
-    status, headers, _ = found[0]
-    payloads = [json.loads(a[2]) if a[2] else None for a in found]
+        status, headers, content = found[0]
+        return status, headers, _encoded(content)
+    status, headers, content = found[0]
+    payloads = [_decoded(a[2]) for a in found]
     first = payloads[0]
     if isinstance(first, list):
         merged: Any = [x for p in payloads for x in p]
@@ -801,7 +828,7 @@ def _merge(answers):
                     x for p in payloads for x in (p or {}).get(key, [])
                 ]
     else:
-        return found[0]
+        return status, headers, _encoded(content)
     return status, headers, json.dumps(merged).encode()
 
 

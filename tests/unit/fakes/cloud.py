@@ -127,8 +127,13 @@ class Cloud:
 
     # -- dispatch ----------------------------------------------------------
 
-    def _dispatch(self, service, base):
+    def _dispatch(self, service, base, encode=None):
+        """The requests_mock callback of ``service`` at ``base``;
+        ``encode``: what makes a handler's payload the answer's content
+        (JSON bytes; the simulated cloud merges its shards' payloads
+        before it encodes them once)."""
         handler = getattr(self, '_' + service.replace('-', '_'))
+        encode = encode or _json_bytes
 
         def respond(request, context):
             with self._clock_lock:
@@ -221,7 +226,7 @@ class Cloud:
             if payload is None:
                 return b''
             context.headers['Content-Type'] = 'application/json'
-            return json.dumps(payload).encode()
+            return encode(payload)
 
         return respond
 
@@ -282,3 +287,7 @@ def _owner(obj: dict) -> str | None:
         if obj.get(key):
             return obj[key]
     return None
+
+
+def _json_bytes(payload) -> bytes:
+    return json.dumps(payload).encode()
