@@ -28,6 +28,7 @@ from cliff import columns as cliff_columns
 from osc_lib import exceptions
 import stevedore
 
+from osc_cascade.engine.heap import with_few_collections
 from osc_cascade.v1.constants import CASCADE_PLAN_COLUMNS, VERBS
 
 if TYPE_CHECKING:  # the commands import this module at start-up
@@ -128,6 +129,7 @@ def chosen_columns(
     return keep
 
 
+@with_few_collections  # a plan's table: a row of cells per step
 def emit(
     parsed_args: argparse.Namespace,
     columns: Sequence[str],
@@ -253,6 +255,7 @@ def after_text(step_ids: Sequence[str]) -> str:
     return str(len(step_ids)) if step_ids else ''
 
 
+@with_few_collections
 def plan_table(
     plan: Plan, *, full: bool = False
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
