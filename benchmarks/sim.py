@@ -204,6 +204,9 @@ def measure(sim, tool, project, twin, *, args, raw, tag):
             for k in (
                 'handler_cpu_s',
                 'handler_cpu_ms_per_request',
+                'added_ms_mean',
+                'added_ms_p50',
+                'added_ms_p99',
                 'process_cpu_s',
                 'busy_max',
                 'workers',
@@ -237,7 +240,8 @@ def measure(sim, tool, project, twin, *, args, raw, tag):
         f'RSS {rss:.0f} MiB, {stats["requests"]} requests, '
         f'{row["left"]} left; simulator CPU {stats["process_cpu_s"]:.1f}s, '
         f'busy at most {max(stats["busy_max"].values(), default=0)}'
-        f'/{stats["workers"]}'
+        f'/{stats["workers"]}, added {stats["added_ms_mean"]:.2f} ms per '
+        f'request (p99 {stats["added_ms_p99"]:.1f})'
         + (f', bound {row["bound"]:.1f}s' if 'bound' in row else '')
     )
     return row
@@ -344,6 +348,10 @@ def summarize(runs: list[dict]) -> list[dict]:
             ),
             'workers': rows[0]['sim']['workers'],
         }
+        if all('added_ms_mean' in r['sim'] for r in rows):
+            # the simulator's own delay per request beyond the latency
+            s['sim_added_ms'] = med(r['sim']['added_ms_mean'] for r in rows)
+            s['sim_added_ms_p99'] = med(r['sim']['added_ms_p99'] for r in rows)
         if all('bound' in r for r in rows):
             s['bound'] = med(r['bound'] for r in rows)
             s['ratio'] = med(r['wall'] / r['bound'] for r in rows)
@@ -363,7 +371,9 @@ def markdown(summary: list[dict]) -> str:
         '| requests | client CPU s (ms per step) | client peak RSS MiB | '
         'discovery and '
         'plan s | critical path s | wall / bound | left behind | twin '
-        'intact | simulator CPU s (ms per request, workers busy at most) '
+        'intact | simulator CPU s (ms per request, workers busy at most; '
+        'the ms it added to a request beyond the latency, mean and p99, '
+        'where measured) '
         '| speed-up vs cleanup |',
         '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ]
@@ -405,7 +415,13 @@ def markdown(summary: list[dict]) -> str:
             + (f'{s["ratio"]:.2f}' if 'ratio' in s else '')
             + f' | {s["left"]:.0f} | {_yes_no(s["twin_intact"])} '
             f'| {s["sim_cpu_s"]:.1f} ({s["sim_ms_per_request"]:.2f}, '
-            f'{s["sim_busy_max"]}/{s["workers"]}) | {speedup} |'
+            f'{s["sim_busy_max"]}/{s["workers"]}'
+            + (
+                f'; {s["sim_added_ms"]:.2f}, {s["sim_added_ms_p99"]:.1f}'
+                if 'sim_added_ms' in s
+                else ''
+            )
+            + f') | {speedup} |'
         )
     return '\n'.join(lines) + '\n'
 

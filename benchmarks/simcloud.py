@@ -575,6 +575,8 @@ class SimCloud:
                 'busy_max': collections.Counter(),
                 'fanout_shards': 0,
                 'fanout_routes': collections.Counter(),
+                # per request, what its answer took beyond the latency
+                'added': [],
                 'started': time.monotonic(),
                 'cpu_at_start': _process_cpu(),
             }
@@ -598,6 +600,7 @@ class SimCloud:
             'handler_cpu_ms_per_request': round(
                 1000 * s['handler_cpu_s'] / max(1, s['requests']), 3
             ),
+            **_added(s['added']),
             'process_cpu_s': round(cpu, 3),
             'wall_s': round(wall, 3),
             'workers': self.workers,
@@ -626,6 +629,13 @@ class SimCloud:
             s['fanout_shards'] += fanout
             if fanout > 1:
                 s['fanout_routes'][named] += fanout
+
+    def added(self, seconds: float) -> None:
+        """A request was answered ``seconds`` later than the latency
+        alone would have: the simulator's own delay (its lock, its CPU,
+        the HTTP server's), which the client's wall time includes."""
+        with self.stats_lock:
+            self._stats['added'].append(seconds)
 
     def _busy(self, service, delta):
         with self.stats_lock:
@@ -843,6 +853,26 @@ def _route(url: str) -> str:
     return _VARYING.sub('/{id}', parse.urlsplit(url).path)
 
 
+def _added(seconds: list[float]) -> dict[str, float]:
+    """The simulator's own delay per request, beyond the latency: its
+    mean, median and 99th percentile in ms. Whether it keeps up: a
+    saturated simulator queues requests behind its lock, and this grows
+    to a sizeable part of the latency."""
+    if not seconds:
+        return {'added_ms_mean': 0.0, 'added_ms_p50': 0.0, 'added_ms_p99': 0.0}
+    ordered = sorted(seconds)
+
+    def at(fraction: float) -> float:
+        index = min(len(ordered) - 1, int(fraction * len(ordered)))
+        return round(1000 * ordered[index], 3)
+
+    return {
+        'added_ms_mean': round(1000 * sum(ordered) / len(ordered), 3),
+        'added_ms_p50': at(0.5),
+        'added_ms_p99': at(0.99),
+    }
+
+
 def _process_cpu() -> float:
     t = os.times()
     return t.user + t.system
@@ -866,6 +896,13 @@ def _handler(sim: SimCloud, service: str, region: str):
             pass
 
         def _any(self):
+            started = time.monotonic()
+            try:
+                self._answer()
+            finally:
+                sim.added(time.monotonic() - started - sim.latency)
+
+        def _answer(self):
             length = int(self.headers.get('Content-Length') or 0)
             body = self.rfile.read(length) if length else b''
             headers = CaseInsensitiveDict(self.headers.items())

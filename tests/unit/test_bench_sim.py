@@ -120,6 +120,33 @@ def test_an_admins_stack_listing_by_tenant_reads_that_projects_shards(cloud):
     assert sc.stats()['fanout_shards'] == 3
 
 
+def test_what_the_simulator_adds_to_each_answer_is_measured(cloud):
+    sc, state, _twins = cloud
+    admin, catalog = token(state)
+    sc.reset_stats()
+    for _ in range(3):
+        call('GET', catalog['network'] + '/v2.0/ports', admin)
+    stats = sc.stats()
+    assert stats['requests'] == 3
+    # no latency here: all of each answer's time is the simulator's own
+    assert 0 < stats['added_ms_p50'] <= stats['added_ms_p99']
+    assert stats['added_ms_mean'] > 0
+
+
+def test_the_added_delays_mean_and_percentiles():
+    assert simcloud._added([]) == {
+        'added_ms_mean': 0.0,
+        'added_ms_p50': 0.0,
+        'added_ms_p99': 0.0,
+    }
+    delays = [0.001] * 98 + [0.010, 0.100]
+    assert simcloud._added(delays) == {
+        'added_ms_mean': 2.08,
+        'added_ms_p50': 1.0,
+        'added_ms_p99': 100.0,
+    }
+
+
 def test_refusals_of_the_real_services(cloud):
     sc, state, (a, _b) = cloud
     admin, catalog = token(state)
