@@ -148,9 +148,13 @@ def emit(
             for row in rows
         ]
     if parsed_args.formatter == 'table':
+        from osc_cascade.v1 import table
         from osc_cascade.v1.common import table_cells
 
-        rows = table_cells(rows)
+        table.emit_list(
+            formatter, list(columns), table_cells(rows), stdout, parsed_args
+        )
+        return
     formatter.emit_list(list(columns), rows, stdout, parsed_args)
 
 
