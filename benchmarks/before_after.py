@@ -137,8 +137,11 @@ def summarize(runs: list[dict]) -> list[dict]:
                 'version': VERSIONS[v],
                 'repeats': len(rows),
                 'wall': med(r['wall'] for r in rows),
+                # 0: a dry run (``--before-args=--dry-run``) has no bound
                 'bound': med(r.get('bound', 0) for r in rows),
-                'ratio': med(r['wall'] / r['bound'] for r in rows),
+                'ratio': med(r['wall'] / r['bound'] for r in rows)
+                if all(r.get('bound') for r in rows)
+                else 0.0,
                 'requests': med(r['requests'] for r in rows),
                 'client_cpu_s': med(r['client_cpu_s'] for r in rows),
                 'ms_per_request': med(
@@ -170,7 +173,8 @@ def markdown(summary: list[dict]) -> str:
     for s in summary:
         lines.append(
             f'| {s["n"]} | {s["version"]} | {s["repeats"]} | '
-            f'{s["wall"]:.1f} | {s["bound"]:.1f} | {s["ratio"]:.2f} | '
+            f'{s["wall"]:.1f} | {_figure(s["bound"], 1)} | '
+            f'{_figure(s["ratio"], 2)} | '
             f'{s["requests"]:.0f} | {s["client_cpu_s"]:.1f} | '
             f'{s["ms_per_request"]:.2f} | {s["rss"]:.0f} | '
             f'{s["sim_cpu_s"]:.1f} ({s["sim_ms_per_request"]:.2f}) | '
@@ -178,6 +182,11 @@ def markdown(summary: list[dict]) -> str:
             f'{"yes" if s["twin_intact"] else "NO"} | {s["load"]:.1f} |'
         )
     return '\n'.join(lines) + '\n'
+
+
+def _figure(value: float, places: int) -> str:
+    """A bound or a ratio, or '' where a dry run has none."""
+    return f'{value:.{places}f}' if value else ''
 
 
 def plot(summary: list[dict], path: str) -> bool:
