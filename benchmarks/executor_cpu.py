@@ -38,7 +38,7 @@ import sys
 import time
 from typing import Any
 
-from benchmarks import simcloud
+from benchmarks import simshard
 from osc_cascade import kinds
 from osc_cascade.engine.executor import Executor
 from osc_cascade.engine.planner import Plan
@@ -52,10 +52,10 @@ from tests.unit.fakes.run import cascade_for
 def block_plan() -> Plan:
     """The cascade's plan of one block of 100 resources (the run's
     project-level steps left out: they are not the executor's)."""
-    with simcloud.Shard() as shard:
+    with simshard.Shard() as shard:
         external, _ = scenarios.external_network(shard)
         project = scenarios.project(shard, 'bench')
-        simcloud.fill_block(shard, project['id'], external, 'bench')
+        simshard.fill_block(shard, project['id'], external, 'bench')
         _cascade, _targets, plan = cascade_for(shard, project['id'])
     return plan.subplan(lambda s: s.target.kind != 'identity.project')
 

@@ -42,19 +42,20 @@ listings), and their answers are put together.
 A control port answers ``GET /stats``, ``POST /seed`` (``{"n": N,
 "twins": 2}``: identical projects of N resources in benchmarks.generate's
 mix), ``GET /owned?project=ID`` (what the project still owns, by kind)
-and ``POST /stop``."""
+and ``POST /stop``.
+
+Here: the simulator, its index and its answers. Its shards and what a
+block of a project holds are benchmarks.simshard's, its counters
+benchmarks.simstats', its HTTP servers benchmarks.simserver's."""
 
 from __future__ import annotations
 
 import argparse
 import collections
-import http.server
 import itertools
 import json
 import os
 import re
-import resource
-import socketserver
 import sys
 import threading
 import time
@@ -62,24 +63,14 @@ from typing import Any
 from urllib import parse
 
 from keystoneauth1 import fixture as ks_fixture
-from requests.structures import CaseInsensitiveDict
 
-from benchmarks import generate
+from benchmarks import simstats
+from benchmarks.simserver import clouds_yaml, serve
+from benchmarks.simshard import DELETE_SECONDS, SERVICES, Shard, fill_block
 from tests.unit import scenarios
 from tests.unit.fakes import common
-from tests.unit.fakes.clouds import UsersCloud
-from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER, catalog
+from tests.unit.fakes.common import ADMIN_PROJECT, ADMIN_USER
 
-SERVICES = (
-    'identity',
-    'compute',
-    'network',
-    'block-storage',
-    'image',
-    'orchestration',
-    'load-balancer',
-    'object-store',
-)
 #: the fake's URL of each service -> the part of the path that is its
 #: endpoint's (Heat's and Swift's endpoints add the project)
 FAKE_BASES = {
@@ -91,19 +82,6 @@ FAKE_BASES = {
     'orchestration': ('http://heat.test', ''),
     'load-balancer': ('http://octavia.test', ''),
     'object-store': ('http://swift.test', ''),
-}
-#: seconds a delete goes on before the resource is gone, per collection:
-#: the mean seconds of the step on the minicloud at N=100 (both repeats of
-#: benchmarks/results/results.json, 'slowest_kinds': the delete call and
-#: the polls until it was gone, on a cloud that was not yet queueing);
-#: assumptions, which ``--delete-scale`` multiplies
-DELETE_SECONDS = {
-    'servers': 9.79,
-    'volumes': 3.23,
-    'snapshots': 0.45,
-    'backups': 3.58,
-    'stacks': 10.02,
-    'loadbalancers': 1.54,
 }
 #: listings answered by every shard of the project (GET only)
 LISTINGS = {
@@ -123,230 +101,6 @@ PROJECT_QUERY_KEYS = ('project_id', 'tenant_id', 'owner', 'project', 'tenant')
 REGIONS = ('RegionOne', 'RegionTwo')
 #: a port for each service: enough workers that no service is a bottleneck
 DEFAULT_WORKERS = 1000
-
-
-class Shard(UsersCloud):
-    """The fake cloud with the services of the simulated catalog, whose
-    asynchronous deletes take time rather than a number of polls; its
-    Keystone has domains, users and groups, its Nova users' keypairs
-    (benchmarks.simdomain)."""
-
-    endpoints = catalog(*SERVICES)
-    #: collection -> seconds a delete goes on (the simulator's)
-    delete_seconds: dict[str, float] = DELETE_SECONDS
-
-    def __init__(self):
-        super().__init__()
-        # nobody reads the logs of the requests a test would check
-        self.requests = collections.deque(maxlen=0)
-        self.changes = collections.deque(maxlen=0)
-
-    def _due(self, collection: str) -> float:
-        return time.monotonic() + self.delete_seconds.get(collection, 0.0)
-
-    def _start_delete(self, collection, id_):
-        self._deleting[(collection, id_)] = self._due(collection)
-
-    def _async_get(self, collection, id_, status_while_deleting):
-        obj = self.get(collection, id_)
-        if obj is None:
-            return None
-        due = self._deleting.get((collection, id_))
-        if due is not None:
-            if time.monotonic() >= due:
-                self._finish_delete(collection, id_)
-                return None
-            obj['status'] = status_while_deleting
-        return obj
-
-    def delete_stack(self, stack):
-        if stack['stack_status'] != 'DELETE_IN_PROGRESS':
-            stack['due'] = self._due('stacks')
-        super().delete_stack(stack)
-
-    def _poll_stack(self, id_):
-        stack = self.get('stacks', id_)
-        if stack is not None and 'due' in stack:
-            stack['polls_left'] = int(time.monotonic() < stack['due'])
-        return super()._poll_stack(id_)
-
-    def _delete_lb(self, lb, query):
-        answer = super()._delete_lb(lb, query)
-        lb['due'] = self._due('loadbalancers')
-        return answer
-
-    def _poll_lb(self, lb_id):
-        lb = self.get('loadbalancers', lb_id)
-        if lb is not None and 'due' in lb:
-            lb['pending_left'] = int(time.monotonic() < lb['due'])
-        return super()._poll_lb(lb_id)
-
-    def _network(self, method, path, query, body):
-        if path == '/v2.0/service-providers':
-            # no VPNaaS (as on the minicloud): project cleanup asks
-            return 200, {'service_providers': []}
-        return super()._network(method, path, query, body)
-
-    def _cinder_project(self) -> str:
-        # Cinder lists a token's own project's without all_tenants (project
-        # cleanup's connection is scoped to the project); the simulator's
-        # tokens name their project (SimCloud.token)
-        token = self.header('X-Auth-Token') or ''
-        if token.startswith('sim-'):
-            return token.split('-', 2)[2]
-        return ADMIN_PROJECT
-
-    def _block_storage(self, method, path, query, body):
-        if method == 'GET' and path in ('/volumes', '/snapshots', '/backups'):
-            # the short listing (project cleanup's): the detailed one has
-            # every field of it
-            path += '/detail'
-        return super()._block_storage(method, path, query, body)
-
-    def finish_deletes(self) -> None:
-        """Finish every delete the cloud accepted, as it would in the end:
-        what is left after that is what the tool did not delete."""
-        for collection, id_ in list(self._deleting):
-            self._finish_delete(collection, id_)
-        for stack in list(self.all('stacks')):
-            if stack['stack_status'] == 'DELETE_IN_PROGRESS':
-                stack['due'] = 0.0
-                self._poll_stack(stack['id'])
-        for lb in list(self.all('loadbalancers')):
-            if lb['provisioning_status'] == 'PENDING_DELETE':
-                lb['due'] = 0.0
-                self._poll_lb(lb['id'])
-
-    def owned(self, project_id: str) -> collections.Counter:
-        self.finish_deletes()
-        kinds: collections.Counter = collections.Counter()
-        for collection, _ in self.owned_by(project_id):
-            kinds[collection] += 1
-        for stack in self.all('stacks'):  # Heat's owner key is 'project'
-            if stack['project'] == project_id:
-                kinds['stacks'] += 1
-        for container in self.all('containers'):
-            if container['project_id'] == project_id:
-                kinds['objects'] += len(container['objects'])
-        return kinds
-
-
-# -- the projects -------------------------------------------------------------
-
-
-def fill_block(
-    shard: Shard, project_id: str, external: dict, tag: str, size: int = 100
-):
-    """One block of ``size`` (at most 100) resources of
-    benchmarks.generate's mix (``generate.mix(size)``), built with the unit
-    tests' scenarios."""
-    # a kind the mix has none of at this size is absent from it
-    counts = collections.Counter(generate.mix(size))
-    pid = project_id
-    nets = [
-        scenarios.network(shard, pid, f'net-{i}', f'10.{i}.0.0/24')
-        for i in range(counts['network.network'])
-    ]
-    groups: list[dict] = []
-    rules = counts['network.security_group_rule']
-    for i in range(counts['network.security_group']):
-        group = scenarios.security_group(shard, pid, f'sg-{i}')
-        groups.append(group)
-    for i in range(rules):
-        # a third of the rules name another group
-        remote = groups[(i + 1) % len(groups)] if i % 3 == 0 else None
-        rule = shard.add(
-            'security_group_rules',
-            security_group_id=groups[i % len(groups)]['id'],
-            remote_group_id=remote['id'] if remote else None,
-            project_id=pid,
-            tenant_id=pid,
-            direction='ingress',
-        )
-        groups[i % len(groups)]['security_group_rules'].append(rule)
-    routers = []
-    for i in range(counts['network.router']):
-        router, _iface = scenarios.router(
-            shard, pid, nets[i][1], external, f'router-{i}'
-        )
-        routers.append(router)
-    servers = []
-    for i in range(counts['compute.server']):
-        # behind a router where there is one
-        net, subnet = nets[i % (len(routers) or len(nets))]
-        servers.append(
-            scenarios.server(
-                shard, pid, f'vm-{i}', net, subnet, groups[i % len(groups)]
-            )
-        )
-    ports = []
-    for i in range(counts['network.port']):
-        net, subnet = nets[i % len(nets)]
-        ports.append(
-            scenarios.port(
-                shard,
-                pid,
-                net,
-                subnet,
-                f'port-{i}',
-                security_groups=[groups[i % len(groups)]['id']],
-            )
-        )
-    for i in range(counts['network.floating_ip']):
-        # half on servers' ports (behind a router), half only allocated
-        if i % 2 == 0:
-            server = servers[i % len(servers)]
-            port = next(
-                p
-                for p in shard.all('ports')
-                if p.get('device_id') == server['id']
-            )
-            router = routers[(i % len(servers)) % len(routers)]
-            scenarios.floating_ip(shard, pid, external, router, port)
-        else:
-            scenarios.floating_ip(shard, pid, external)
-    volumes = []
-    for i in range(counts['block_storage.volume']):
-        # one volume at least stays free, for the snapshots
-        attach = (
-            servers[i]
-            if i % 4 == 0
-            and i < len(servers)
-            and counts['block_storage.volume'] > 1
-            else None
-        )
-        volumes.append(
-            scenarios.volume(shard, pid, f'vol-{i}', attach_to=attach)
-        )
-    free = [v for v in volumes if v['status'] == 'available']
-    for i in range(counts['block_storage.snapshot']):
-        scenarios.snapshot(shard, pid, free[i % len(free)], f'snap-{i}')
-    for i in range(counts['block_storage.backup']):
-        scenarios.backup(shard, pid, free[-1 - i], f'backup-{i}')
-    for i in range(counts['image.image']):
-        scenarios.image(shard, pid, f'image-{i}')
-    for i in range(counts['orchestration.stack']):
-        stack = shard.stack(f'stack-{tag}-{i}', pid)
-        # the stack's network alone, as generate.STACK_TEMPLATE makes it
-        net = shard.add(
-            'networks',
-            name=f'stack-net-{i}',
-            project_id=pid,
-            tenant_id=pid,
-            shared=False,
-            **{'router:external': False},
-        )
-        shard.resource(stack, 'net', 'OS::Neutron::Net', net['id'])
-    for _ in range(counts['load_balancer.load_balancer']):
-        shard.load_balancer(pid, nets[-1][1])
-    containers = counts['object_store.container']
-    objects = counts['object_store.object']
-    for i in range(containers):
-        shard.container(
-            pid,
-            f'c-{tag}-{i}',
-            objects=objects // containers + (i < objects % containers),
-        )
 
 
 # -- the simulator ------------------------------------------------------------
@@ -400,8 +154,14 @@ class SimCloud:
         }
         self.urls = self.region_urls[self.regions[0]]
         self.slots = {s: threading.BoundedSemaphore(workers) for s in SERVICES}
-        self.stats_lock = threading.Lock()
-        self.reset_stats()
+        self.counters = simstats.Counters(
+            lambda: {
+                'workers': self.workers,
+                'latency': self.latency,
+                'delete_scale': self.delete_scale,
+                'shards': len(self.shards),
+            }
+        )
 
     # -- state --
 
@@ -560,89 +320,11 @@ class SimCloud:
         ]
 
     def reset_stats(self) -> dict:
-        with self.stats_lock:
-            old = getattr(self, '_stats', None)
-            self._stats: dict[str, Any] = {
-                'requests': 0,
-                'by_service': collections.Counter(),
-                'by_region': collections.Counter(),
-                'by_method': collections.Counter(),
-                'routes': collections.Counter(),
-                'statuses': collections.Counter(),
-                # the simulator's own CPU seconds in its request threads
-                'handler_cpu_s': 0.0,
-                'busy': collections.Counter(),
-                'busy_max': collections.Counter(),
-                'fanout_shards': 0,
-                'fanout_routes': collections.Counter(),
-                # per request, what its answer took beyond the latency
-                'added': [],
-                'started': time.monotonic(),
-                'cpu_at_start': _process_cpu(),
-            }
-        return self._snapshot(old) if old else {}
+        """Count again from now; what was counted until now."""
+        return self.counters.reset()
 
     def stats(self) -> dict:
-        with self.stats_lock:
-            return self._snapshot(self._stats)
-
-    def _snapshot(self, s: dict) -> dict:
-        wall = time.monotonic() - s['started']
-        cpu = _process_cpu() - s['cpu_at_start']
-        return {
-            'requests': s['requests'],
-            'by_service': dict(s['by_service']),
-            'by_region': dict(s['by_region']),
-            'by_method': dict(s['by_method']),
-            'routes': dict(s['routes'].most_common()),
-            'statuses': dict(s['statuses']),
-            'handler_cpu_s': round(s['handler_cpu_s'], 3),
-            'handler_cpu_ms_per_request': round(
-                1000 * s['handler_cpu_s'] / max(1, s['requests']), 3
-            ),
-            **_added(s['added']),
-            'process_cpu_s': round(cpu, 3),
-            'wall_s': round(wall, 3),
-            'workers': self.workers,
-            'busy_max': dict(s['busy_max']),
-            'fanout_shards': s['fanout_shards'],
-            'fanout_routes': dict(s['fanout_routes'].most_common(12)),
-            'latency': self.latency,
-            'delete_scale': self.delete_scale,
-            'shards': len(self.shards),
-            'peak_rss_mib': round(
-                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
-            ),
-        }
-
-    def _count(self, service, route, status, cpu, fanout, region):
-        named = f'{service} {route}'
-        with self.stats_lock:
-            s = self._stats
-            s['requests'] += 1
-            s['by_service'][service] += 1
-            s['by_region'][region] += 1
-            s['by_method'][route.split(' ', 1)[0]] += 1
-            s['routes'][named] += 1
-            s['statuses'][str(status)] += 1
-            s['handler_cpu_s'] += cpu
-            s['fanout_shards'] += fanout
-            if fanout > 1:
-                s['fanout_routes'][named] += fanout
-
-    def added(self, seconds: float) -> None:
-        """A request was answered ``seconds`` later than the latency
-        alone would have: the simulator's own delay (its lock, its CPU,
-        the HTTP server's), which the client's wall time includes."""
-        with self.stats_lock:
-            self._stats['added'].append(seconds)
-
-    def _busy(self, service, delta):
-        with self.stats_lock:
-            busy = self._stats['busy']
-            busy[service] += delta
-            if busy[service] > self._stats['busy_max'][service]:
-                self._stats['busy_max'][service] = busy[service]
+        return self.counters.snapshot()
 
     # -- answering --
 
@@ -650,16 +332,16 @@ class SimCloud:
         """(status, headers, body) of one request to ``region``'s
         endpoint, after the latency."""
         with self.slots[service]:
-            self._busy(service, 1)
+            self.counters.busy(service, 1)
             try:
                 time.sleep(self.latency)
                 cpu = time.thread_time()
                 answer, fanout = self._answer(
                     service, method, url, headers, body, region
                 )
-                self._count(
+                self.counters.count(
                     service,
-                    f'{method} {_route(url)}',
+                    f'{method} {simstats.route(url)}',
                     answer[0],
                     time.thread_time() - cpu,
                     fanout,
@@ -667,7 +349,7 @@ class SimCloud:
                 )
                 return answer
             finally:
-                self._busy(service, -1)
+                self.counters.busy(service, -1)
 
     def _answer(self, service, method, url, headers, body, region):
         split = parse.urlsplit(url)
@@ -840,210 +522,6 @@ def _merge(answers):
     else:
         return status, headers, _encoded(content)
     return status, headers, json.dumps(merged).encode()
-
-
-#: what varies in a path: ids, names of the generated resources
-_VARYING = re.compile(
-    r'/(?:[0-9a-f]{32}|AUTH_[0-9a-f]+|(?:c|stack|obj)-[^/?]+)'
-)
-
-
-def _route(url: str) -> str:
-    """The path of ``url`` without its ids (as tools/cloudproxy counts)."""
-    return _VARYING.sub('/{id}', parse.urlsplit(url).path)
-
-
-def _added(seconds: list[float]) -> dict[str, float]:
-    """The simulator's own delay per request, beyond the latency: its
-    mean, median and 99th percentile in ms. Whether it keeps up: a
-    saturated simulator queues requests behind its lock, and this grows
-    to a sizeable part of the latency."""
-    if not seconds:
-        return {'added_ms_mean': 0.0, 'added_ms_p50': 0.0, 'added_ms_p99': 0.0}
-    ordered = sorted(seconds)
-
-    def at(fraction: float) -> float:
-        index = min(len(ordered) - 1, int(fraction * len(ordered)))
-        return round(1000 * ordered[index], 3)
-
-    return {
-        'added_ms_mean': round(1000 * sum(ordered) / len(ordered), 3),
-        'added_ms_p50': at(0.5),
-        'added_ms_p99': at(0.99),
-    }
-
-
-def _process_cpu() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
-# -- HTTP ---------------------------------------------------------------------
-
-
-class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    request_queue_size = 1024
-    allow_reuse_address = True
-
-
-def _handler(sim: SimCloud, service: str, region: str):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = 'HTTP/1.1'
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args):  # quiet: every request is counted
-            pass
-
-        def _any(self):
-            started = time.monotonic()
-            try:
-                self._answer()
-            finally:
-                sim.added(time.monotonic() - started - sim.latency)
-
-        def _answer(self):
-            length = int(self.headers.get('Content-Length') or 0)
-            body = self.rfile.read(length) if length else b''
-            headers = CaseInsensitiveDict(self.headers.items())
-            url = f'{sim.region_urls[region][service]}{self.path}'
-            status, reply_headers, content = sim.answer(
-                service, self.command, url, headers, body, region
-            )
-            content = sim._rewrite(content or b'', region)
-            self.send_response(status)
-            for name, value in reply_headers.items():
-                if name.lower() in ('content-length', 'date'):
-                    continue
-                if name.lower() == 'location':
-                    value = sim.rewrite_location(value, region)
-                self.send_header(name, value)
-            # send_response wrote the one Date header (a second one made
-            # the client's cloud_time a naive datetime)
-            self.send_header(
-                'Content-Length',
-                '0' if self.command == 'HEAD' else str(len(content)),
-            )
-            self.end_headers()
-            if self.command != 'HEAD':
-                self.wfile.write(content)
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _any
-
-    return Handler
-
-
-def _control(sim: SimCloud, stop: threading.Event):
-    class Control(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def _reply(self, payload):
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header('Content-Type', 'application/json')
-            self.send_header('Content-Length', str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self):
-            split = parse.urlsplit(self.path)
-            query = dict(parse.parse_qsl(split.query))
-            if split.path == '/stats':
-                self._reply(
-                    sim.reset_stats() if query.get('reset') else sim.stats()
-                )
-            elif split.path == '/owned':
-                self._reply(sim.owned(query['project']))
-            elif split.path == '/domain-left':
-                from benchmarks import simdomain
-
-                self._reply(simdomain.left(sim, sim.domains[query['id']]))
-            else:
-                self.send_error(404)
-
-        def do_POST(self):
-            length = int(self.headers.get('Content-Length') or 0)
-            body = json.loads(self.rfile.read(length) or b'{}')
-            if self.path == '/seed':
-                self._reply(
-                    sim.seed(
-                        body['n'],
-                        body.get('twins', 2),
-                        body.get('prefix', 'sim'),
-                    )
-                )
-            elif self.path == '/seed-domain':
-                from benchmarks import simdomain
-
-                self._reply(simdomain.seed(sim, **body))
-            elif self.path == '/stop':
-                self._reply({'stopping': True})
-                stop.set()
-            else:
-                self.send_error(404)
-
-    return Control
-
-
-def serve(sim: SimCloud, *, port: int = 0) -> tuple[list, dict]:
-    """Start the services' servers (and the control server) in threads;
-    returns the servers and the state (URLs, ports) to write."""
-    servers = []
-    stop = threading.Event()
-    endpoints = [
-        (region, service)
-        for region in sim.regions
-        for service in SERVICES
-        if service != 'identity' or region == sim.regions[0]
-    ]
-    for i, (region, service) in enumerate(endpoints):
-        server = _Server(
-            (sim.host, port + 1 + i if port else 0),
-            _handler(sim, service, region),
-        )
-        sim.region_urls[region][service] = (
-            f'http://{sim.host}:{server.server_address[1]}'
-        )
-        servers.append(server)
-    control = http.server.ThreadingHTTPServer(
-        (sim.host, port if port else 0), _control(sim, stop)
-    )
-    servers.append(control)
-    for server in servers:
-        threading.Thread(
-            target=server.serve_forever, args=(0.05,), daemon=True
-        ).start()
-    state = {
-        'pid': os.getpid(),
-        'control': f'http://{sim.host}:{control.server_address[1]}',
-        'auth_url': sim.urls['identity'] + '/v3',
-        'urls': dict(sim.urls),
-        'region_urls': sim.region_urls,
-        'stop': stop,
-    }
-    return servers, state
-
-
-def clouds_yaml(auth_url: str) -> dict:
-    """The clouds.yaml of the simulated cloud's admin."""
-    return {
-        'clouds': {
-            'sim-admin': {
-                'auth': {
-                    'auth_url': auth_url,
-                    'username': 'admin',
-                    'password': 'secret',
-                    'project_name': 'admin',
-                    'user_domain_id': 'default',
-                    'project_domain_id': 'default',
-                },
-                'region_name': 'RegionOne',
-                'identity_api_version': '3',
-                'interface': 'public',
-            }
-        }
-    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,7 +76,7 @@ def seed(
     record a drain writes), as ``project sweep`` finds them. With two
     regions a project's resources are split between them (half each, the
     odd one in the first) and each user has a keypair in each."""
-    from benchmarks.simcloud import fill_block
+    from benchmarks.simshard import fill_block
     from osc_cascade.workflows import drain_record
 
     def drain_fields(when: str) -> dict[str, Any]:

@@ -24,14 +24,14 @@ import time
 import pytest
 import requests
 
-from benchmarks import sim, simcloud
+from benchmarks import sim, simcloud, simreport, simserver, simstats
 
 
 @pytest.fixture
 def cloud():
     # deletes of 0.3 s (servers) and less: timed, and the test quick
     sc = simcloud.SimCloud(latency=0.0, workers=4, delete_scale=0.03)
-    servers, state = simcloud.serve(sc)
+    servers, state = simserver.serve(sc)
     twins = sc.seed(200)  # two blocks (shards) a project
     yield sc, state, twins
     for server in servers:
@@ -134,13 +134,13 @@ def test_what_the_simulator_adds_to_each_answer_is_measured(cloud):
 
 
 def test_the_added_delays_mean_and_percentiles():
-    assert simcloud._added([]) == {
+    assert simstats.added_delays([]) == {
         'added_ms_mean': 0.0,
         'added_ms_p50': 0.0,
         'added_ms_p99': 0.0,
     }
     delays = [0.001] * 98 + [0.010, 0.100]
-    assert simcloud._added(delays) == {
+    assert simstats.added_delays(delays) == {
         'added_ms_mean': 2.08,
         'added_ms_p50': 1.0,
         'added_ms_p99': 100.0,
@@ -292,7 +292,7 @@ def test_a_cleanup_at_its_limit_is_more_than_limit_over_cascade():
         }
         for w in (10.0, 12.0, 11.0)
     ]
-    table = sim.markdown(sim.summarize(runs))
+    table = simreport.markdown(simreport.summarize(runs))
     cascade_line = next(x for x in table.splitlines() if '| cascade |' in x)
     assert '| 11.0 (10.0-12.0) |' in cascade_line
     assert 'more than 54.5x (cleanup at its limit); cleanup left 40' in (
@@ -323,7 +323,7 @@ def failed_cleanup_run(scale=1.0):
 
 
 def test_a_cleanup_that_fails_is_said_to_have_failed():
-    table = sim.markdown(sim.summarize([failed_cleanup_run()]))
+    table = simreport.markdown(simreport.summarize([failed_cleanup_run()]))
     assert '| none: cleanup failed 1 of 1 times; cleanup left 9000 |' in table
 
 
@@ -338,7 +338,7 @@ def test_the_readmes_performance_section_is_rewritten_from_the_results(
         'the figures of an older run\n\n'
         '.. end of performance\n\nDocumentation\n'
     )
-    sim.report(runs, str(tmp_path), str(readme))
+    simreport.report(runs, str(tmp_path), str(readme))
     text = readme.read_text()
     assert 'older run' not in text
     assert text.startswith('Performance\n')
@@ -357,4 +357,4 @@ def test_a_readme_without_the_section_is_refused(tmp_path):
     readme = tmp_path / 'README.rst'
     readme.write_text('Performance\n===========\n')
     with pytest.raises(ValueError, match=r'no "\.\. performance:" section'):
-        sim.report([], str(tmp_path), str(readme))
+        simreport.report([], str(tmp_path), str(readme))

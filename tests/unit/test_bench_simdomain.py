@@ -16,13 +16,13 @@ Keystone and Nova, and what is left of one."""
 
 import requests
 
-from benchmarks import simcloud, simdomain
+from benchmarks import simcloud, simdomain, simserver, simshard
 from tests.unit.test_bench_sim import token
 
 
 def test_two_identical_domains_and_what_is_left_of_them():
     sc = simcloud.SimCloud(latency=0.0, workers=4)
-    servers, state = simcloud.serve(sc)
+    servers, state = simserver.serve(sc)
     try:
         one, twin = simdomain.seed(sc, projects=3, size=20, users=2)
         assert len(one['projects']) == 3 and len(one['users']) == 2
@@ -72,7 +72,7 @@ def _catalog(answer, region):
 
 def test_two_regions_each_with_its_half_and_its_keypairs():
     sc = simcloud.SimCloud(latency=0.0, workers=4, regions=2)
-    servers, state = simcloud.serve(sc)
+    servers, state = simserver.serve(sc)
     try:
         one, twin = simdomain.seed(sc, projects=2, size=20, users=2)
         answer = requests.post(
@@ -85,7 +85,7 @@ def test_two_regions_each_with_its_half_and_its_keypairs():
         second = _catalog(answer, 'RegionTwo')
         # every service but Keystone has an endpoint of its own in each
         assert first['identity'] == second['identity']
-        assert all(first[s] != second[s] for s in simcloud.SERVICES[1:]), (
+        assert all(first[s] != second[s] for s in simshard.SERVICES[1:]), (
             first,
             second,
         )
