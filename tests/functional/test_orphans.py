@@ -138,7 +138,7 @@ def really_gone(admin, owner_id):
 def test_a_truncated_project_listing_does_not_orphan_the_admin_project(
     admin, cli
 ):
-    shown = project_listing_is_truncated(admin)
+    project_listing_is_truncated(admin)
     public = admin.network.find_network('public')
     assert public is not None and public.is_router_external
     admin_id = public.project_id
@@ -172,14 +172,17 @@ def test_a_truncated_project_listing_does_not_orphan_the_admin_project(
     assert hidden_net.id not in reported
     assert not {admin_id, hidden.id} & {r['Project ID'] for r in rows}
     # the listing (the fast path) did not show every owner that exists,
-    # and each owner reported is gone by Keystone's own word
+    # and each owner reported is gone by Keystone's own word, asked after
+    # the listing. Not whether it was among those shown before it: the
+    # other worker's tests make and delete projects meanwhile, and one of
+    # the three lowest IDs that a test then deletes is as gone as any
+    # (a live one shown and reported gone fails here, on Keystone's word)
     owners = {
         r['Project ID']
         for r in rows
         if r['Reason'] == 'owner project does not exist'
     }
     assert all(really_gone(admin, o) for o in owners), owners
-    assert not owners & shown
 
 
 def test_purge_with_a_truncated_listing_deletes_only_a_deleted_projects(
